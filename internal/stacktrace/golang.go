@@ -1,0 +1,195 @@
+package stacktrace
+
+import "strings"
+
+// parseGo reads runtime/debug.Stack output, panic and fatal-error output
+// ("panic: ...", "goroutine N [running]:", "created by ..."), and the
+// function/file line pairs that github.com/pkg/errors prints for "%+v".
+// Only the first goroutine counts: it is the one that panicked, or the one
+// debug.Stack ran in. Go prints callee first, so the frames are reversed.
+// Each distinct "panic:" line becomes an exception (nested panics print the
+// earlier ones first, so that is already oldest first); the frames go to the
+// last.
+func parseGo(text string) []Exception {
+	r := lineReader{rest: text}
+	var excs []Exception
+	var frames []Frame
+	var h header // the message of the last exception, which may go on over lines
+	flush := func() {
+		if h.open {
+			excs[len(excs)-1].Value = h.close()
+		}
+	}
+	inGoroutine := false
+	for {
+		line, ok := r.next()
+		if !ok {
+			break
+		}
+		if isGoroutineHeader(line) {
+			if len(frames) > 0 {
+				break
+			}
+			flush()
+			inGoroutine = true
+			continue
+		}
+		if len(frames) == 0 && !inGoroutine {
+			if typ, value, ok := goPanicHeader(strings.TrimLeft(line, " \t")); ok {
+				flush()
+				// Before Go 1.23 a re-panic with the same value printed it twice.
+				if n := len(excs); n == 0 || excs[n-1].Type != typ || excs[n-1].Value != value {
+					excs = append(excs, Exception{Type: typ})
+				}
+				h.start(value)
+				continue
+			}
+		}
+		if f, ok := goFrame(line, &r); ok {
+			flush()
+			frames = addCalleeFirst(frames, f)
+			continue
+		}
+		switch {
+		case line == "" && len(frames) > 0:
+			return goFinish(excs, frames) // end of the goroutine's block
+		case line == "":
+			flush()
+		case h.open && !strings.HasPrefix(line, "[signal "):
+			h.add(line)
+		}
+	}
+	flush()
+	return goFinish(excs, frames)
+}
+
+func goFinish(excs []Exception, frames []Frame) []Exception {
+	if len(frames) == 0 {
+		return nil
+	}
+	if len(excs) == 0 {
+		excs = []Exception{{}}
+	}
+	excs[len(excs)-1].Frames = reverseFrames(frames)
+	return excs
+}
+
+// isGoroutineHeader matches "goroutine 1 [running]:" and the Go 1.23
+// GOTRACEBACK=system form "goroutine 1 gp=0xc0 m=0 mp=0x6a [running]:".
+func isGoroutineHeader(line string) bool {
+	return strings.HasPrefix(line, "goroutine ") && strings.HasSuffix(line, "]:") && strings.Contains(line, " [")
+}
+
+// goPanicHeader matches "panic: boom", "panic: boom [recovered]" and
+// "fatal error: concurrent map writes".
+func goPanicHeader(line string) (typ, value string, ok bool) {
+	for _, typ := range [...]string{"panic", "fatal error"} {
+		if v, ok := strings.CutPrefix(line, typ+": "); ok {
+			if i := strings.LastIndex(v, " [recovered"); i >= 0 && strings.HasSuffix(v, "]") {
+				v = v[:i]
+			}
+			return typ, v, true
+		}
+	}
+	return "", "", false
+}
+
+// goFrame parses a function line such as "main.(*Server).handle(0xc000010000)"
+// or "created by net/http.(*Server).Serve in goroutine 1" together with the
+// file line after it, "\t/src/app/main.go:42 +0x1d", which it consumes.
+func goFrame(line string, r *lineReader) (Frame, bool) {
+	if line == "" || line[0] == ' ' || line[0] == '\t' {
+		return Frame{}, false
+	}
+	fn := line
+	if v, ok := strings.CutPrefix(fn, "created by "); ok {
+		fn = v
+		if i := strings.Index(fn, " in goroutine "); i >= 0 {
+			fn = fn[:i]
+		}
+	} else if i := strings.LastIndexByte(fn, '('); i >= 0 && strings.HasSuffix(fn, ")") {
+		fn = fn[:i]
+	}
+	if fn == "" || hasBlank(fn) || (!strings.Contains(fn, ".") && fn != "panic") {
+		return Frame{}, false
+	}
+	next, ok := r.peek()
+	if !ok {
+		return Frame{}, false
+	}
+	path, lineno, ok := goFileLine(next)
+	if !ok {
+		return Frame{}, false
+	}
+	r.next()
+	module := goPackage(fn)
+	return Frame{
+		Function: fn,
+		Module:   module,
+		Filename: basename(path),
+		AbsPath:  path,
+		Lineno:   lineno,
+		InApp:    goInApp(fn, module, path),
+	}, true
+}
+
+// goFileLine parses "\t/src/app/main.go:42 +0x1d", also with the
+// " fp=0x.. sp=0x.. pc=0x.." that GOTRACEBACK=system adds.
+func goFileLine(line string) (path string, lineno int, ok bool) {
+	if line == "" || (line[0] != '\t' && line[0] != ' ') {
+		return "", 0, false
+	}
+	line = strings.TrimLeft(line, " \t")
+	pc := false
+	for _, sep := range [...]string{" +0x", " fp="} {
+		if i := strings.Index(line, sep); i >= 0 {
+			line, pc = line[:i], true
+		}
+	}
+	i := strings.LastIndexByte(line, ':')
+	if i <= 0 {
+		return "", 0, false
+	}
+	path = line[:i]
+	lineno, ok = atoi(line[i+1:])
+	if !ok || !(pc || strings.HasSuffix(path, ".go") || strings.HasSuffix(path, ".s")) {
+		return "", 0, false
+	}
+	return path, lineno, true
+}
+
+// goPackage returns the import path of a function name as the runtime prints
+// it: "github.com/a/b.(*T).m" is in "github.com/a/b". The runtime escapes
+// dots in the last path element, so the first dot after the last slash ends
+// the path. Type parameters and receivers may hold slashes of their own.
+func goPackage(fn string) string {
+	head := fn
+	if i := strings.IndexAny(head, "[("); i >= 0 {
+		head = head[:i]
+	}
+	start := strings.LastIndexByte(head, '/') + 1
+	if i := strings.IndexByte(head[start:], '.'); i >= 0 {
+		return fn[:start+i]
+	}
+	return ""
+}
+
+// goInApp is false for the runtime, the standard library, vendored code and
+// modules from the module cache. Standard library packages have no dot in
+// their first path element; their files lie under GOROOT/src/<pkg>/, or
+// <pkg>/ with -trimpath, which keeps a dotless module of the app in-app.
+func goInApp(fn, module, path string) bool {
+	switch {
+	case fn == "panic", module == "runtime", strings.HasPrefix(module, "runtime/"):
+		return false
+	case strings.Contains(path, "/vendor/"), strings.Contains(path, "/pkg/mod/"):
+		return false
+	case module == "main" || module == "":
+		return true
+	}
+	first, _, _ := strings.Cut(module, "/")
+	if strings.Contains(first, ".") {
+		return true
+	}
+	return path != "" && !strings.Contains(path, "/src/"+module+"/") && !strings.HasPrefix(path, module+"/")
+}

@@ -1,0 +1,200 @@
+package stacktrace
+
+import "strings"
+
+// parseJava reads Throwable.printStackTrace output: a header
+// ("java.lang.IllegalStateException: boom", possibly spread over several
+// lines), "\tat Class.method(File.java:42)" frames, "... N more", and
+// "Caused by:" chains. Suppressed exceptions are skipped. Java prints the
+// thrown exception first and each cause after it, callee first, so both the
+// chain and the frames are reversed. Throwable.printEnclosedStackTrace is the
+// authority for the layout.
+func parseJava(text string) []Exception {
+	r := lineReader{rest: text}
+	var chain []Exception // thrown exception first, as printed
+	var more []int        // per exception, frames in common with its enclosing trace
+	found := false
+	var h header // the header of the last exception while it has no frames yet
+	flush := func() {
+		if h.open {
+			chain[len(chain)-1].Value = h.close()
+		}
+	}
+	skipFrom := -1
+	for {
+		line, ok := r.next()
+		if !ok {
+			break
+		}
+		ind := indent(line)
+		t := line[ind:]
+		if skipFrom >= 0 {
+			if t == "" || ind >= skipFrom {
+				continue
+			}
+			skipFrom = -1
+		}
+		if t == "" {
+			continue
+		}
+		if f, ok := javaFrame(t); ok {
+			if len(chain) == 0 {
+				chain, more = append(chain, Exception{}), append(more, 0)
+			}
+			flush()
+			last := &chain[len(chain)-1]
+			last.Frames, found = addCalleeFirst(last.Frames, f), true
+			continue
+		}
+		if n, ok := javaMore(t); ok && len(chain) > 0 {
+			flush()
+			more[len(more)-1] = n
+			continue
+		}
+		if strings.HasPrefix(t, "Suppressed: ") && ind > 0 {
+			skipFrom = ind
+			continue
+		}
+		if cause, ok := strings.CutPrefix(t, "Caused by: "); ok || len(chain) == 0 {
+			if len(chain) == MaxExceptions {
+				break // the causes nearest the thrown exception are kept
+			}
+			flush()
+			chain, more = append(chain, Exception{}), append(more, 0)
+			if !ok {
+				cause = javaStripThread(t)
+			}
+			h.start(cause)
+			continue
+		}
+		if h.open {
+			h.add(line)
+			continue
+		}
+		if ind == 0 {
+			break // a line that is not part of the trace
+		}
+	}
+	if !found {
+		return nil
+	}
+	flush()
+	for i := range chain {
+		if i > 0 {
+			chain[i].Frames = javaCommon(chain[i].Frames, chain[i-1].Frames, more[i])
+		}
+	}
+	for i := range chain {
+		e := &chain[i]
+		typ, value := splitHeader(e.Value)
+		e.Module, e.Type = splitQualified(typ)
+		e.Value = value
+	}
+	// Sentry order: oldest (the root cause) first, frames caller first.
+	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
+		chain[i], chain[j] = chain[j], chain[i]
+	}
+	for i := range chain {
+		chain[i].Frames = reverseFrames(chain[i].Frames)
+	}
+	return chain
+}
+
+// javaCommon appends the n outermost frames that "... n more" elided: the
+// last n of the enclosing exception's complete, callee-first trace. The
+// copy keeps the enclosing trace's backing array out of reach of appends.
+func javaCommon(frames, enclosing []Frame, n int) []Frame {
+	n = min(n, len(enclosing), MaxFrames-len(frames))
+	if n <= 0 {
+		return frames
+	}
+	out := make([]Frame, len(frames), len(frames)+n)
+	copy(out, frames)
+	return append(out, enclosing[len(enclosing)-n:]...)
+}
+
+// javaStripThread drops the prefix of an uncaught exception,
+// `Exception in thread "main" java.lang.RuntimeException: boom`.
+func javaStripThread(h string) string {
+	if rest, ok := strings.CutPrefix(h, "Exception in thread \""); ok {
+		if i := strings.Index(rest, "\" "); i >= 0 {
+			return rest[i+2:]
+		}
+	}
+	return h
+}
+
+// javaMore parses "... 12 more".
+func javaMore(t string) (int, bool) {
+	v, ok := strings.CutPrefix(t, "... ")
+	if !ok {
+		return 0, false
+	}
+	v, ok = strings.CutSuffix(v, " more")
+	if !ok {
+		return 0, false
+	}
+	return atoi(v)
+}
+
+// javaFrame parses "at com.example.Foo.bar(Foo.java:42)", also with a Java 9
+// class loader or module prefix ("app//", "java.base@17/"), the locations
+// "Native Method", "Unknown Source" and "<generated>", and text after the
+// closing parenthesis such as logback's " ~[app.jar:1.0]". The location must
+// look like a Java file name, which keeps JavaScript and .NET lines out.
+func javaFrame(t string) (Frame, bool) {
+	rest, ok := strings.CutPrefix(t, "at ")
+	if !ok {
+		return Frame{}, false
+	}
+	open := strings.IndexByte(rest, '(')
+	if open <= 0 {
+		return Frame{}, false
+	}
+	closing := strings.IndexByte(rest[open:], ')')
+	if closing < 0 {
+		return Frame{}, false
+	}
+	qual, loc := rest[:open], rest[open+1:open+closing]
+	if hasBlank(qual) {
+		return Frame{}, false
+	}
+	qual = qual[strings.LastIndexByte(qual, '/')+1:]
+	class, method := splitQualified(qual)
+	if class == "" {
+		return Frame{}, false
+	}
+	file, lineno := loc, 0
+	if i := strings.LastIndexByte(loc, ':'); i >= 0 {
+		if lineno, ok = atoi(loc[i+1:]); !ok {
+			return Frame{}, false
+		}
+		file = loc[:i]
+	}
+	switch {
+	case file == "Native Method", file == "Unknown Source", file == "<generated>":
+		file = ""
+	case file == "" || strings.ContainsAny(file, " \t/\\:"):
+		return Frame{}, false
+	}
+	return Frame{
+		Function: method,
+		Module:   class,
+		Filename: file,
+		Lineno:   lineno,
+		InApp:    javaInApp(class),
+	}, true
+}
+
+// javaNotInApp lists the package prefixes of the JDK and of JVM languages'
+// runtimes.
+var javaNotInApp = [...]string{"java.", "javax.", "jdk.", "sun.", "com.sun.", "kotlin.", "kotlinx.", "scala.", "groovy.", "org.codehaus.groovy."}
+
+func javaInApp(class string) bool {
+	for _, p := range javaNotInApp {
+		if strings.HasPrefix(class, p) {
+			return false
+		}
+	}
+	return true
+}
