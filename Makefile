@@ -1,0 +1,63 @@
+# The README's two commands are `make demo` and `make test`; .ci/run calls `make test`.
+GO          ?= go
+BIN         := $(CURDIR)/bin
+GOBIN_DIR   := $(shell $(GO) env GOPATH)/bin
+OCB_VERSION := v0.165.0
+OCB         := $(GOBIN_DIR)/builder
+OTELCOL     := $(BIN)/otelcol-sentry
+
+.PHONY: test test-short vet fmt generate otelcol demo load soak fuzz bench sink
+
+## test: vet, gofmt check, and every package's tests under the race detector (the CI command).
+test: vet
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+vet:
+	$(GO) vet ./...
+
+## generate: regenerate internal/metadata* and the lifecycle tests from metadata.yaml (mdatagen v0.159.0 from ./tools).
+## mdatagen names the package after the folder, so it runs on a copy in a folder named sentryexporter.
+generate:
+	rm -rf $(CURDIR)/.gen && mkdir -p $(CURDIR)/.gen/sentryexporter
+	cp metadata.yaml doc.go go.mod go.sum $(CURDIR)/.gen/sentryexporter/
+	cd tools && $(GO) tool mdatagen $(CURDIR)/.gen/sentryexporter/metadata.yaml
+	cd $(CURDIR)/.gen/sentryexporter && cp -r generated_*.go documentation.md internal $(CURDIR)/
+	rm -rf $(CURDIR)/.gen
+
+$(OCB):
+	$(GO) install go.opentelemetry.io/collector/cmd/builder@$(OCB_VERSION)
+
+## otelcol: build bin/otelcol-sentry with ocb from builder-config.yaml.
+otelcol: $(OTELCOL)
+$(OTELCOL): $(OCB) builder-config.yaml $(shell find . -name '*.go' -not -path './dist/*' -not -path './.gen/*') go.mod
+	$(OCB) --config builder-config.yaml
+	@touch $(OTELCOL)
+
+sink:
+	$(GO) build -o $(BIN)/sentrysink ./cmd/sentrysink
+	$(GO) build -o $(BIN)/otlpgen ./cmd/otlpgen
+
+## demo: build the collector, start the local Sentry sink, send a minute of traffic, print what arrived.
+demo: otelcol sink
+	./scripts/demo.sh
+
+## load: envelopes/s through the built collector to a sink that answers after 50 ms.
+load: otelcol sink
+	./scripts/load.sh
+
+## soak: several minutes per scenario (all-category limit, slow Sentry, no limit), RSS/heap/queue every 10 s.
+soak: otelcol sink
+	./scripts/soak.sh
+
+## fuzz: the parsers' fuzzers, FUZZTIME each (default 1m).
+FUZZTIME ?= 1m
+fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=$(FUZZTIME) ./ratelimit/
+	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=$(FUZZTIME) ./envelope/
+	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=$(FUZZTIME) ./internal/stacktrace/
+
+## bench: the benchmarks quoted in the README.
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem -count=5 ./... | tee bench.out
