@@ -1,0 +1,62 @@
+package envelope
+
+// containerOverhead is len(`{"items":[`) + len(`]}`).
+const containerOverhead = len(`{"items":[`) + len(`]}`)
+
+// AppendContainer appends the container payload {"items":[a,b,...]} for pre-serialised item
+// JSONs, as Relay reads it (relay-server/src/envelope/container.rs).
+func AppendContainer(dst []byte, items [][]byte) []byte {
+	dst = append(dst, `{"items":[`...)
+	for i, it := range items {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, it...)
+	}
+	return append(dst, ']', '}')
+}
+
+// ContainerLen returns len(AppendContainer(nil, items)).
+func ContainerLen(items [][]byte) int {
+	n := containerOverhead
+	for i, it := range items {
+		if i > 0 {
+			n++
+		}
+		n += len(it)
+	}
+	return n
+}
+
+// Chunk groups consecutive item JSONs into containers of at most maxCount items whose
+// container payload (as AppendContainer would write it) is at most maxBytes. A limit <= 0
+// means no limit. An item that alone exceeds maxBytes is not placed in any chunk; its index is
+// returned in oversized, and it ends the chunk before it, so every chunk is a sub-slice of
+// items (sharing its backing array) and the order is kept.
+func Chunk(items [][]byte, maxCount, maxBytes int) (chunks [][][]byte, oversized []int) {
+	start, size := 0, containerOverhead
+	flush := func(end int) {
+		if end > start {
+			chunks = append(chunks, items[start:end:end])
+		}
+	}
+	for i, it := range items {
+		if maxBytes > 0 && containerOverhead+len(it) > maxBytes {
+			flush(i)
+			oversized = append(oversized, i)
+			start, size = i+1, containerOverhead
+			continue
+		}
+		add := len(it)
+		if i > start {
+			add++ // comma
+		}
+		if i > start && ((maxCount > 0 && i-start >= maxCount) || (maxBytes > 0 && size+add > maxBytes)) {
+			flush(i)
+			start, size, add = i, containerOverhead, len(it)
+		}
+		size += add
+	}
+	flush(len(items))
+	return chunks, oversized
+}

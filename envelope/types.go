@@ -1,0 +1,77 @@
+package envelope
+
+import "time"
+
+// Item types, as written in the item header `type`.
+const (
+	ItemTypeEvent        = "event"
+	ItemTypeTransaction  = "transaction"
+	ItemTypeSpan         = "span"
+	ItemTypeLog          = "log"
+	ItemTypeClientReport = "client_report"
+)
+
+// Content types, as written in the item header `content_type` and the HTTP request.
+const (
+	// ContentTypeJSON is the content type of event, transaction and client report items.
+	ContentTypeJSON = "application/json"
+	// ContentTypeLogContainer marks a log item as a container of logs.
+	ContentTypeLogContainer = "application/vnd.sentry.items.log+json"
+	// ContentTypeSpanContainer marks a span item as a container of span v2 spans.
+	ContentTypeSpanContainer = "application/vnd.sentry.items.span.v2+json"
+	// ContentType is the HTTP Content-Type of an envelope request body.
+	ContentType = "application/x-sentry-envelope"
+)
+
+// SDKInfo is the `sdk` envelope header.
+type SDKInfo struct {
+	Name    string
+	Version string
+}
+
+// TraceContext is the Dynamic Sampling Context sent as the `trace` envelope header.
+// Empty fields are omitted. SampleRate is a string on the wire (Relay rejects a number);
+// Sampled "true" or "false" is written as a JSON bool, any other non-empty value as a string.
+type TraceContext struct {
+	TraceID     string
+	PublicKey   string
+	Release     string
+	Environment string
+	Transaction string
+	SampleRate  string
+	Sampled     string
+}
+
+// Header is the envelope header line.
+type Header struct {
+	// EventID is 32 lowercase hex characters; omitted when "".
+	EventID string
+	// SentAt is written as RFC 3339 UTC with a fraction; omitted when zero. It is written
+	// exactly once, since a duplicate key makes Sentry reject the envelope.
+	SentAt time.Time
+	// SDK is omitted when nil.
+	SDK *SDKInfo
+	// Trace is omitted when nil.
+	Trace *TraceContext
+
+	// traceErr records why Parse found the `trace` header malformed. Relay parses the DSC
+	// inside an error boundary and treats a malformed one as absent; Validate reports it.
+	traceErr error
+}
+
+// Item is one envelope item: its header fields and its payload.
+type Item struct {
+	Type string
+	// ContentType is omitted when "".
+	ContentType string
+	// ItemCount is written as `item_count` when > 0; containers need it.
+	ItemCount int
+	// Payload is the complete payload; for a container, the whole {"items":[...]} object.
+	Payload []byte
+}
+
+// Envelope is a Sentry envelope: one header and its items, in order.
+type Envelope struct {
+	Header Header
+	Items  []Item
+}

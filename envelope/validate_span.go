@@ -1,0 +1,47 @@
+package envelope
+
+import "fmt"
+
+// spans checks the spans of a span v2 container (develop docs span-protocol.mdx, Relay
+// processing/spans): trace_id, span_id, name, status, is_segment, start_timestamp not after
+// end_timestamp, typed attributes, link IDs. The envelope needs a valid DSC `trace` header
+// whose trace_id equals every span's.
+func (v *validator) spans(where string, items []any) {
+	dsc := v.env.Header.Trace
+	if dsc == nil || v.env.Header.traceErr != nil {
+		v.failf(where, "span v2 needs a valid trace (DSC) envelope header")
+	}
+	for i, raw := range items {
+		at := fmt.Sprintf("%s items[%d]", where, i)
+		span, ok := raw.(map[string]any)
+		if !ok {
+			v.failf(at, "is not an object")
+			continue
+		}
+		traceID := v.id(at, span, "trace_id", 32, true)
+		if dsc != nil && traceID != "" && traceID != dsc.TraceID {
+			v.failf(at, "trace_id %s differs from the DSC trace_id %q", traceID, dsc.TraceID)
+		}
+		v.id(at, span, "span_id", 16, true)
+		v.id(at, span, "parent_span_id", 16, false)
+		v.requiredString(at, span, "name")
+		v.requiredString(at, span, "status")
+		if _, ok := span["is_segment"].(bool); !ok {
+			v.failf(at, "is_segment is missing or not a bool")
+		}
+		v.timeRange(at, span, "start_timestamp", "end_timestamp")
+		v.attributes(at, span)
+		links, _ := v.arrayAt(at, span, "links")
+		for j, rl := range links {
+			lat := fmt.Sprintf("%s links[%d]", at, j)
+			link, ok := rl.(map[string]any)
+			if !ok {
+				v.failf(lat, "is not an object")
+				continue
+			}
+			v.id(lat, link, "trace_id", 32, true)
+			v.id(lat, link, "span_id", 16, true)
+			v.attributes(lat, link)
+		}
+	}
+}
