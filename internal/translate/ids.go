@@ -1,0 +1,49 @@
+package translate
+
+// Id repair: Relay rejects ids that are not exactly 32 (trace, event) or 16
+// (span) hex digits, and removes all-zero ones. Every id written here comes from
+// the input when it is non-zero, else from Options.NewID; a generated id that is
+// all zero (only an injected source can do that) gets its last byte set to 1.
+
+func (s *state) newTraceID() [16]byte {
+	id := s.t.o.NewID()
+	if id == ([16]byte{}) {
+		id[15] = 1
+	}
+	return id
+}
+
+func (s *state) newSpanID() (id [8]byte) {
+	full := s.t.o.NewID()
+	copy(id[:], full[:8])
+	if id == ([8]byte{}) {
+		id[7] = 1
+	}
+	return id
+}
+
+// eventID appends a fresh event id to the string arena and returns its range.
+func (s *state) eventID() span32 {
+	id := s.newTraceID()
+	return s.arenaHex(id[:])
+}
+
+// span32 is a range of the string arena, turned into a string at the end of a call.
+type span32 struct{ a, b int32 }
+
+func (s *state) arenaHex(id []byte) span32 {
+	a := len(s.arena)
+	s.arena = appendHex(s.arena, id)
+	return span32{int32(a), int32(len(s.arena))}
+}
+
+func (s *state) arenaStr(str string) span32 {
+	a := len(s.arena)
+	s.arena = append(s.arena, str...)
+	return span32{int32(a), int32(len(s.arena))}
+}
+
+// arenaBytes returns the bytes of r while the arena is still being written.
+func (s *state) arenaBytes(r span32) []byte { return s.arena[r.a:r.b] }
+
+func (r span32) in(str string) string { return str[r.a:r.b] }

@@ -1,0 +1,258 @@
+package translate
+
+import (
+	"encoding/base64"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// truncMarker ends every string value cut at the value limit.
+const truncMarker = "…[truncated]"
+
+// jw is an append-style JSON writer. It never fails: whatever it is given, the
+// bytes it writes are valid UTF-8 JSON.
+type jw struct{ b []byte }
+
+func (w *jw) raw(s string)   { w.b = append(w.b, s...) }
+func (w *jw) byte(c byte)    { w.b = append(w.b, c) }
+func (w *jw) int(i int64)    { w.b = strconv.AppendInt(w.b, i, 10) }
+func (w *jw) bool(v bool)    { w.b = strconv.AppendBool(w.b, v) }
+func (w *jw) len() int       { return len(w.b) }
+func (w *jw) truncate(n int) { w.b = w.b[:n] }
+
+// Every method stores into w.b once: w usually points at a heap field, and each
+// pointer store there costs a GC write barrier while a collection runs.
+
+// comma writes a separator before every member but the first.
+func (w *jw) comma(n *int) {
+	if *n > 0 {
+		w.b = append(w.b, ',')
+	}
+	*n++
+}
+
+// key writes "k": after a separator; k is a trusted constant.
+func (w *jw) key(n *int, k string) {
+	b := w.b
+	if *n > 0 {
+		b = append(b, ',')
+	}
+	*n++
+	b = append(b, '"')
+	b = append(b, k...)
+	w.b = append(b, '"', ':')
+}
+
+// strField writes "k":"v" with v escaped and cut at limit.
+func (w *jw) strField(n *int, k, v string, limit int) {
+	b := w.b
+	if *n > 0 {
+		b = append(b, ',')
+	}
+	*n++
+	b = append(b, '"')
+	b = append(b, k...)
+	b = append(b, '"', ':')
+	w.b = appendStr(b, v, limit)
+}
+
+// member writes "k": after a separator, with k escaped and cut at limit.
+func (w *jw) member(n *int, k string, limit int) {
+	b := w.b
+	if *n > 0 {
+		b = append(b, ',')
+	}
+	*n++
+	b = appendStr(b, k, limit)
+	w.b = append(b, ':')
+}
+
+// str writes s as a JSON string: invalid UTF-8 and NUL become U+FFFD, and a
+// string longer than limit bytes is cut at a rune boundary and ends with truncMarker.
+func (w *jw) str(s string, limit int) { w.b = appendStr(w.b, s, limit) }
+
+func appendStr(b []byte, s string, limit int) []byte {
+	s, cut := cutAt(s, limit)
+	b = append(b, '"')
+	b = appendEscaped(b, s)
+	if cut {
+		b = append(b, truncMarker...)
+	}
+	return append(b, '"')
+}
+
+// name writes the concatenation of the parts of n as one JSON string, cut like str.
+func (w *jw) name(n name, limit int) {
+	b := append(w.b, '"')
+	cut := false
+	for _, p := range n {
+		if p == "" {
+			continue
+		}
+		if limit <= 0 {
+			cut = true
+			break
+		}
+		if p, cut = cutAt(p, limit); cut {
+			b = appendEscaped(b, p)
+			break
+		}
+		limit -= len(p)
+		b = appendEscaped(b, p)
+	}
+	if cut {
+		b = append(b, truncMarker...)
+	}
+	w.b = append(b, '"')
+}
+
+// cutAt shortens s to at most limit bytes at a rune start.
+func cutAt(s string, limit int) (string, bool) {
+	if limit <= 0 || len(s) <= limit {
+		return s, false
+	}
+	i := limit
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i], true
+}
+
+// appendEscaped appends the JSON string content of s (no quotes).
+func appendEscaped(b []byte, s string) []byte {
+	start := 0
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plain8(load8(s, i)) {
+			i += 8
+			continue
+		}
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case 0:
+				b = append(b, "\uFFFD"...) // NUL breaks Sentry's storage
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, "\uFFFD"...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(b, s[start:]...)
+}
+
+// base64 writes bytes as a base64 JSON string, cut like str when the encoding
+// would exceed limit.
+func (w *jw) base64(p []byte, limit int) {
+	cut := false
+	if limit > 0 && base64.StdEncoding.EncodedLen(len(p)) > limit {
+		p, cut = p[:limit/4*3], true
+	}
+	b := append(w.b, '"')
+	b = base64.StdEncoding.AppendEncode(b, p)
+	if cut {
+		b = append(b, truncMarker...)
+	}
+	w.b = append(b, '"')
+}
+
+// float writes a finite float as a JSON number that always reads back as a
+// double (1 is written 1.0). The caller handles NaN and ±Inf.
+func (w *jw) float(f float64) {
+	b, start := w.b, len(w.b)
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		b = strconv.AppendFloat(b, f, 'e', -1, 64)
+	} else {
+		b = strconv.AppendFloat(b, f, 'f', -1, 64)
+	}
+	for _, c := range b[start:] {
+		if c == '.' || c == 'e' {
+			w.b = b
+			return
+		}
+	}
+	w.b = append(b, '.', '0')
+}
+
+// nonFinite names NaN and ±Inf, which JSON cannot hold, as strings.
+func nonFinite(f float64) (string, bool) {
+	switch {
+	case math.IsNaN(f):
+		return "NaN", true
+	case math.IsInf(f, 1):
+		return "+Inf", true
+	case math.IsInf(f, -1):
+		return "-Inf", true
+	}
+	return "", false
+}
+
+// ts writes nanoseconds since the epoch as seconds with exactly microsecond
+// precision, without going through a float.
+func (w *jw) ts(ns uint64) {
+	b := strconv.AppendUint(w.b, ns/1e9, 10)
+	us := (ns % 1e9) / 1e3
+	w.b = append(b, '.',
+		byte('0'+us/100000), byte('0'+us/10000%10), byte('0'+us/1000%10),
+		byte('0'+us/100%10), byte('0'+us/10%10), byte('0'+us%10))
+}
+
+const hexDigits = "0123456789abcdef"
+
+// load8 reads 8 bytes of s at i as a little-endian word (one load once compiled).
+func load8(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// plain8 reports whether none of the 8 bytes in x needs attention: no control
+// byte, quote, backslash or non-ASCII byte (the SWAR "has less than" and
+// "has zero byte" tests, exact for existence).
+func plain8(x uint64) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	ctl := (x - lo*0x20) & ^x & hi
+	q := x ^ (lo * '"')
+	bs := x ^ (lo * '\\')
+	quote := (q - lo) & ^q & hi
+	slash := (bs - lo) & ^bs & hi
+	return (ctl | quote | slash | x&hi) == 0
+}
+
+// hex writes id as a quoted lowercase hex string.
+func (w *jw) hex(id []byte) {
+	b := append(w.b, '"')
+	b = appendHex(b, id)
+	w.b = append(b, '"')
+}
+
+func appendHex(b, id []byte) []byte {
+	for _, c := range id {
+		b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
+	}
+	return b
+}

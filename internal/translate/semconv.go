@@ -1,0 +1,403 @@
+package translate
+
+import (
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// name is a span or transaction name built from up to three parts (for example
+// method, " ", route), so building it costs no allocation.
+type name [3]string
+
+func (n name) String() string { return n[0] + n[1] + n[2] }
+
+func (n name) empty() bool { return n[0] == "" && n[1] == "" && n[2] == "" }
+
+// Transaction sources (transaction_info.source, sentry.span.source). Relay sets
+// "unknown" itself; clients must not send it.
+const (
+	sourceRoute  = "route"
+	sourceURL    = "url"
+	sourceCustom = "custom"
+)
+
+// semInfo is what the semantic conventions say about a span.
+type semInfo struct {
+	op     string
+	name   name
+	source string
+	status string // Sentry span status
+}
+
+// semAttrs are the attributes the conventions look at, found in one pass.
+type semAttrs struct {
+	method, urlFull, urlPath, route, serverAddr          string
+	httpCode                                             int64
+	dbSystem, dbQuery, dbOperation, dbCollection         string
+	rpcSystem, rpcService, rpcMethod                     string
+	grpcCode                                             int64
+	hasGRPC                                              bool
+	msgSystem, msgOperation, msgDestination, faasTrigger string
+	sentryOp                                             string
+}
+
+func (a *semAttrs) scan(m pcommon.Map) {
+	for k, v := range m.All() {
+		if len(k) < 8 { // no key below is shorter: skip the switch cheaply
+			continue
+		}
+		switch k {
+		case "http.request.method", "http.method":
+			a.method = str(v)
+		case "url.full", "http.url":
+			a.urlFull = str(v)
+		case "url.path", "http.target":
+			a.urlPath = str(v)
+		case "http.route":
+			a.route = str(v)
+		case "server.address", "net.peer.name", "net.host.name":
+			if a.serverAddr == "" || k == "server.address" {
+				a.serverAddr = str(v)
+			}
+		case "http.response.status_code", "http.status_code":
+			a.httpCode = intOf(v)
+		case "db.system.name", "db.system":
+			a.dbSystem = str(v)
+		case "db.query.text", "db.statement":
+			a.dbQuery = str(v)
+		case "db.operation.name", "db.operation":
+			a.dbOperation = str(v)
+		case "db.collection.name", "db.sql.table":
+			a.dbCollection = str(v)
+		case "rpc.system":
+			a.rpcSystem = str(v)
+		case "rpc.service":
+			a.rpcService = str(v)
+		case "rpc.method":
+			a.rpcMethod = str(v)
+		case "rpc.grpc.status_code":
+			a.grpcCode, a.hasGRPC = intOf(v), true
+		case "messaging.system":
+			a.msgSystem = str(v)
+		case "messaging.operation.type", "messaging.operation":
+			a.msgOperation = str(v)
+		case "messaging.destination.name", "messaging.destination":
+			a.msgDestination = str(v)
+		case "faas.trigger":
+			a.faasTrigger = str(v)
+		case "sentry.op":
+			a.sentryOp = str(v)
+		}
+	}
+}
+
+func str(v pcommon.Value) string {
+	if v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
+	}
+	return ""
+}
+
+func intOf(v pcommon.Value) int64 {
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		return v.Int()
+	case pcommon.ValueTypeDouble:
+		if f := v.Double(); f > 0 && f < 1000 {
+			return int64(f)
+		}
+	case pcommon.ValueTypeStr:
+		i, _ := strconv.ParseInt(v.Str(), 10, 64)
+		return i
+	}
+	return 0
+}
+
+// semantics derives op, name, source and status of a span from its kind,
+// status and attributes.
+func semantics(sp ptrace.Span) semInfo {
+	var a semAttrs
+	a.scan(sp.Attributes())
+	kind := sp.Kind()
+	si := semInfo{source: sourceCustom, name: name{sp.Name()}}
+	switch {
+	case a.method != "" || a.httpCode != 0 || a.route != "":
+		switch kind {
+		case ptrace.SpanKindServer:
+			si.op = "http.server"
+			switch {
+			case a.route != "":
+				si.name, si.source = join(a.method, a.route), sourceRoute
+			case a.urlPath != "":
+				si.name, si.source = join(a.method, stripQuery(a.urlPath)), sourceURL
+			case a.urlFull != "":
+				si.name, si.source = join(a.method, urlPath(a.urlFull)), sourceURL
+			}
+		case ptrace.SpanKindClient:
+			si.op = "http.client"
+			switch {
+			case a.urlFull != "":
+				si.name, si.source = join(a.method, stripURL(a.urlFull)), sourceURL
+			case a.serverAddr != "" && a.urlPath != "":
+				si.name = name{a.method, " " + a.serverAddr, stripQuery(a.urlPath)} // rare: allocates
+				si.source = sourceURL
+			}
+		default:
+			si.op = "http"
+		}
+	case a.dbSystem != "":
+		si.op = "db"
+		switch {
+		case a.dbQuery != "":
+			si.name = name{a.dbQuery}
+		case a.dbOperation != "" && a.dbCollection != "":
+			si.name = join(a.dbOperation, a.dbCollection)
+		}
+	case a.rpcSystem != "" || a.hasGRPC:
+		si.op = "rpc"
+		if a.rpcService != "" && a.rpcMethod != "" {
+			si.name = name{a.rpcService, "/", a.rpcMethod}
+		}
+	case a.msgSystem != "":
+		si.op = messagingOp(a.msgOperation, kind)
+	case a.faasTrigger != "":
+		si.op = faasOp(a.faasTrigger)
+	default:
+		si.op = kindOp(kind)
+	}
+	if a.sentryOp != "" {
+		si.op = a.sentryOp
+	}
+	if si.name.empty() {
+		si.name = name{si.op}
+	}
+	si.status = status(sp.Status(), a.httpCode, a.grpcCode, a.hasGRPC)
+	return si
+}
+
+// join is "a b", or b alone when a is empty.
+func join(a, b string) name {
+	if a == "" {
+		return name{b}
+	}
+	return name{a, " ", b}
+}
+
+func stripQuery(p string) string {
+	if i := strings.IndexAny(p, "?#"); i >= 0 {
+		return p[:i]
+	}
+	return p
+}
+
+// stripURL drops the userinfo, query and fragment of a URL: they carry secrets
+// and make names unbounded.
+func stripURL(u string) string {
+	u = stripQuery(u)
+	i := strings.Index(u, "://")
+	if i < 0 {
+		return u
+	}
+	auth := u[i+3:]
+	if j := strings.IndexByte(auth, '/'); j >= 0 {
+		auth = auth[:j]
+	}
+	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+		return u[:i+3] + u[i+4+at:] // rare: allocates
+	}
+	return u
+}
+
+// urlPath is the path of a full URL.
+func urlPath(u string) string {
+	u = stripQuery(u)
+	if i := strings.Index(u, "://"); i >= 0 {
+		rest := u[i+3:]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			return rest[j:]
+		}
+		return "/"
+	}
+	return u
+}
+
+// messagingOp follows Sentry's queue module ops (queue.publish, queue.process, …).
+func messagingOp(op string, kind ptrace.SpanKind) string {
+	switch op {
+	case "publish", "send":
+		return "queue.publish"
+	case "create":
+		return "queue.create"
+	case "receive":
+		return "queue.receive"
+	case "process", "deliver":
+		return "queue.process"
+	case "settle":
+		return "queue.settle"
+	}
+	switch kind {
+	case ptrace.SpanKindProducer:
+		return "queue.publish"
+	case ptrace.SpanKindConsumer:
+		return "queue.process"
+	}
+	return "message"
+}
+
+func faasOp(trigger string) string {
+	switch trigger {
+	case "http":
+		return "function.http"
+	case "pubsub":
+		return "function.pubsub"
+	case "datasource":
+		return "function.datasource"
+	case "timer":
+		return "function.timer"
+	}
+	return "function"
+}
+
+func kindOp(k ptrace.SpanKind) string {
+	switch k {
+	case ptrace.SpanKindServer:
+		return "server"
+	case ptrace.SpanKindClient:
+		return "client"
+	case ptrace.SpanKindProducer:
+		return "producer"
+	case ptrace.SpanKindConsumer:
+		return "consumer"
+	}
+	return "default"
+}
+
+// status maps OTel status plus the HTTP or gRPC code to a Sentry span status.
+// An explicit OK wins; otherwise the codes decide; an error without a code is
+// unknown_error unless its message already is a Sentry status.
+func status(st ptrace.Status, httpCode, grpcCode int64, hasGRPC bool) string {
+	if st.Code() == ptrace.StatusCodeOk {
+		return "ok"
+	}
+	derived := ""
+	switch {
+	case hasGRPC && grpcCode >= 0 && grpcCode < int64(len(grpcStatus)):
+		derived = grpcStatus[grpcCode]
+	case httpCode >= 400 && httpCode < 600:
+		derived = httpStatus(httpCode)
+	case httpCode >= 100 && httpCode < 400:
+		derived = "ok"
+	}
+	if st.Code() != ptrace.StatusCodeError {
+		if derived == "" {
+			return "ok"
+		}
+		return derived
+	}
+	if derived != "" && derived != "ok" {
+		return derived
+	}
+	if m := st.Message(); m != "" && knownStatus(m) && m != "ok" {
+		return sentryStatus[m]
+	}
+	return "unknown_error"
+}
+
+// grpcStatus is indexed by gRPC code 0..16.
+var grpcStatus = [...]string{
+	"ok", "cancelled", "unknown_error", "invalid_argument", "deadline_exceeded",
+	"not_found", "already_exists", "permission_denied", "resource_exhausted",
+	"failed_precondition", "aborted", "out_of_range", "unimplemented",
+	"internal_error", "unavailable", "data_loss", "unauthenticated",
+}
+
+// httpStatus follows Sentry SDKs' getSpanStatusFromHttpCode.
+func httpStatus(c int64) string {
+	switch c {
+	case 400:
+		return "invalid_argument"
+	case 401:
+		return "unauthenticated"
+	case 403:
+		return "permission_denied"
+	case 404:
+		return "not_found"
+	case 409:
+		return "already_exists"
+	case 413:
+		return "failed_precondition"
+	case 429:
+		return "resource_exhausted"
+	case 499:
+		return "cancelled"
+	case 501:
+		return "unimplemented"
+	case 503:
+		return "unavailable"
+	case 504:
+		return "deadline_exceeded"
+	}
+	if c < 500 {
+		return "invalid_argument"
+	}
+	return "internal_error"
+}
+
+var sentryStatus = func() map[string]string {
+	m := map[string]string{"unknown": "unknown_error"}
+	for _, s := range grpcStatus {
+		m[s] = s
+	}
+	return m
+}()
+
+func knownStatus(s string) bool { _, ok := sentryStatus[s]; return ok }
+
+// v2Status is the span v2 status: "ok" or "error".
+func v2Status(sentry string) string {
+	if sentry == "ok" {
+		return "ok"
+	}
+	return "error"
+}
+
+// platform maps telemetry.sdk.language to a Sentry event platform.
+func platform(lang string) string {
+	switch lang {
+	case "go", "java", "python", "ruby", "php":
+		return lang
+	case "nodejs":
+		return "node"
+	case "webjs", "javascript":
+		return "javascript"
+	case "dotnet":
+		return "csharp"
+	case "erlang", "elixir":
+		return "elixir"
+	case "cpp", "rust":
+		return "native"
+	case "swift":
+		return "cocoa"
+	}
+	return "other"
+}
+
+// kindName is written as otel.kind, like Sentry's OTel span processors do.
+func kindName(k ptrace.SpanKind) string {
+	switch k {
+	case ptrace.SpanKindServer:
+		return "SERVER"
+	case ptrace.SpanKindClient:
+		return "CLIENT"
+	case ptrace.SpanKindProducer:
+		return "PRODUCER"
+	case ptrace.SpanKindConsumer:
+		return "CONSUMER"
+	case ptrace.SpanKindInternal:
+		return "INTERNAL"
+	}
+	return ""
+}

@@ -1,0 +1,195 @@
+package translate
+
+// Transactions.
+//
+// A segment with its descendants is one transaction: the segment is
+// contexts.trace, the descendants are spans[] in depth-first order. When the
+// payload would exceed MaxEventBytes, the child that does not fit starts a new
+// (continuation) transaction as its contexts.trace, keeping its real
+// parent_span_id and the original transaction name, and the following children
+// go there. A contexts.trace that alone is over the budget is rendered smaller
+// (see Translator.limits); if even that fails the span counts as invalid.
+// Span events, links and dropped counts other than attributes are not written
+// into transactions.
+
+// txTail closes spans[] and the event; spans[] is always the last member.
+const txTail = "]}"
+
+// txRec is a transaction whose strings and payload are still ranges.
+type txRec struct {
+	ev, trace, name span32
+	ri              int32
+	spans           int
+	a, b            int
+}
+
+// transactions renders every segment as one or more transactions.
+func (s *state) transactions(r *TracesResult) {
+	budget := s.t.o.MaxEventBytes
+	for si := range s.segs {
+		seg := &s.segs[si]
+		members := s.order[seg.a:seg.b]
+		root := &s.spans[members[0]]
+		nm := s.arenaName(root.sem.name)
+		trace := s.arenaHex(root.traceID[:])
+		head, i := members[0], 1
+		for {
+			a := s.out.len()
+			ev := s.eventID()
+			ok := false
+			for lvl := range levels {
+				s.out.truncate(a)
+				s.txHeader(head, root, ev, lvl)
+				if ok = s.fit(a, budget-len(txTail)); ok {
+					break
+				}
+			}
+			if !ok {
+				s.out.truncate(a)
+				r.InvalidSpans++
+			} else {
+				n := 0
+				for ; i < len(members); i++ {
+					c := s.out.len()
+					if n > 0 {
+						s.out.byte(',')
+					}
+					s.childSpan(members[i], 0, s.spans[head].scopeIdx)
+					if !s.fit(a, budget-len(txTail)) {
+						s.out.truncate(c)
+						break
+					}
+					n++
+				}
+				s.out.raw(txTail)
+				s.txs = append(s.txs, txRec{ev: ev, trace: trace, name: nm, ri: s.spans[head].res, spans: 1 + n, a: a, b: s.out.len()})
+			}
+			if i >= len(members) {
+				break
+			}
+			head, i = members[i], i+1
+		}
+	}
+}
+
+// txHeader writes a transaction up to and including `"spans":[`, with head as
+// contexts.trace and the name and source of the segment root.
+func (s *state) txHeader(head int32, root *spanRef, ev span32, lvl int) {
+	r := &s.spans[head]
+	ri := &s.res[r.res]
+	l := s.t.limits(lvl)
+	wv := s.out // a local writer: appends to it need no GC write barrier
+	w := &wv
+	defer func() { s.out = wv }()
+	n := 0
+	w.raw(`{"type":"transaction"`)
+	n++
+	w.key(&n, "event_id")
+	w.b = append(w.b, '"')
+	w.b = append(w.b, s.arenaBytes(ev)...)
+	w.b = append(w.b, '"')
+	w.key(&n, "transaction")
+	w.name(root.sem.name, l.value)
+	w.key(&n, "transaction_info")
+	w.raw(`{"source":"`)
+	w.raw(root.sem.source)
+	w.raw(`"}`)
+	w.key(&n, "start_timestamp")
+	w.ts(r.start)
+	w.key(&n, "timestamp")
+	w.ts(r.end)
+	s.eventCommon(w, &n, ri)
+	w.key(&n, "contexts")
+	w.raw(`{"trace":{`)
+	m := 0
+	s.spanIDs(w, &m, r, "trace_id")
+	w.strField(&m, "op", r.sem.op, 128)
+	w.strField(&m, "status", r.sem.status, 0)
+	w.raw(`,"origin":"auto.otel","data":`)
+	s.spanData(w, r, &l, false)
+	w.raw(`},"otel":{"resource":`)
+	s.resourcePlain(w, ri, lvl)
+	w.raw(`}}`)
+	w.key(&n, "spans")
+	w.byte('[')
+}
+
+// spanIDs writes trace_id, span_id and (when set) parent_span_id.
+func (s *state) spanIDs(w *jw, n *int, r *spanRef, traceKey string) {
+	w.key(n, traceKey)
+	w.hex(r.traceID[:])
+	w.key(n, "span_id")
+	w.hex(r.id[:])
+	if r.hasParent {
+		w.key(n, "parent_span_id")
+		w.hex(r.parent[:])
+	}
+}
+
+// childSpan writes one element of spans[].
+func (s *state) childSpan(i int32, lvl int, headScope int32) {
+	r := &s.spans[i]
+	l := s.t.limits(lvl)
+	wv := s.out
+	w := &wv
+	defer func() { s.out = wv }()
+	n := 0
+	w.byte('{')
+	s.spanIDs(w, &n, r, "trace_id")
+	w.strField(&n, "op", r.sem.op, 128)
+	w.key(&n, "description")
+	w.name(r.sem.name, l.value)
+	w.strField(&n, "status", r.sem.status, 0)
+	w.raw(`,"origin":"auto.otel","start_timestamp":`)
+	w.ts(r.start)
+	w.raw(`,"timestamp":`)
+	w.ts(r.end)
+	w.raw(`,"data":`)
+	s.spanData(w, r, &l, r.scopeIdx == headScope)
+	w.byte('}')
+}
+
+// spanData writes the span's attributes as a plain object, after otel.kind,
+// otel.scope.name/version and otel.status_message.
+// A child whose scope is that of its transaction's contexts.trace (inherit)
+// leaves otel.scope.* out: it is the bulk of the repeated bytes.
+func (s *state) spanData(w *jw, r *spanRef, l *limits, inherit bool) {
+	s.seen.reset()
+	n := 0
+	w.byte('{')
+	if k := kindName(r.sp.Kind()); k != "" {
+		s.plainStr(w, &n, "otel.kind", k, l)
+	}
+	switch {
+	case inherit:
+	case l.attrs == MaxAttributes: // level 0: the pre-rendered copy
+		s.copyBlock(w, &n, &s.scopes[r.scopeIdx].plain)
+	default:
+		s.plainStr(w, &n, "otel.scope.name", r.scope.Name(), l)
+		s.plainStr(w, &n, "otel.scope.version", r.scope.Version(), l)
+	}
+	s.plainStr(w, &n, "otel.status_message", r.sp.Status().Message(), l)
+	dropped := int(r.sp.DroppedAttributesCount())
+	s.members(w, r.sp.Attributes(), false, &n, l, &dropped)
+	droppedMember(w, &n, dropped, false)
+	w.byte('}')
+}
+
+func (s *state) plainStr(w *jw, n *int, k, v string, l *limits) {
+	if v == "" {
+		return
+	}
+	s.seen.add(k)
+	w.strField(n, k, v, l.value)
+}
+
+// arenaName copies a name into the string arena.
+func (s *state) arenaName(nm name) span32 {
+	a, limit := len(s.arena), s.t.o.MaxValueBytes
+	for _, p := range nm {
+		p, _ = cutAt(p, limit)
+		limit -= len(p)
+		s.arena = append(s.arena, p...)
+	}
+	return span32{int32(a), int32(len(s.arena))}
+}
