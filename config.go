@@ -1,0 +1,132 @@
+package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+
+import (
+	"encoding"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+)
+
+// TracesAs selects the Sentry item type that spans are sent as.
+type TracesAs string
+
+const (
+	// TracesAsTransactions sends each segment of a trace as one transaction event:
+	// the most broadly supported form (sentry.io, self-hosted, older Relays).
+	TracesAsTransactions TracesAs = "transactions"
+	// TracesAsSpans sends span v2 containers (one trace per envelope, with a DSC
+	// `trace` header). Needs the org feature standalone-span-ingestion.
+	TracesAsSpans TracesAs = "spans"
+)
+
+var _ encoding.TextUnmarshaler = (*TracesAs)(nil)
+
+// UnmarshalText rejects anything but "transactions" and "spans" while the YAML is decoded.
+func (t *TracesAs) UnmarshalText(text []byte) error {
+	switch v := TracesAs(text); v {
+	case TracesAsTransactions, TracesAsSpans:
+		*t = v
+		return nil
+	default:
+		return fmt.Errorf("`traces_as` must be %q or %q, got %q", TracesAsTransactions, TracesAsSpans, string(text))
+	}
+}
+
+// ErrorEventsConfig selects which OTel data also becomes Sentry error events (Issues).
+type ErrorEventsConfig struct {
+	// FromSpanExceptions turns span events named "exception" into error events
+	// linked to their trace. Default true.
+	FromSpanExceptions bool `mapstructure:"from_span_exceptions"`
+	// FromLogs turns log records carrying exception.* attributes into error
+	// events; the record is still sent as a log. Default true.
+	FromLogs bool `mapstructure:"from_logs"`
+
+	_ struct{}
+}
+
+// ClientReportsConfig controls the client reports that tell Sentry what this
+// exporter dropped locally.
+type ClientReportsConfig struct {
+	// Enabled sends client reports. Default true.
+	Enabled bool `mapstructure:"enabled"`
+	// Interval between standalone client reports; pending counts also ride
+	// along on every outgoing envelope and go out at shutdown. Default 30s.
+	Interval time.Duration `mapstructure:"interval"`
+
+	_ struct{}
+}
+
+// Config defines the configuration of the Sentry exporter.
+type Config struct {
+	// DSN of the Sentry project that receives the envelopes. Required. Prints as [REDACTED].
+	DSN configopaque.String `mapstructure:"dsn"`
+
+	// Environment is written on every item. Empty: taken per resource from
+	// deployment.environment.name, then deployment.environment.
+	Environment string `mapstructure:"environment"`
+	// Release is written on every item. Empty: taken per resource from service.version.
+	Release string `mapstructure:"release"`
+
+	// TracesAs is "transactions" (default) or "spans" (span v2 containers).
+	TracesAs TracesAs `mapstructure:"traces_as"`
+
+	// MaxConcurrentRequests caps the envelopes in flight to Sentry at once,
+	// across all queue consumers. Default 64.
+	MaxConcurrentRequests int `mapstructure:"max_concurrent_requests"`
+
+	// ErrorEvents selects the sources of Sentry error events.
+	ErrorEvents ErrorEventsConfig `mapstructure:"error_events"`
+
+	// ClientReports controls client reports of local drops.
+	ClientReports ClientReportsConfig `mapstructure:"client_reports"`
+
+	// ClientConfig holds the HTTP client settings (timeout, tls, proxy_url,
+	// headers, compression, keepalive...). `endpoint`, when set, replaces the
+	// DSN's scheme, host and path prefix (for a Relay or proxy in between);
+	// /api/<project>/envelope/ is still appended.
+	ClientConfig confighttp.ClientConfig `mapstructure:",squash"`
+	// QueueConfig is the exporterhelper sending queue. Defaults bound it by items.
+	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
+	// RetryConfig drives the exporter's own per-envelope retry of network errors
+	// and 5xx answers. It never applies to rate-limited items.
+	RetryConfig configretry.BackOffConfig `mapstructure:"retry_on_failure"`
+
+	_ struct{}
+}
+
+var _ component.Config = (*Config)(nil)
+
+// Validate checks the keys this exporter owns; confmap.Validate already calls
+// the embedded configs' Validate and prefixes their errors with the key path.
+func (cfg *Config) Validate() error {
+	var errs []error
+	if cfg.DSN == "" {
+		errs = append(errs, errors.New("`dsn` is required"))
+	} else if _, err := parseDSN(string(cfg.DSN)); err != nil {
+		errs = append(errs, err) // parseDSN's errors never echo the key
+	}
+	if cfg.ClientConfig.Endpoint != "" {
+		if _, err := parseEndpoint(cfg.ClientConfig.Endpoint); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	switch cfg.TracesAs {
+	case TracesAsTransactions, TracesAsSpans:
+	default:
+		errs = append(errs, fmt.Errorf("`traces_as` must be %q or %q", TracesAsTransactions, TracesAsSpans))
+	}
+	if cfg.MaxConcurrentRequests < 1 {
+		errs = append(errs, errors.New("`max_concurrent_requests` must be at least 1"))
+	}
+	if cfg.ClientReports.Enabled && cfg.ClientReports.Interval <= 0 {
+		errs = append(errs, errors.New("`client_reports::interval` must be positive"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,130 @@
+package sentryexporter
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configcompression"
+	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/otel-sentry/sentryexporter/internal/metadata"
+)
+
+func TestUnmarshalDefaultConfig(t *testing.T) {
+	cfg := NewFactory().CreateDefaultConfig()
+	require.NoError(t, confmap.New().Unmarshal(&cfg))
+	assert.Equal(t, NewFactory().CreateDefaultConfig(), cfg)
+	// Without a DSN the default config is invalid: there is nowhere to send to.
+	err := confmap.Validate(cfg)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "`dsn` is required")
+}
+
+func TestUnmarshalFullConfig(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	sub, err := cm.Sub(component.NewID(metadata.Type).String())
+	require.NoError(t, err)
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	require.NoError(t, sub.Unmarshal(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+
+	want := NewFactory().CreateDefaultConfig().(*Config)
+	want.DSN = configopaque.String("https://public:secret@o1.ingest.sentry.io/sentry/42")
+	want.Environment = "staging"
+	want.Release = "checkout@1.2.3"
+	want.TracesAs = TracesAsSpans
+	want.MaxConcurrentRequests = 32
+	want.ErrorEvents = ErrorEventsConfig{}
+	want.ClientReports = ClientReportsConfig{Enabled: true, Interval: 10 * time.Second}
+	want.ClientConfig.Endpoint = "https://relay.internal:3000/prefix"
+	want.ClientConfig.Timeout = 10 * time.Second
+	want.ClientConfig.Compression = configcompression.TypeZstd
+	want.ClientConfig.Headers = configopaque.MapList{{Name: "x-team", Value: "gateway"}}
+	q := exporterhelper.NewDefaultQueueConfig()
+	q.NumConsumers = 4
+	q.QueueSize = 50000
+	q.Sizer = exporterhelper.RequestSizerTypeItems
+	q.Batch = want.QueueConfig.Get().Batch
+	want.QueueConfig = configoptional.Some(q)
+	want.RetryConfig = configretry.BackOffConfig{
+		Enabled: true, InitialInterval: time.Second, MaxInterval: 10 * time.Second,
+		MaxElapsedTime: time.Minute, Multiplier: 2, RandomizationFactor: 0.1,
+	}
+	assert.Equal(t, want, cfg)
+}
+
+func TestConfigRejected(t *testing.T) {
+	tests := []struct {
+		file, id, wantErr string
+	}{
+		{"config.yaml", "no_dsn", "`dsn` is required"},
+		{"config.yaml", "bad_traces_as", "`traces_as` must be"},
+		{"bad_dsn.yaml", "scheme", "`dsn` is not a valid Sentry DSN: the scheme must be http or https"},
+		{"bad_dsn.yaml", "no_public_key", "`dsn` is not a valid Sentry DSN: it has no public key"},
+		{"bad_dsn.yaml", "project_not_numeric", "`dsn` is not a valid Sentry DSN: the project id (last path segment) must be numeric"},
+		{"bad_dsn.yaml", "no_project", "`dsn` is not a valid Sentry DSN: it has no project id"},
+		{"bad_dsn.yaml", "not_a_url", "`dsn` is not a valid Sentry DSN"},
+		{"bad_dsn.yaml", "concurrency", "`max_concurrent_requests` must be at least 1"},
+		{"bad_dsn.yaml", "client_reports", "`client_reports::interval` must be positive"},
+		{"bad_dsn.yaml", "endpoint", "`endpoint` must be an http or https URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			cm, err := confmaptest.LoadConf(filepath.Join("testdata", tt.file))
+			require.NoError(t, err)
+			sub, err := cm.Sub(component.NewIDWithName(metadata.Type, tt.id).String())
+			require.NoError(t, err)
+			cfg := NewFactory().CreateDefaultConfig()
+			err = sub.Unmarshal(&cfg)
+			if err == nil {
+				err = confmap.Validate(cfg)
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.wantErr)
+			assert.NotContains(t, err.Error(), "secretkey123", "an error must never echo the DSN key")
+		})
+	}
+}
+
+func TestConfigPrintsDSNRedacted(t *testing.T) {
+	cfg := &Config{DSN: "https://secretkey123@o1.ingest.sentry.io/1"}
+	assert.NotContains(t, cfg.DSN.String(), "secretkey123")
+}
+
+func TestEnvelopeURL(t *testing.T) {
+	tests := []struct{ dsn, endpoint, want string }{
+		{"https://k@o1.ingest.sentry.io/42", "", "https://o1.ingest.sentry.io/api/42/envelope/"},
+		{"https://k@example.com/sentry/42", "", "https://example.com/sentry/api/42/envelope/"},
+		{"http://k@localhost:9000/7", "", "http://localhost:9000/api/7/envelope/"},
+		{"https://k@example.com:443/7", "", "https://example.com/api/7/envelope/"},
+		{"https://k@o1.ingest.sentry.io/42", "http://relay:3000", "http://relay:3000/api/42/envelope/"},
+		{"https://k@o1.ingest.sentry.io/42", "http://relay:3000/prefix/", "http://relay:3000/prefix/api/42/envelope/"},
+	}
+	for _, tt := range tests {
+		d, err := parseDSN(tt.dsn)
+		require.NoError(t, err)
+		got, err := envelopeURL(d, tt.endpoint)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, got)
+		assert.NotContains(t, got, "k@")
+	}
+}
+
+func TestAuthHeader(t *testing.T) {
+	d, err := parseDSN("https://pub:sec@o1.ingest.sentry.io/42")
+	require.NoError(t, err)
+	assert.Equal(t, "Sentry sentry_version=7, sentry_client="+sdkName+"/"+sdkVersion+", sentry_key=pub, sentry_secret=sec", d.authHeader)
+	d, err = parseDSN("https://pub@o1.ingest.sentry.io/42")
+	require.NoError(t, err)
+	assert.Equal(t, "Sentry sentry_version=7, sentry_client="+sdkName+"/"+sdkVersion+", sentry_key=pub", d.authHeader)
+}

@@ -1,0 +1,141 @@
+package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+
+import (
+	"context"
+
+	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/translate"
+)
+
+const (
+	// maxLogsPerEnvelope is what Relay "is optimized for" (develop docs, logs).
+	maxLogsPerEnvelope = 100
+	// maxLogContainerBytes keeps a log container under Relay's per-log average
+	// (2 MiB) whatever its count, and far under max_container_size (12 MiB).
+	maxLogContainerBytes = 2 << 20
+	// maxSpansPerEnvelope is the span v2 protocol's container maximum.
+	maxSpansPerEnvelope = 1000
+	// maxSpanContainerBytes follows sentry-python's ~5 MB flush size, far under
+	// max_container_size (12 MiB).
+	maxSpanContainerBytes = 5 << 20
+)
+
+// outgoing is one envelope and what it carries, for the limit check and the
+// accounting.
+type outgoing struct {
+	env    envelope.Envelope
+	gate   gate
+	counts counts
+	items  [][]byte // container items, kept so a 413 can split the container once
+}
+
+func (e *sentryExporter) sdkInfo() *envelope.SDKInfo {
+	return &envelope.SDKInfo{Name: sdkName, Version: sdkVersion}
+}
+
+// dsc is the `trace` envelope header (dynamic sampling context).
+func (e *sentryExporter) dsc(traceID, environment, release, transaction string) *envelope.TraceContext {
+	return &envelope.TraceContext{
+		TraceID: traceID, PublicKey: e.dsn.publicKey,
+		Environment: environment, Release: release, Transaction: transaction,
+	}
+}
+
+func (e *sentryExporter) transactionEnvelope(tx *translate.Transaction) outgoing {
+	return outgoing{
+		env: envelope.Envelope{
+			Header: envelope.Header{EventID: tx.EventID, SDK: e.sdkInfo(), Trace: e.dsc(tx.TraceID, tx.Environment, tx.Release, tx.Name)},
+			Items:  []envelope.Item{{Type: envelope.ItemTypeTransaction, Payload: tx.Payload}},
+		},
+		gate:   gateTransaction,
+		counts: counts{catTransaction: 1, catSpan: int64(tx.Spans)},
+	}
+}
+
+func (e *sentryExporter) errorEnvelope(ev *translate.ErrorEvent) outgoing {
+	return outgoing{
+		env: envelope.Envelope{
+			Header: envelope.Header{EventID: ev.EventID, SDK: e.sdkInfo(), Trace: e.dsc(ev.TraceID, ev.Environment, ev.Release, "")},
+			Items:  []envelope.Item{{Type: envelope.ItemTypeEvent, Payload: ev.Payload}},
+		},
+		gate:   gateError,
+		counts: counts{catError: 1},
+	}
+}
+
+// appendSpanEnvelopes splits one trace's span v2 items into containers of at
+// most maxSpansPerEnvelope; each envelope carries the DSC Relay requires.
+func (e *sentryExporter) appendSpanEnvelopes(ctx context.Context, out []outgoing, g *translate.SpanGroup) []outgoing {
+	chunks, oversized := envelope.Chunk(g.Items, maxSpansPerEnvelope, maxSpanContainerBytes)
+	e.acct.dropped(ctx, reasonInvalid, counts{catSpan: int64(len(oversized))})
+	trace := e.dsc(g.TraceID, g.Environment, g.Release, g.Segment)
+	for _, items := range chunks {
+		out = append(out, spanOutgoing(trace, e.sdkInfo(), items))
+	}
+	return out
+}
+
+func spanOutgoing(trace *envelope.TraceContext, sdk *envelope.SDKInfo, items [][]byte) outgoing {
+	return outgoing{
+		env: envelope.Envelope{
+			Header: envelope.Header{SDK: sdk, Trace: trace},
+			Items: []envelope.Item{{
+				Type: envelope.ItemTypeSpan, ContentType: envelope.ContentTypeSpanContainer,
+				ItemCount: len(items), Payload: envelope.AppendContainer(nil, items),
+			}},
+		},
+		gate:   gateSpan,
+		counts: counts{catSpan: int64(len(items))},
+		items:  items,
+	}
+}
+
+// appendLogEnvelopes packs log items into containers of at most
+// maxLogsPerEnvelope. Logs of many traces share a container, so the envelope
+// has no `trace` header (Relay would reject a mismatching one).
+func (e *sentryExporter) appendLogEnvelopes(ctx context.Context, out []outgoing, logs [][]byte) []outgoing {
+	chunks, oversized := envelope.Chunk(logs, maxLogsPerEnvelope, maxLogContainerBytes)
+	var invalid counts
+	for _, i := range oversized {
+		invalid[catLogItem]++
+		invalid[catLogByte] += int64(len(logs[i]))
+	}
+	e.acct.dropped(ctx, reasonInvalid, invalid)
+	for _, items := range chunks {
+		out = append(out, logOutgoing(e.sdkInfo(), items))
+	}
+	return out
+}
+
+func logOutgoing(sdk *envelope.SDKInfo, items [][]byte) outgoing {
+	o := outgoing{
+		env: envelope.Envelope{
+			Header: envelope.Header{SDK: sdk},
+			Items: []envelope.Item{{
+				Type: envelope.ItemTypeLog, ContentType: envelope.ContentTypeLogContainer,
+				ItemCount: len(items), Payload: envelope.AppendContainer(nil, items),
+			}},
+		},
+		gate:  gateLogs,
+		items: items,
+	}
+	o.counts[catLogItem] = int64(len(items))
+	for _, it := range items {
+		o.counts[catLogByte] += int64(len(it))
+	}
+	return o
+}
+
+// halves splits a container envelope in two, for one more try after a 413.
+func (o *outgoing) halves() [2]outgoing {
+	mid := len(o.items) / 2
+	build := func(items [][]byte) outgoing {
+		if o.gate == gateLogs {
+			return logOutgoing(o.env.Header.SDK, items)
+		}
+		return spanOutgoing(o.env.Header.Trace, o.env.Header.SDK, items)
+	}
+	a, b := build(o.items[:mid]), build(o.items[mid:])
+	a.items, b.items = nil, nil // sent once: no further split
+	return [2]outgoing{a, b}
+}

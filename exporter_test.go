@@ -1,0 +1,336 @@
+package sentryexporter
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/metadata"
+	"github.com/otel-sentry/sentryexporter/internal/metadatatest"
+)
+
+// TestStatusHandling gives each answer Sentry can give a row. The harness has
+// no sending queue, so Consume* returns once every envelope is settled; it
+// returns nil whatever happened, and the counters tell the outcome.
+func TestStatusHandling(t *testing.T) {
+	tests := []struct {
+		name        string
+		answers     []answer // in order; the last one repeats
+		wantTries   int      // POSTs of the one transaction envelope
+		wantSent    bool
+		wantReason  string
+		wantLimited bool // a limit is active afterwards
+	}{
+		{"200", []answer{{status: 200}}, 1, true, "", false},
+		{"202", []answer{{status: 202}}, 1, true, "", false},
+		{"200 with limits", []answer{{status: 200, headers: map[string]string{"X-Sentry-Rate-Limits": "60::organization"}}}, 1, true, "", true},
+		{"400 invalid envelope", []answer{{status: 400, headers: map[string]string{"X-Sentry-Error": "invalid event envelope"}}}, 1, false, "send_error", false},
+		{"401", []answer{{status: 401}}, 1, false, "send_error", false},
+		{"403 disabled key", []answer{{status: 403}}, 1, false, "send_error", false},
+		{"413 single event", []answer{{status: 413}}, 1, false, "send_error", false},
+		{"429 bare", []answer{{status: 429}}, 1, false, "rate_limited", true},
+		{"429 never retried even with Retry-After 0", []answer{{status: 429, headers: map[string]string{"Retry-After": "0"}}}, 1, false, "rate_limited", false},
+		{"500 then 200", []answer{{status: 500}, {status: 200}}, 2, true, "", false},
+		{"503 twice then 202", []answer{{status: 503}, {status: 503}, {status: 202}}, 3, true, "", false},
+		{"502 until retries give up", []answer{{status: 502}}, 4, false, "send_error", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, func(c *Config) {
+				c.RetryConfig.MaxElapsedTime = 30 * time.Millisecond
+				c.RetryConfig.InitialInterval = 8 * time.Millisecond
+				c.RetryConfig.MaxInterval = 8 * time.Millisecond
+				c.RetryConfig.RandomizationFactor = 0
+				c.ClientReports.Enabled = false
+			})
+			var tries atomic.Int32
+			h.sentry.setRespond(func(*envelope.Envelope) answer {
+				n := int(tries.Add(1)) - 1
+				return tt.answers[min(n, len(tt.answers)-1)]
+			})
+			h.consumeTraces(0, 1, false)
+			assert.EqualValues(t, tt.wantTries, tries.Load())
+			if tt.wantSent {
+				assert.EqualValues(t, 3, h.sent("span"))
+				assert.Zero(t, h.droppedAll("span"))
+			} else {
+				assert.EqualValues(t, 3, h.dropped("span", tt.wantReason))
+				assert.EqualValues(t, 1, h.dropped("transaction", tt.wantReason))
+			}
+			h.clock.Advance(time.Second)
+			h.consumeTraces(1, 1, false)
+			if tt.wantLimited {
+				assert.EqualValues(t, tt.wantTries, tries.Load(), "the next transaction is dropped locally")
+				assert.EqualValues(t, 3, h.dropped("span", "ratelimit_backoff"))
+			}
+			h.shutdown()
+		})
+	}
+}
+
+func TestNetworkErrorRetriedThenCounted(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.RetryConfig.MaxElapsedTime = 20 * time.Millisecond
+		c.ClientReports.Enabled = false
+	})
+	h.sentry.srv.Close() // connection refused from now on
+	h.consumeTraces(0, 2, true)
+	h.consumeLogs(3)
+	h.shutdown()
+	assert.EqualValues(t, 6, h.dropped("span", "network_error"))
+	assert.EqualValues(t, 2, h.dropped("transaction", "network_error"))
+	assert.EqualValues(t, 2, h.dropped("error", "network_error"))
+	assert.EqualValues(t, 3, h.dropped("log_item", "network_error"))
+	assert.Positive(t, h.sum("otelcol_exporter_sentry_requests", map[string]string{"status": "network_error"}))
+}
+
+// A 413 on a container splits it in two and sends each half once.
+func TestContainerTooLargeSplitsOnce(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
+	var mu sync.Mutex
+	var counts []int
+	h.sentry.setRespond(func(env *envelope.Envelope) answer {
+		mu.Lock()
+		defer mu.Unlock()
+		n := env.Items[0].ItemCount
+		counts = append(counts, n)
+		if n > 30 {
+			return answer{status: http.StatusRequestEntityTooLarge}
+		}
+		return answer{status: http.StatusOK}
+	})
+	h.consumeLogs(100) // 100 → 413 → 50 + 50 → both 413 again → counted
+	h.consumeLogs(40)  // 40 → 413 → 20 + 20 → stored
+	h.shutdown()
+	assert.Equal(t, []int{100, 50, 50, 40, 20, 20}, counts)
+	assert.EqualValues(t, 100, h.dropped("log_item", "send_error"))
+	assert.EqualValues(t, 40, h.sent("log_item"))
+}
+
+// The invariant: for each category, items in = items stored + items counted
+// dropped, under random 503s, connection resets, 429s with random headers and
+// refills. Sentry counts what it stored; the exporter's counters must agree.
+func TestInvariantUnderChaos(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.RetryConfig.MaxElapsedTime = 10 * time.Millisecond
+		c.RetryConfig.InitialInterval = time.Millisecond
+		c.MaxConcurrentRequests = 8
+	})
+	rng := rand.New(rand.NewPCG(1, 2))
+	var rngMu sync.Mutex
+	var stored [numCategories]atomic.Int64
+	limitsHeaders := []string{"1:error:key", "2:transaction", "1:log_item;log_byte:org", "1::organization", "garbage", "1:span", ""}
+	h.sentry.setRespond(func(env *envelope.Envelope) answer {
+		rngMu.Lock()
+		roll := rng.IntN(10)
+		header := limitsHeaders[rng.IntN(len(limitsHeaders))]
+		rngMu.Unlock()
+		switch {
+		case roll == 0:
+			return answer{reset: true} // the connection dies before Sentry stores anything
+		case roll < 2:
+			return answer{status: http.StatusServiceUnavailable}
+		case roll < 4:
+			return answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": header}}
+		default:
+			for _, it := range env.Items {
+				storeCounts(&stored, it)
+			}
+			return answer{status: http.StatusOK}
+		}
+	})
+	var in counts
+	for i := range 40 {
+		td := makeTraces(i*3, 3, i%2 == 0)
+		in[catSpan] += int64(td.SpanCount())
+		in[catTransaction] += 3
+		if i%2 == 0 {
+			in[catError] += 3
+		}
+		require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
+		require.NoError(t, h.logs.ConsumeLogs(context.Background(), makeLogs(7)))
+		in[catLogItem] += 7
+		h.clock.Advance(700 * time.Millisecond)
+	}
+	h.shutdown()
+	h.sentry.requireNoInvalid()
+	for _, cat := range []category{catError, catTransaction, catSpan, catLogItem} {
+		name := string(cat.wire())
+		assert.Equal(t, in[cat], stored[cat].Load()+h.droppedAll(name), "%s: in = stored + dropped", name)
+		assert.Equal(t, stored[cat].Load(), h.sent(name), "%s: sent_items equals what Sentry stored", name)
+	}
+	assert.Positive(t, h.dropped("span", "rate_limited")+h.dropped("span", "ratelimit_backoff"), "the chaos did limit something")
+}
+
+// storeCounts adds what Sentry stores of one item to stored.
+func storeCounts(stored *[numCategories]atomic.Int64, it envelope.Item) {
+	switch it.Type {
+	case envelope.ItemTypeEvent:
+		stored[catError].Add(1)
+	case envelope.ItemTypeTransaction:
+		var tx struct {
+			Spans []json.RawMessage `json:"spans"`
+		}
+		if json.Unmarshal(it.Payload, &tx) == nil {
+			stored[catTransaction].Add(1)
+			stored[catSpan].Add(int64(1 + len(tx.Spans)))
+		}
+	case envelope.ItemTypeSpan:
+		stored[catSpan].Add(int64(it.ItemCount))
+	case envelope.ItemTypeLog:
+		stored[catLogItem].Add(int64(it.ItemCount))
+	}
+}
+
+// At shutdown nothing is sent into an active limit: what is still queued is
+// dropped and counted, and the final client report is logged when an
+// all-category limit blocks it.
+func TestShutdownUnderLimitDropsQueued(t *testing.T) {
+	clock := newFakeClock()
+	sentry := newFakeSentry(t, clock)
+	var posts atomic.Int32
+	sentry.setRespond(func(*envelope.Envelope) answer {
+		posts.Add(1)
+		return answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "600::organization"}}
+	})
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	core, logs := observer.New(zap.WarnLevel)
+	f := newFactory(clock.Now)
+	cfg := f.CreateDefaultConfig().(*Config)
+	cfg.DSN = configopaque.String(sentry.dsn())
+	q := exporterhelper.NewDefaultQueueConfig()
+	q.NumConsumers = 1
+	q.Batch = configoptional.None[exporterhelper.BatchConfig]()
+	cfg.QueueConfig = configoptional.Some(q)
+	set := exportertest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	set.Logger = zap.New(core)
+	te, err := f.CreateTraces(context.Background(), set, cfg)
+	require.NoError(t, err)
+	require.NoError(t, te.Start(context.Background(), componenttest.NewNopHost()))
+	for i := range 50 {
+		require.NoError(t, te.ConsumeTraces(context.Background(), makeTraces(i, 1, false)))
+	}
+	require.NoError(t, te.Shutdown(context.Background()))
+
+	assert.EqualValues(t, 1, posts.Load(), "one 429, then nothing is sent into the limit, not even at shutdown")
+	h := &harness{t: t, tel: tel}
+	assert.EqualValues(t, 3, h.dropped("span", "rate_limited"))
+	assert.EqualValues(t, 49*3, h.dropped("span", "ratelimit_backoff"))
+	assert.EqualValues(t, 50, h.droppedAll("transaction"))
+	final := logs.FilterMessageSnippet("Final Sentry client report").All()
+	require.Len(t, final, 1)
+	assert.EqualValues(t, 49*3, final[0].ContextMap()["ratelimit_backoff.span"])
+}
+
+// Self-metrics, asserted with the generated metadatatest helpers.
+func TestTelemetry(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
+	var once sync.Once
+	h.sentry.setRespond(func(*envelope.Envelope) answer {
+		a := answer{status: http.StatusOK}
+		once.Do(func() {
+			a = answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "60:log_item:organization"}}
+		})
+		return a
+	})
+	h.consumeLogs(3) // 429
+	h.consumeLogs(2) // dropped locally
+	h.consumeTraces(0, 1, false)
+	h.clock.Advance(15 * time.Second)
+
+	project := attribute.String("project", "1")
+	metadatatest.AssertEqualExporterSentryDroppedItems(t, h.tel, []metricdata.DataPoint[int64]{
+		{Attributes: attribute.NewSet(project, attribute.String("category", "log_item"), attribute.String("reason", "rate_limited")), Value: 3},
+		{Attributes: attribute.NewSet(project, attribute.String("category", "log_byte"), attribute.String("reason", "rate_limited")), Value: h.dropped("log_byte", "rate_limited")},
+		{Attributes: attribute.NewSet(project, attribute.String("category", "log_item"), attribute.String("reason", "ratelimit_backoff")), Value: 2},
+		{Attributes: attribute.NewSet(project, attribute.String("category", "log_byte"), attribute.String("reason", "ratelimit_backoff")), Value: h.dropped("log_byte", "ratelimit_backoff")},
+	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+	metadatatest.AssertEqualExporterSentrySentItems(t, h.tel, []metricdata.DataPoint[int64]{
+		{Attributes: attribute.NewSet(project, attribute.String("category", "transaction")), Value: 1},
+		{Attributes: attribute.NewSet(project, attribute.String("category", "span")), Value: 3},
+	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+	metadatatest.AssertEqualExporterSentryRequests(t, h.tel, []metricdata.DataPoint[int64]{
+		{Attributes: attribute.NewSet(project, attribute.String("status", "429")), Value: 1},
+		{Attributes: attribute.NewSet(project, attribute.String("status", "200")), Value: 1},
+	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+	metadatatest.AssertEqualExporterSentryRateLimitRemaining(t, h.tel, []metricdata.DataPoint[float64]{
+		{Attributes: attribute.NewSet(project, attribute.String("category", "log_item")), Value: 45},
+	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+	assert.Positive(t, h.dropped("log_byte", "ratelimit_backoff"))
+	h.shutdown()
+}
+
+// The DSN's key never reaches a log line, an error or a metric.
+func TestKeyNeverLogged(t *testing.T) {
+	clock := newFakeClock()
+	sentry := newFakeSentry(t, clock)
+	sentry.setRespond(func(*envelope.Envelope) answer {
+		return answer{status: http.StatusForbidden, headers: map[string]string{"X-Sentry-Error": "project disabled"}}
+	})
+	core, logs := observer.New(zap.DebugLevel)
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	f := newFactory(clock.Now)
+	cfg := f.CreateDefaultConfig().(*Config)
+	cfg.DSN = configopaque.String(sentry.dsn())
+	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
+	cfg.RetryConfig = configretry.BackOffConfig{Enabled: false}
+	set := exportertest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	set.Logger = zap.New(core)
+	te, err := f.CreateTraces(context.Background(), set, cfg)
+	require.NoError(t, err)
+	require.NoError(t, te.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, te.ConsumeTraces(context.Background(), makeTraces(0, 1, true)))
+	sentry.srv.Close()
+	require.NoError(t, te.ConsumeTraces(context.Background(), makeTraces(1, 1, true)))
+	require.NoError(t, te.Shutdown(context.Background()))
+
+	require.NotZero(t, logs.Len())
+	for _, e := range logs.All() {
+		line := e.Message
+		for k, v := range e.ContextMap() {
+			line += " " + k + "=" + toString(v)
+		}
+		assert.NotContains(t, line, "publickey", "log line leaks the DSN key: %s", line)
+	}
+	assert.NotEmpty(t, logs.FilterMessageSnippet("Sentry rejected an envelope").FilterField(zap.String("detail", "project disabled")).All())
+	for _, name := range []string{"otelcol_exporter_sentry_dropped_items", "otelcol_exporter_sentry_requests"} {
+		m, err := tel.GetMetric(name)
+		require.NoError(t, err)
+		for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+			for _, kv := range dp.Attributes.ToSlice() {
+				assert.NotContains(t, kv.Value.Emit(), "publickey")
+			}
+		}
+	}
+}
+
+func toString(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return ""
+}

@@ -1,0 +1,208 @@
+package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configcompression"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/otel-sentry/sentryexporter/internal/metadata"
+)
+
+const (
+	sdkName    = "sentry.otelcol.exporter"
+	sdkVersion = "0.1.0"
+
+	// Defaults that differ from the library constructors; each with its reason.
+	defaultTimeout               = 30 * time.Second // one envelope; the HTTP client's timeout is the only one
+	defaultMaxConcurrentRequests = 64               // 64 in flight at 50 ms RTT = ~1,280 envelopes/s
+	defaultQueueSizeItems        = 100_000          // spans or logs; ~1 KiB each in pdata: ~100 MiB worst case
+	defaultBatchMinItems         = 1_000
+	defaultBatchMaxItems         = 2_000 // bounds what one consumer holds and translates at once
+	defaultClientReportInterval  = 30 * time.Second
+)
+
+// NewFactory creates the factory of the Sentry exporter. The traces and logs
+// exporters built from one component config share one exporter, hence one
+// rate-limit state, one client-report aggregator and one connection pool.
+func NewFactory() exporter.Factory {
+	return newFactory(time.Now)
+}
+
+// newFactory lets tests give the exporters a clock of their own.
+func newFactory(now func() time.Time) exporter.Factory {
+	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, now: now}
+	return exporter.NewFactory(
+		metadata.Type,
+		createDefaultConfig,
+		exporter.WithTraces(shared.createTraces, metadata.TracesStability),
+		exporter.WithLogs(shared.createLogs, metadata.LogsStability),
+	)
+}
+
+func createDefaultConfig() component.Config {
+	client := confighttp.NewDefaultClientConfig()
+	client.Timeout = defaultTimeout
+	client.Compression = configcompression.TypeGzip // Relay accepts gzip; envelopes are JSON and shrink ~10x
+
+	queue := exporterhelper.NewDefaultQueueConfig()
+	// Bound the queue by items, not requests: a request can hold any number of
+	// spans, so a request-sized queue has no memory bound at all.
+	queue.Sizer = exporterhelper.RequestSizerTypeItems
+	queue.QueueSize = defaultQueueSizeItems
+	batch := exporterhelper.NewDefaultBatchConfig()
+	batch.Sizer = exporterhelper.RequestSizerTypeItems
+	batch.MinSize = defaultBatchMinItems
+	batch.MaxSize = defaultBatchMaxItems
+	queue.Batch = configoptional.Some(batch)
+
+	return &Config{
+		TracesAs:              TracesAsTransactions,
+		MaxConcurrentRequests: defaultMaxConcurrentRequests,
+		ErrorEvents:           ErrorEventsConfig{FromSpanExceptions: true, FromLogs: true},
+		ClientReports:         ClientReportsConfig{Enabled: true, Interval: defaultClientReportInterval},
+		ClientConfig:          client,
+		QueueConfig:           configoptional.Some(queue),
+		RetryConfig:           configretry.NewDefaultBackOffConfig(),
+	}
+}
+
+func (s *sharedExporters) createTraces(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {
+	e, err := s.acquire(cfg.(*Config), set)
+	if err != nil {
+		return nil, err
+	}
+	t, err := exporterhelper.NewTraces(ctx, set, cfg, e.exp.pushTraces, e.options(cfg.(*Config))...)
+	if err != nil {
+		return nil, err
+	}
+	return tracesExporter{Traces: t, beforeShutdown: e.exp.beginShutdown}, nil
+}
+
+func (s *sharedExporters) createLogs(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
+	e, err := s.acquire(cfg.(*Config), set)
+	if err != nil {
+		return nil, err
+	}
+	l, err := exporterhelper.NewLogs(ctx, set, cfg, e.exp.pushLogs, e.options(cfg.(*Config))...)
+	if err != nil {
+		return nil, err
+	}
+	return logsExporter{Logs: l, beforeShutdown: e.exp.beginShutdown}, nil
+}
+
+// tracesExporter and logsExporter tell the exporter that shutdown began
+// before exporterhelper drains its queue (WithShutdown runs only after the
+// drain), so that no queued envelope sits in a retry backoff during the drain.
+type tracesExporter struct {
+	exporter.Traces
+	beforeShutdown func()
+}
+
+func (t tracesExporter) Shutdown(ctx context.Context) error {
+	t.beforeShutdown()
+	return t.Traces.Shutdown(ctx)
+}
+
+type logsExporter struct {
+	exporter.Logs
+	beforeShutdown func()
+}
+
+func (l logsExporter) Shutdown(ctx context.Context) error {
+	l.beforeShutdown()
+	return l.Logs.Shutdown(ctx)
+}
+
+// options are the exporterhelper options every signal gets.
+func (s *sharedExporter) options(cfg *Config) []exporterhelper.Option {
+	return []exporterhelper.Option{
+		exporterhelper.WithStart(s.start),
+		exporterhelper.WithShutdown(s.shutdown),
+		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}), // translation only reads
+		// The HTTP client's timeout already applies to each envelope: one timeout, not two.
+		exporterhelper.WithTimeout(exporterhelper.TimeoutConfig{Timeout: 0}),
+		// exporterhelper's retry is off: it would re-send a whole batch, cannot
+		// tell the push which attempt is the last (so give-ups could not be
+		// counted), and would park rate-limited data. The exporter retries the
+		// failed envelopes itself, driven by retry_on_failure.
+		exporterhelper.WithRetry(configretry.BackOffConfig{Enabled: false}),
+		exporterhelper.WithQueue(cfg.QueueConfig),
+	}
+}
+
+// sharedExporters hands the traces and logs pipelines of one component config
+// the same exporter. It lives in the factory, not in a package variable.
+type sharedExporters struct {
+	mu       sync.Mutex
+	byConfig map[*Config]*sharedExporter
+	now      func() time.Time
+}
+
+type sharedExporter struct {
+	owner *sharedExporters
+	cfg   *Config
+	exp   *sentryExporter
+
+	mu      sync.Mutex
+	started int // pipelines started and not yet shut down
+	users   int // pipelines created
+}
+
+func (s *sharedExporters) acquire(cfg *Config, set exporter.Settings) (*sharedExporter, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.byConfig[cfg]; ok {
+		e.users++
+		return e, nil
+	}
+	exp, err := newExporter(cfg, set, s.now)
+	if err != nil {
+		return nil, err
+	}
+	e := &sharedExporter{owner: s, cfg: cfg, exp: exp, users: 1}
+	s.byConfig[cfg] = e
+	return e, nil
+}
+
+// start starts the exporter with the first pipeline that starts.
+func (s *sharedExporter) start(ctx context.Context, host component.Host) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started == 0 {
+		if err := s.exp.start(ctx, host); err != nil {
+			return err
+		}
+	}
+	s.started++
+	return nil
+}
+
+// shutdown runs after exporterhelper drained the pipeline's queue; the
+// exporter shuts down with the last pipeline.
+func (s *sharedExporter) shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.users--
+	last := s.users <= 0
+	if last {
+		s.owner.mu.Lock()
+		delete(s.owner.byConfig, s.cfg)
+		s.owner.mu.Unlock()
+	}
+	if s.started > 0 {
+		s.started--
+		if s.started == 0 {
+			return s.exp.shutdown(ctx)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+package sentryexporter
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/config/configcompression"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+
+	"github.com/otel-sentry/sentryexporter/internal/metadata"
+)
+
+func TestCreateDefaultConfig(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	assert.Empty(t, cfg.DSN, "no DSN: the user must name a project")
+	assert.Equal(t, TracesAsTransactions, cfg.TracesAs, "transactions are accepted by every Sentry")
+	assert.Equal(t, 64, cfg.MaxConcurrentRequests)
+	assert.True(t, cfg.ErrorEvents.FromSpanExceptions)
+	assert.True(t, cfg.ErrorEvents.FromLogs)
+	assert.True(t, cfg.ClientReports.Enabled)
+	assert.Equal(t, 30*time.Second, cfg.ClientReports.Interval, "sentry-go's client report tick")
+	assert.Equal(t, 30*time.Second, cfg.ClientConfig.Timeout)
+	assert.Equal(t, configcompression.TypeGzip, cfg.ClientConfig.Compression)
+	require.True(t, cfg.QueueConfig.HasValue())
+	q := cfg.QueueConfig.Get()
+	assert.Equal(t, exporterhelper.RequestSizerTypeItems, q.Sizer, "the queue is bounded by items, so memory is bounded")
+	assert.EqualValues(t, 100_000, q.QueueSize)
+	assert.False(t, q.BlockOnOverflow, "a full queue refuses data, it never blocks the receivers")
+	require.True(t, q.Batch.HasValue())
+	assert.EqualValues(t, 2_000, q.Batch.Get().MaxSize, "a batch is bounded too")
+	assert.True(t, cfg.RetryConfig.Enabled)
+}
+
+func TestCreateExporters(t *testing.T) {
+	f := NewFactory()
+	cfg := f.CreateDefaultConfig().(*Config)
+	cfg.DSN = "https://public@testing.invalid/1"
+	set := exportertest.NewNopSettings(metadata.Type)
+	te, err := f.CreateTraces(context.Background(), set, cfg)
+	require.NoError(t, err)
+	le, err := f.CreateLogs(context.Background(), set, cfg)
+	require.NoError(t, err)
+	require.NoError(t, te.Shutdown(context.Background()))
+	require.NoError(t, le.Shutdown(context.Background()))
+
+	cfg.DSN = "https://secretkey123@o1.ingest.sentry.io/notanumber"
+	_, err = f.CreateTraces(context.Background(), set, cfg)
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "secretkey123")
+}

@@ -1,0 +1,297 @@
+package sentryexporter
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/metadata"
+)
+
+// received is one envelope as the fake Sentry saw it.
+type received struct {
+	at  time.Time // fake clock
+	env *envelope.Envelope
+}
+
+// itemTypes lists the envelope's item types, client reports excluded.
+func (r received) dataTypes() []string {
+	var out []string
+	for _, it := range r.env.Items {
+		if it.Type != envelope.ItemTypeClientReport {
+			out = append(out, it.Type)
+		}
+	}
+	return out
+}
+
+// answer is what the fake Sentry replies to one envelope.
+type answer struct {
+	status  int
+	headers map[string]string
+	reset   bool // close the connection without an answer
+}
+
+// fakeSentry plays Sentry's envelope endpoint: it rejects (400) anything the
+// strict reader or validator rejects, records the rest, and answers what the
+// test's respond func says (200 by default).
+type fakeSentry struct {
+	t       *testing.T
+	srv     *httptest.Server
+	clock   *fakeClock
+	mu      sync.Mutex
+	got     []received
+	invalid []string
+	respond func(env *envelope.Envelope) answer
+}
+
+func newFakeSentry(t *testing.T, clock *fakeClock) *fakeSentry {
+	f := &fakeSentry{t: t, clock: clock}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/1/envelope/", f.handle)
+	f.srv = httptest.NewServer(mux)
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeSentry) dsn() string {
+	return strings.Replace(f.srv.URL, "http://", "http://publickey@", 1) + "/1"
+}
+
+func (f *fakeSentry) handle(w http.ResponseWriter, r *http.Request) {
+	if auth := r.Header.Get("X-Sentry-Auth"); !strings.Contains(auth, "sentry_key=publickey") || !strings.Contains(auth, "sentry_version=7") {
+		http.Error(w, `{"detail":"missing authorization information"}`, http.StatusUnauthorized)
+		return
+	}
+	var body io.Reader = r.Body
+	if r.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			http.Error(w, `{"detail":"failed to decode gzip payload"}`, http.StatusBadRequest)
+			return
+		}
+		body = zr
+	}
+	data, err := io.ReadAll(body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	env, err := envelope.Parse(data)
+	if err == nil {
+		err = envelope.Validate(env, envelope.RelayDefaults())
+	}
+	f.mu.Lock()
+	if err != nil {
+		f.invalid = append(f.invalid, err.Error())
+		f.mu.Unlock()
+		w.Header().Set("X-Sentry-Error", "invalid envelope")
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(map[string]string{"detail": err.Error()})
+		return
+	}
+	f.got = append(f.got, received{at: f.clock.Now(), env: env})
+	respond := f.respond
+	f.mu.Unlock()
+	a := answer{status: http.StatusOK}
+	if respond != nil {
+		a = respond(env)
+	}
+	if a.reset {
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			_ = conn.Close()
+		}
+		return
+	}
+	for k, v := range a.headers {
+		w.Header().Set(k, v)
+	}
+	w.WriteHeader(a.status)
+	if a.status == http.StatusOK {
+		fmt.Fprintf(w, `{"id":%q}`, env.Header.EventID)
+	}
+}
+
+func (f *fakeSentry) setRespond(fn func(env *envelope.Envelope) answer) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.respond = fn
+}
+
+func (f *fakeSentry) envelopes() []received {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]received(nil), f.got...)
+}
+
+func (f *fakeSentry) requireNoInvalid() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	require.Empty(f.t, f.invalid, "the fake Sentry rejected envelopes as Relay would")
+}
+
+// countType counts envelopes that carry an item of the given type.
+func (f *fakeSentry) countType(itemType string) int {
+	n := 0
+	for _, r := range f.envelopes() {
+		for _, it := range r.env.Items {
+			if it.Type == itemType {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// discards sums the client-report discards the fake Sentry received by "reason/category".
+func (f *fakeSentry) discards() map[string]uint64 {
+	out := map[string]uint64{}
+	for _, r := range f.envelopes() {
+		for _, it := range r.env.Items {
+			if it.Type != envelope.ItemTypeClientReport {
+				continue
+			}
+			var rep struct {
+				Discarded []struct {
+					Reason, Category string
+					Quantity         uint64
+				} `json:"discarded_events"`
+			}
+			require.NoError(f.t, json.Unmarshal(it.Payload, &rep))
+			for _, d := range rep.Discarded {
+				out[d.Reason+"/"+d.Category] += d.Quantity
+			}
+		}
+	}
+	return out
+}
+
+// fakeClock is the exporter's clock in tests: it moves only when told to.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 11, 9, 17, 57, 34, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// harness is an exporter built through the factory and exporterhelper, with no
+// sending queue, so that Consume* returns only when every envelope is settled.
+type harness struct {
+	t      *testing.T
+	sentry *fakeSentry
+	clock  *fakeClock
+	tel    *componenttest.Telemetry
+	traces exporter.Traces
+	logs   exporter.Logs
+}
+
+func newHarness(t *testing.T, configure func(*Config)) *harness {
+	clock := newFakeClock()
+	h := newHarnessWith(t, newFakeSentry(t, clock), clock.Now, configure)
+	h.clock = clock
+	return h
+}
+
+// newHarnessWith builds the exporter on the given clock against sentry.
+func newHarnessWith(t *testing.T, sentry *fakeSentry, now func() time.Time, configure func(*Config)) *harness {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+
+	f := newFactory(now)
+	cfg := f.CreateDefaultConfig().(*Config)
+	cfg.DSN = configopaque.String(sentry.dsn())
+	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
+	cfg.RetryConfig = configretry.BackOffConfig{
+		Enabled: true, InitialInterval: time.Millisecond, MaxInterval: 5 * time.Millisecond,
+		MaxElapsedTime: time.Hour, Multiplier: 2,
+	}
+	cfg.ClientReports.Interval = time.Hour // tests flush explicitly or at shutdown
+	if configure != nil {
+		configure(cfg)
+	}
+	set := exportertest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	te, err := f.CreateTraces(context.Background(), set, cfg)
+	require.NoError(t, err)
+	le, err := f.CreateLogs(context.Background(), set, cfg)
+	require.NoError(t, err)
+	require.NoError(t, te.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, le.Start(context.Background(), componenttest.NewNopHost()))
+	return &harness{t: t, sentry: sentry, tel: tel, traces: te, logs: le}
+}
+
+// shutdown stops both pipelines (the final client report goes out here).
+func (h *harness) shutdown() {
+	require.NoError(h.t, h.traces.Shutdown(context.Background()))
+	require.NoError(h.t, h.logs.Shutdown(context.Background()))
+}
+
+// sum reads a counter of ours by attributes; attrs may name a subset.
+func (h *harness) sum(metric string, attrs map[string]string) int64 {
+	m, err := h.tel.GetMetric(metric)
+	if err != nil {
+		return 0
+	}
+	var total int64
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		match := true
+		for k, v := range attrs {
+			got, ok := dp.Attributes.Value(attribute.Key(k))
+			if !ok || got.AsString() != v {
+				match = false
+				break
+			}
+		}
+		if match {
+			total += dp.Value
+		}
+	}
+	return total
+}
+
+func (h *harness) dropped(cat, why string) int64 {
+	return h.sum("otelcol_exporter_sentry_dropped_items", map[string]string{"category": cat, "reason": why})
+}
+
+func (h *harness) droppedAll(cat string) int64 {
+	return h.sum("otelcol_exporter_sentry_dropped_items", map[string]string{"category": cat})
+}
+
+func (h *harness) sent(cat string) int64 {
+	return h.sum("otelcol_exporter_sentry_sent_items", map[string]string{"category": cat})
+}

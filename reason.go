@@ -1,0 +1,35 @@
+package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+
+// reason says why items were not stored. The values are client-report discard
+// reasons, plus rate_limited for items in an envelope Sentry answered 429.
+type reason uint8
+
+const (
+	// reasonRateLimitBackoff: dropped locally while a Sentry rate limit was active.
+	reasonRateLimitBackoff reason = iota
+	// reasonRateLimited: in an envelope Sentry answered 429. Relay already
+	// recorded these as outcomes, so they never go into a client report.
+	reasonRateLimited
+	// reasonSendError: Sentry answered 4xx (not 429) or 5xx, and retries, if
+	// any, gave up.
+	reasonSendError
+	// reasonNetworkError: no answer (connection, TLS, timeout), and retries
+	// gave up or the exporter was shutting down.
+	reasonNetworkError
+	// reasonInternalSDKError: the exporter could not encode the item.
+	reasonInternalSDKError
+	// reasonInvalid: the item could not be repaired into something Relay accepts.
+	reasonInvalid
+	numReasons
+)
+
+// wire is the name in metrics and client reports.
+func (r reason) wire() string {
+	return [numReasons]string{
+		"ratelimit_backoff", "rate_limited", "send_error", "network_error", "internal_sdk_error", "invalid",
+	}[r]
+}
+
+// reported tells whether the reason goes into client reports: the party that
+// drops an item records it, and for a 429 that party is Relay.
+func (r reason) reported() bool { return r != reasonRateLimited }

@@ -1,0 +1,291 @@
+package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.uber.org/zap"
+
+	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/ratelimit"
+)
+
+const (
+	// maxResponseRead is how much of an answer is read so the connection can be
+	// reused (sentry-go drains 16 KiB); the rest is discarded with the connection.
+	maxResponseRead = 16 << 10
+	// maxErrorSnippet is how much of an error body goes into a log line.
+	maxErrorSnippet = 256
+	// errorLogInterval spaces out the log lines for one kind of failed answer.
+	errorLogInterval = time.Minute
+)
+
+// sendResult is what became of one envelope.
+type sendResult struct {
+	delivered bool
+	reason    reason // when not delivered
+	status    int    // Sentry's HTTP status; 0 when there was no answer or no attempt
+	tooLarge  bool   // 413: the caller may split a container once
+}
+
+// sender is the only code that knows HTTP. It POSTs envelopes, merges the rate
+// limits of every answer (2xx included), retries network errors and 5xx per
+// retry_on_failure, and classifies the answer. It never waits for a rate limit
+// to end: an envelope whose category is limited is dropped at once.
+type sender struct {
+	client    *http.Client
+	url       string
+	auth      string
+	userAgent string
+	limits    *ratelimit.State
+	retry     configretry.BackOffConfig
+	slots     chan struct{} // max_concurrent_requests
+	stopping  <-chan struct{}
+	now       func() time.Time
+	logger    *zap.Logger
+	acct      *accountant
+	bufs      sync.Pool
+	errLog    logThrottle
+}
+
+// acquire takes one of the max_concurrent_requests slots; false when ctx ends first.
+func (s *sender) acquire(ctx context.Context) bool {
+	select {
+	case s.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (s *sender) release() { <-s.slots }
+
+// send delivers env unless g is rate limited, retrying network errors and 5xx
+// until retry_on_failure gives up. It holds one of the max_concurrent_requests
+// slots only while a request is in flight, and checks the limits again after
+// every wait: an envelope never waits for a rate limit to end.
+func (s *sender) send(ctx context.Context, env *envelope.Envelope, g gate) sendResult {
+	var wait backoff
+	wait.reset(s.retry)
+	start := time.Now() // the retry budget runs on the wall clock, as its sleeps do
+	for {
+		if g.limited(s.limits.Load(), s.now()) {
+			return sendResult{reason: reasonRateLimitBackoff}
+		}
+		if !s.acquire(ctx) {
+			return sendResult{reason: reasonNetworkError}
+		}
+		if g.limited(s.limits.Load(), s.now()) { // a limit may have arrived while waiting for the slot
+			s.release()
+			return sendResult{reason: reasonRateLimitBackoff}
+		}
+		res, retryAfter := s.attempt(ctx, env)
+		s.release()
+		if !retryable(res) {
+			return res
+		}
+		delay, ok := wait.next(s.retry)
+		delay = max(delay, retryAfter)
+		elapsed := time.Since(start)
+		if !ok || s.isStopping() || (s.retry.MaxElapsedTime > 0 && elapsed+delay > s.retry.MaxElapsedTime) {
+			return res
+		}
+		if !s.sleep(ctx, delay) {
+			return res
+		}
+	}
+}
+
+// retryable: no answer at all, or a 5xx. Never a 429 or another 4xx.
+func retryable(r sendResult) bool {
+	return !r.delivered && (r.reason == reasonNetworkError || r.reason == reasonSendError && r.status >= 500)
+}
+
+// attempt makes one POST. It returns the classified result and, for a 5xx,
+// the Retry-After Sentry asked for.
+func (s *sender) attempt(ctx context.Context, env *envelope.Envelope) (sendResult, time.Duration) {
+	now := s.now()
+	env.Header.SentAt = now
+	bp, _ := s.bufs.Get().(*[]byte)
+	if bp == nil {
+		b := make([]byte, 0, 64<<10)
+		bp = &b
+	}
+	body := env.AppendTo((*bp)[:0])
+	defer func() {
+		if cap(body) <= 4<<20 { // do not pin huge buffers
+			*bp = body[:0]
+			s.bufs.Put(bp)
+		}
+	}()
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
+	if err != nil {
+		return sendResult{reason: reasonInternalSDKError}, 0
+	}
+	req.Header.Set("Content-Type", envelope.ContentType)
+	req.Header.Set("X-Sentry-Auth", s.auth)
+	req.Header.Set("User-Agent", s.userAgent)
+
+	resp, err := s.client.Do(req)
+	if err != nil {
+		s.acct.request(ctx, 0)
+		s.errLog.log(s.logger, "network", "Sending to Sentry failed", zap.String("error", redactedError(err)))
+		return sendResult{reason: reasonNetworkError}, 0
+	}
+	snippet := drain(resp.Body)
+	s.acct.request(ctx, resp.StatusCode)
+
+	// Limits count on every answer, 200 included.
+	answered := s.now()
+	if l, capped := ratelimit.FromResponse(resp.StatusCode, resp.Header, answered); !l.Empty() {
+		s.mergeLimits(l, capped, answered)
+	}
+
+	switch code := resp.StatusCode; {
+	case code >= 200 && code < 300:
+		return sendResult{delivered: true, status: code}, 0
+	case code == http.StatusTooManyRequests:
+		return sendResult{reason: reasonRateLimited, status: code}, 0
+	case code == http.StatusRequestEntityTooLarge:
+		s.logRejected(code, resp.Header, snippet)
+		return sendResult{reason: reasonSendError, status: code, tooLarge: true}, 0
+	case code >= 500:
+		s.logRejected(code, resp.Header, snippet)
+		retryAfter, _, _ := ratelimit.ParseRetryAfter(resp.Header.Get("Retry-After"), answered)
+		var d time.Duration
+		if !retryAfter.IsZero() {
+			d = retryAfter.Sub(answered)
+		}
+		return sendResult{reason: reasonSendError, status: code}, d
+	default:
+		s.logRejected(code, resp.Header, snippet)
+		return sendResult{reason: reasonSendError, status: code}, 0
+	}
+}
+
+// mergeLimits adds l to the DSN's limits and logs once per newly started window.
+func (s *sender) mergeLimits(l ratelimit.Limits, capped bool, now time.Time) {
+	before := s.limits.Load()
+	s.limits.Merge(l)
+	l.Each(func(c ratelimit.Category, deadline time.Time) {
+		if deadline.After(now) && !before.Active(c, now) {
+			name := string(c)
+			if c == ratelimit.CategoryAll {
+				name = "all"
+			}
+			s.logger.Warn("Sentry rate limit: dropping this category until the limit ends",
+				zap.String("category", name), zap.Duration("retry_after", deadline.Sub(now)), zap.Bool("capped", capped))
+		}
+	})
+}
+
+// logRejected logs a failed answer with Sentry's X-Sentry-Error or a short body
+// snippet, at most once per errorLogInterval per status.
+func (s *sender) logRejected(status int, h http.Header, snippet []byte) {
+	detail := h.Get("X-Sentry-Error")
+	if detail == "" {
+		detail = string(snippet)
+	}
+	s.errLog.log(s.logger, http.StatusText(status), "Sentry rejected an envelope",
+		zap.Int("status", status), zap.String("detail", detail))
+}
+
+func (s *sender) isStopping() bool {
+	select {
+	case <-s.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+// sleep waits d; false when ctx ended or shutdown began first.
+func (s *sender) sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-s.stopping:
+		return false
+	}
+}
+
+// drain reads at most maxResponseRead bytes of body, closes it, and returns
+// the first maxErrorSnippet bytes.
+func drain(body io.ReadCloser) []byte {
+	defer body.Close()
+	var head [maxErrorSnippet]byte
+	n, _ := io.ReadFull(body, head[:])
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxResponseRead-int64(n)))
+	return bytes.TrimSpace(head[:n])
+}
+
+// redactedError prints an HTTP client error without a URL's userinfo; the
+// envelope URL carries none (the key travels in X-Sentry-Auth), but an
+// `endpoint` or proxy_url might.
+func redactedError(err error) string {
+	var ue interface {
+		Unwrap() error
+	}
+	if errors.As(err, &ue) {
+		if inner := ue.Unwrap(); inner != nil {
+			return inner.Error()
+		}
+	}
+	return err.Error()
+}
+
+// backoff is retry_on_failure's exponential backoff with jitter.
+type backoff struct{ interval time.Duration }
+
+func (b *backoff) reset(cfg configretry.BackOffConfig) { b.interval = cfg.InitialInterval }
+
+// next returns the next delay; false when retries are off.
+func (b *backoff) next(cfg configretry.BackOffConfig) (time.Duration, bool) {
+	if !cfg.Enabled {
+		return 0, false
+	}
+	d := b.interval
+	if cfg.RandomizationFactor > 0 {
+		delta := cfg.RandomizationFactor * float64(d)
+		d = time.Duration(float64(d) - delta + rand.Float64()*2*delta)
+	}
+	next := time.Duration(float64(b.interval) * cfg.Multiplier)
+	if cfg.MaxInterval > 0 && next > cfg.MaxInterval {
+		next = cfg.MaxInterval
+	}
+	b.interval = next
+	return d, true
+}
+
+// logThrottle lets one log line per key through every errorLogInterval.
+type logThrottle struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+func (t *logThrottle) log(logger *zap.Logger, key, msg string, fields ...zap.Field) {
+	now := time.Now()
+	t.mu.Lock()
+	if t.last == nil {
+		t.last = map[string]time.Time{}
+	}
+	if last, ok := t.last[key]; ok && now.Sub(last) < errorLogInterval {
+		t.mu.Unlock()
+		return
+	}
+	t.last[key] = now
+	t.mu.Unlock()
+	logger.Error(msg, fields...)
+}
