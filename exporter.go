@@ -42,7 +42,7 @@ type sentryExporter struct {
 	reportLoopWG sync.WaitGroup
 }
 
-func newExporter(cfg *Config, set exporter.Settings, now func() time.Time) (*sentryExporter, error) {
+func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporter, error) {
 	d, err := parseDSN(string(cfg.DSN))
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func newExporter(cfg *Config, set exporter.Settings, now func() time.Time) (*sen
 		dsn:      d,
 		limits:   &ratelimit.State{},
 		tb:       tb,
-		now:      now,
+		now:      clk.now,
 		stopping: make(chan struct{}),
 	}
 	if cfg.ClientReports.Enabled {
@@ -85,7 +85,9 @@ func newExporter(cfg *Config, set exporter.Settings, now func() time.Time) (*sen
 		retry:     cfg.RetryConfig,
 		slots:     make(chan struct{}, cfg.MaxConcurrentRequests),
 		stopping:  e.stopping,
-		now:       now,
+		now:       clk.now,
+		wall:      clk.wall,
+		pause:     clk.pause,
 		logger:    set.Logger,
 		acct:      e.acct,
 	}

@@ -34,12 +34,12 @@ const (
 // exporters built from one component config share one exporter, hence one
 // rate-limit state, one client-report aggregator and one connection pool.
 func NewFactory() exporter.Factory {
-	return newFactory(time.Now)
+	return newFactory(realClocks())
 }
 
-// newFactory lets tests give the exporters a clock of their own.
-func newFactory(now func() time.Time) exporter.Factory {
-	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, now: now}
+// newFactory lets tests give the exporters clocks of their own.
+func newFactory(clk clocks) exporter.Factory {
+	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk}
 	return exporter.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
@@ -144,7 +144,7 @@ func (s *sharedExporter) options(cfg *Config) []exporterhelper.Option {
 type sharedExporters struct {
 	mu       sync.Mutex
 	byConfig map[*Config]*sharedExporter
-	now      func() time.Time
+	clk      clocks
 }
 
 type sharedExporter struct {
@@ -164,7 +164,7 @@ func (s *sharedExporters) acquire(cfg *Config, set exporter.Settings) (*sharedEx
 		e.users++
 		return e, nil
 	}
-	exp, err := newExporter(cfg, set, s.now)
+	exp, err := newExporter(cfg, set, s.clk)
 	if err != nil {
 		return nil, err
 	}

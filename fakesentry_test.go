@@ -209,6 +209,35 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
+// clocks puts the exporter on this clock for rate-limit windows, and on a
+// separate fake wall clock for retries: a retry's wait returns at once and
+// moves only the wall clock, so retry budgets are exact and tests never sleep.
+func (c *fakeClock) clocks() clocks {
+	var mu sync.Mutex
+	wall := c.Now()
+	return clocks{
+		now: c.Now,
+		wall: func() time.Time {
+			mu.Lock()
+			defer mu.Unlock()
+			return wall
+		},
+		pause: func(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool {
+			select {
+			case <-ctx.Done():
+				return false
+			case <-stopping:
+				return false
+			default:
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			wall = wall.Add(d)
+			return true
+		},
+	}
+}
+
 // harness is an exporter built through the factory and exporterhelper, with no
 // sending queue, so that Consume* returns only when every envelope is settled.
 type harness struct {
@@ -222,17 +251,17 @@ type harness struct {
 
 func newHarness(t *testing.T, configure func(*Config)) *harness {
 	clock := newFakeClock()
-	h := newHarnessWith(t, newFakeSentry(t, clock), clock.Now, configure)
+	h := newHarnessWith(t, newFakeSentry(t, clock), clock.clocks(), configure)
 	h.clock = clock
 	return h
 }
 
 // newHarnessWith builds the exporter on the given clock against sentry.
-func newHarnessWith(t *testing.T, sentry *fakeSentry, now func() time.Time, configure func(*Config)) *harness {
+func newHarnessWith(t *testing.T, sentry *fakeSentry, clk clocks, configure func(*Config)) *harness {
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
 
-	f := newFactory(now)
+	f := newFactory(clk)
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.DSN = configopaque.String(sentry.dsn())
 	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()

@@ -278,7 +278,7 @@ func TestScenarioRealTimeRetryAfter(t *testing.T) {
 		once.Do(func() { a = answer{status: http.StatusTooManyRequests, headers: map[string]string{"Retry-After": "1"}} })
 		return a
 	})
-	rh := newHarnessWith(t, sentry, time.Now, nil)
+	rh := newHarnessWith(t, sentry, realClocks(), nil)
 	rh.consumeTraces(0, 1, false)
 	rh.consumeTraces(1, 1, false)
 	require.Len(t, sentry.envelopes(), 1, "inside the window nothing is sent")

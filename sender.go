@@ -48,7 +48,9 @@ type sender struct {
 	retry     configretry.BackOffConfig
 	slots     chan struct{} // max_concurrent_requests
 	stopping  <-chan struct{}
-	now       func() time.Time
+	now       func() time.Time // rate-limit windows
+	wall      func() time.Time // retry budget
+	pause     func(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool
 	logger    *zap.Logger
 	acct      *accountant
 	bufs      sync.Pool
@@ -74,7 +76,7 @@ func (s *sender) release() { <-s.slots }
 func (s *sender) send(ctx context.Context, env *envelope.Envelope, g gate) sendResult {
 	var wait backoff
 	wait.reset(s.retry)
-	start := time.Now() // the retry budget runs on the wall clock, as its sleeps do
+	start := s.wall() // the retry budget runs on the wall clock, as its sleeps do
 	for {
 		if g.limited(s.limits.Load(), s.now()) {
 			return sendResult{reason: reasonRateLimitBackoff}
@@ -93,11 +95,11 @@ func (s *sender) send(ctx context.Context, env *envelope.Envelope, g gate) sendR
 		}
 		delay, ok := wait.next(s.retry)
 		delay = max(delay, retryAfter)
-		elapsed := time.Since(start)
+		elapsed := s.wall().Sub(start)
 		if !ok || s.isStopping() || (s.retry.MaxElapsedTime > 0 && elapsed+delay > s.retry.MaxElapsedTime) {
 			return res
 		}
-		if !s.sleep(ctx, delay) {
+		if !s.pause(ctx, s.stopping, delay) {
 			return res
 		}
 	}
@@ -207,8 +209,20 @@ func (s *sender) isStopping() bool {
 	}
 }
 
+// clocks are the exporter's time sources: now for Sentry's rate-limit
+// windows; wall and pause for the retry budget and its waits. Tests replace them.
+type clocks struct {
+	now   func() time.Time
+	wall  func() time.Time
+	pause func(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool
+}
+
+func realClocks() clocks {
+	return clocks{now: time.Now, wall: time.Now, pause: sleep}
+}
+
 // sleep waits d; false when ctx ended or shutdown began first.
-func (s *sender) sleep(ctx context.Context, d time.Duration) bool {
+func sleep(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -216,7 +230,7 @@ func (s *sender) sleep(ctx context.Context, d time.Duration) bool {
 		return true
 	case <-ctx.Done():
 		return false
-	case <-s.stopping:
+	case <-stopping:
 		return false
 	}
 }

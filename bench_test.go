@@ -1,0 +1,150 @@
+package sentryexporter
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otel-sentry/sentryexporter/internal/metadata"
+	"github.com/otel-sentry/sentryexporter/internal/translate"
+	"github.com/otel-sentry/sentryexporter/ratelimit"
+)
+
+// benchExporter is an exporter that is never started: the benchmarks below
+// measure translation, envelope building and encoding, or the drop path,
+// without HTTP.
+func benchExporter(b *testing.B, now func() time.Time) *sentryExporter {
+	clk := realClocks()
+	clk.now = now
+	cfg := createDefaultConfig().(*Config)
+	cfg.DSN = "https://public@o1.ingest.sentry.io/1"
+	set := exportertest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = componenttest.NewNopTelemetrySettings()
+	e, err := newExporter(cfg, set, clk)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// encodeAll builds every envelope of a batch and encodes it, as the sender
+// would, into one reused buffer.
+func encodeAll(out []outgoing, buf []byte) []byte {
+	for i := range out {
+		out[i].env.Header.SentAt = testStart
+		buf = out[i].env.AppendTo(buf[:0])
+	}
+	return buf
+}
+
+// BenchmarkEncodeTraces1000 is translation + envelopes + encoding of 1,002
+// spans (334 traces of 3 spans, one with an exception), as the sender would
+// write them; its peer is BenchmarkProtoMarshalTraces1000 on the same batch.
+func BenchmarkEncodeTraces1000(b *testing.B) {
+	e := benchExporter(b, time.Now)
+	td := makeTraces(0, 333, false)
+	withErrors := makeTraces(1000, 1, true)
+	withErrors.ResourceSpans().At(0).CopyTo(td.ResourceSpans().AppendEmpty())
+	spans := td.SpanCount()
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		res := e.translator.Traces(td, translate.TracesWant{Transactions: true, Errors: true})
+		out := make([]outgoing, 0, len(res.Transactions)+len(res.Errors))
+		for i := range res.Transactions {
+			out = append(out, e.transactionEnvelope(&res.Transactions[i]))
+		}
+		for i := range res.Errors {
+			out = append(out, e.errorEnvelope(&res.Errors[i]))
+		}
+		buf = encodeAll(out, buf)
+		res.Release()
+	}
+	b.ReportMetric(float64(spans)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}
+
+func BenchmarkProtoMarshalTraces1000(b *testing.B) {
+	td := makeTraces(0, 333, false)
+	withErrors := makeTraces(1000, 1, true)
+	withErrors.ResourceSpans().At(0).CopyTo(td.ResourceSpans().AppendEmpty())
+	spans := td.SpanCount()
+	m := &ptrace.ProtoMarshaler{}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.MarshalTraces(td); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(spans)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}
+
+// BenchmarkEncodeLogs1000 is translation + 10 log containers + encoding of
+// 1,000 log records; its peer is BenchmarkProtoMarshalLogs1000.
+func BenchmarkEncodeLogs1000(b *testing.B) {
+	e := benchExporter(b, time.Now)
+	ld := makeLogs(1000)
+	ctx := context.Background()
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		res := e.translator.Logs(ld, translate.LogsWant{Logs: true, Errors: true})
+		out := e.appendLogEnvelopes(ctx, nil, res.Logs)
+		buf = encodeAll(out, buf)
+		res.Release()
+	}
+	b.ReportMetric(1000*float64(b.N)/b.Elapsed().Seconds(), "logs/s")
+}
+
+func BenchmarkProtoMarshalLogs1000(b *testing.B) {
+	ld := makeLogs(1000)
+	m := &plog.ProtoMarshaler{}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.MarshalLogs(ld); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(1000*float64(b.N)/b.Elapsed().Seconds(), "logs/s")
+}
+
+// BenchmarkDropPath is a whole push of 1,000 spans (with exceptions) while
+// an all-category limit is active: nothing is serialised, every item is
+// counted. ns/dropped-span is the figure quoted in the README.
+func BenchmarkDropPath(b *testing.B) {
+	now := time.Now()
+	e := benchExporter(b, func() time.Time { return now })
+	l, _ := ratelimit.Parse("3600::organization", now)
+	e.limits.Merge(l)
+	td := makeTraces(0, 333, true)
+	spans := td.SpanCount()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := e.pushTraces(ctx, td); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(spans), "ns/dropped-span")
+}
+
+// BenchmarkDropPathLogs is the same for 1,000 logs under a log_byte limit.
+func BenchmarkDropPathLogs(b *testing.B) {
+	now := time.Now()
+	e := benchExporter(b, func() time.Time { return now })
+	l, _ := ratelimit.Parse("3600:log_byte:organization", now)
+	e.limits.Merge(l)
+	ld := makeLogs(1000)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := e.pushLogs(ctx, ld); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/dropped-log")
+}
