@@ -29,9 +29,10 @@ type outgoing struct {
 	items  [][]byte // container items, kept so a 413 can split the container once
 }
 
-func (e *sentryExporter) sdkInfo() *envelope.SDKInfo {
-	return &envelope.SDKInfo{Name: sdkName, Version: sdkVersion}
-}
+// sdk is the envelope `sdk` header; one value shared by every envelope.
+var sdk = &envelope.SDKInfo{Name: sdkName, Version: sdkVersion}
+
+func (e *sentryExporter) sdkInfo() *envelope.SDKInfo { return sdk }
 
 // dsc is the `trace` envelope header (dynamic sampling context).
 func (e *sentryExporter) dsc(traceID, environment, release, transaction string) *envelope.TraceContext {
