@@ -31,9 +31,10 @@ $(OCB):
 
 ## otelcol: build bin/otelcol-sentry with ocb from builder-config.yaml.
 otelcol: $(OTELCOL)
-$(OTELCOL): $(OCB) builder-config.yaml $(shell find . -name '*.go' -not -path './dist/*' -not -path './.gen/*') go.mod
+$(OTELCOL): $(OCB) builder-config.yaml $(shell find . -name '*.go' -not -path './dist/*' -not -path './.gen/*' -not -path './cmd/*' -not -name '*_test.go') go.mod go.sum
 	$(OCB) --config builder-config.yaml
-	@touch $(OTELCOL)
+	@mkdir -p $(BIN)
+	cp dist/otelcol-sentry $(OTELCOL)
 
 sink:
 	$(GO) build -o $(BIN)/sentrysink ./cmd/sentrysink

@@ -247,14 +247,7 @@ func TestShutdownUnderLimitDropsQueued(t *testing.T) {
 // Self-metrics, asserted with the generated metadatatest helpers.
 func TestTelemetry(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
-	var once sync.Once
-	h.sentry.setRespond(func(*envelope.Envelope) answer {
-		a := answer{status: http.StatusOK}
-		once.Do(func() {
-			a = answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "60:log_item:organization"}}
-		})
-		return a
-	})
+	h.sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "60:log_item:organization"}}))
 	h.consumeLogs(3) // 429
 	h.consumeLogs(2) // dropped locally
 	h.consumeTraces(0, 1, false)

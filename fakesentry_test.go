@@ -132,6 +132,16 @@ func (f *fakeSentry) handle(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// firstThenOK answers first to the first envelope and 200 to every other.
+func firstThenOK(first answer) func(*envelope.Envelope) answer {
+	var once sync.Once
+	return func(*envelope.Envelope) answer {
+		a := answer{status: http.StatusOK}
+		once.Do(func() { a = first })
+		return a
+	}
+}
+
 func (f *fakeSentry) setRespond(fn func(env *envelope.Envelope) answer) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

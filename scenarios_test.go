@@ -210,12 +210,7 @@ func TestScenarioRefill(t *testing.T) {
 // Scenario 6: Retry-After alone on a 429 blocks every category for its seconds.
 func TestScenarioRetryAfterOnly(t *testing.T) {
 	h := newHarness(t, nil)
-	var once sync.Once
-	h.sentry.setRespond(func(env *envelope.Envelope) answer {
-		a := answer{status: http.StatusOK}
-		once.Do(func() { a = answer{status: http.StatusTooManyRequests, headers: map[string]string{"Retry-After": "5"}} })
-		return a
-	})
+	h.sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"Retry-After": "5"}}))
 	h.consumeTraces(0, 1, false) // answered 429: all categories for 5 s
 	h.clock.Advance(4 * time.Second)
 	h.consumeTraces(1, 1, true)
@@ -247,12 +242,7 @@ func countReportOnly(h *harness) int {
 // 60 s; the client report is kept and sent once the limit ends.
 func TestScenarioBare429(t *testing.T) {
 	h := newHarness(t, nil)
-	var once sync.Once
-	h.sentry.setRespond(func(env *envelope.Envelope) answer {
-		a := answer{status: http.StatusOK}
-		once.Do(func() { a = answer{status: http.StatusTooManyRequests} })
-		return a
-	})
+	h.sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests}))
 	h.consumeTraces(0, 1, false)
 	for i := 1; i <= 11; i++ {
 		h.clock.Advance(5 * time.Second) // up to 55 s
@@ -272,12 +262,7 @@ func TestScenarioBare429(t *testing.T) {
 // Scenario 7, on the real clock: one test keeps real time (Retry-After 1 s).
 func TestScenarioRealTimeRetryAfter(t *testing.T) {
 	sentry := newFakeSentry(t, newFakeClock())
-	var once sync.Once
-	sentry.setRespond(func(env *envelope.Envelope) answer {
-		a := answer{status: http.StatusOK}
-		once.Do(func() { a = answer{status: http.StatusTooManyRequests, headers: map[string]string{"Retry-After": "1"}} })
-		return a
-	})
+	sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"Retry-After": "1"}}))
 	rh := newHarnessWith(t, sentry, realClocks(), nil)
 	rh.consumeTraces(0, 1, false)
 	rh.consumeTraces(1, 1, false)
@@ -293,14 +278,7 @@ func TestScenarioRealTimeRetryAfter(t *testing.T) {
 // the interval (here on the next envelope) or at shutdown.
 func TestScenarioClientReportsExact(t *testing.T) {
 	h := newHarness(t, nil)
-	var once sync.Once
-	h.sentry.setRespond(func(env *envelope.Envelope) answer {
-		a := answer{status: http.StatusOK}
-		once.Do(func() {
-			a = answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "10:transaction:key"}}
-		})
-		return a
-	})
+	h.sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "10:transaction:key"}}))
 	h.consumeTraces(0, 1, false) // 429 on the transaction
 	h.consumeTraces(1, 4, false) // 4 transactions dropped locally
 	h.consumeLogs(5)             // carries the pending report
@@ -318,14 +296,7 @@ func TestScenarioClientReportsExact(t *testing.T) {
 // log_byte-only limit (sentry-go ignores both span and log_byte).
 func TestScenarioLimitOn200AndLogByte(t *testing.T) {
 	h := newHarness(t, nil)
-	var once sync.Once
-	h.sentry.setRespond(func(env *envelope.Envelope) answer {
-		a := answer{status: http.StatusOK}
-		once.Do(func() {
-			a = answer{status: http.StatusOK, headers: map[string]string{"X-Sentry-Rate-Limits": "30:log_byte:organization"}}
-		})
-		return a
-	})
+	h.sentry.setRespond(firstThenOK(answer{status: http.StatusOK, headers: map[string]string{"X-Sentry-Rate-Limits": "30:log_byte:organization"}}))
 	h.consumeLogs(5) // stored, and announces the limit
 	h.consumeLogs(7) // dropped locally
 	h.consumeTraces(0, 1, true)
