@@ -1,0 +1,387 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// service is one simulated application.
+type service struct {
+	name, version, env, lang string
+	routes                   []route
+	dbSystem, dbName         string
+	peer                     string // host of its http.client calls
+	exceptions               []exception
+}
+
+type route struct {
+	method, route, path string
+}
+
+type exception struct {
+	typ, message, stacktrace string
+}
+
+var services = []service{
+	{
+		name: "checkout", version: "1.4.2", env: "demo", lang: "go",
+		routes: []route{
+			{"GET", "/cart/{id}", "/cart/8731"},
+			{"POST", "/checkout", "/checkout"},
+			{"GET", "/healthz", "/healthz"},
+		},
+		dbSystem: "postgresql", dbName: "shop", peer: "payments.internal:8080",
+		exceptions: []exception{{
+			typ:     "*net.OpError",
+			message: "dial tcp 10.0.3.7:5432: connect: connection refused",
+			stacktrace: "goroutine 42 [running]:\n" +
+				"main.(*CartStore).Load(0xc000124000, {0x7f1c2a, 0x4})\n" +
+				"\t/app/store/cart.go:88 +0x1d4\n" +
+				"main.(*Server).handleCart(0xc0001a2000, {0x9b6e40, 0xc0002a0000}, 0xc000316000)\n" +
+				"\t/app/server/cart.go:41 +0x9a\n" +
+				"net/http.HandlerFunc.ServeHTTP(0xc000118f40, {0x9b6e40, 0xc0002a0000}, 0xc000316000)\n" +
+				"\t/usr/local/go/src/net/http/server.go:2294 +0x29\n" +
+				"net/http.serverHandler.ServeHTTP({0xc0001a8000}, {0x9b6e40, 0xc0002a0000}, 0xc000316000)\n" +
+				"\t/usr/local/go/src/net/http/server.go:3301 +0x8e\n" +
+				"created by net/http.(*Server).Serve in goroutine 1\n" +
+				"\t/usr/local/go/src/net/http/server.go:3454 +0x485\n",
+		}},
+	},
+	{
+		name: "inventory", version: "2.11.0", env: "demo", lang: "java",
+		routes: []route{
+			{"GET", "/items/{sku}", "/items/SKU-1182"},
+			{"POST", "/items/{sku}/reserve", "/items/SKU-1182/reserve"},
+		},
+		dbSystem: "mysql", dbName: "inventory", peer: "pricing.internal:9000",
+		exceptions: []exception{{
+			typ:     "java.lang.IllegalStateException",
+			message: "Stock for SKU-1182 is negative",
+			stacktrace: "java.lang.IllegalStateException: Stock for SKU-1182 is negative\n" +
+				"\tat com.example.inventory.StockService.reserve(StockService.java:88)\n" +
+				"\tat com.example.inventory.StockController.reserve(StockController.java:41)\n" +
+				"\tat jdk.internal.reflect.DirectMethodHandleAccessor.invoke(DirectMethodHandleAccessor.java:103)\n" +
+				"\tat org.springframework.web.servlet.FrameworkServlet.service(FrameworkServlet.java:885)\n" +
+				"Caused by: java.sql.SQLTransientConnectionException: HikariPool-1 - Connection is not available, request timed out after 30000ms.\n" +
+				"\tat com.zaxxer.hikari.pool.HikariPool.createTimeoutException(HikariPool.java:696)\n" +
+				"\tat com.zaxxer.hikari.pool.HikariPool.getConnection(HikariPool.java:181)\n" +
+				"\tat com.example.inventory.StockService.reserve(StockService.java:80)\n" +
+				"\t... 3 more\n",
+		}},
+	},
+	{
+		name: "payments", version: "0.9.7", env: "demo", lang: "python",
+		routes: []route{
+			{"POST", "/charge", "/charge"},
+			{"GET", "/charges/{charge_id}", "/charges/ch_3PZ1"},
+		},
+		dbSystem: "redis", dbName: "0", peer: "api.stripe.example:443",
+		exceptions: []exception{{
+			typ:     "payments.gateway.CardDeclined",
+			message: "insufficient funds",
+			stacktrace: "Traceback (most recent call last):\n" +
+				"  File \"/app/payments/views.py\", line 57, in charge\n" +
+				"    result = gateway.charge(card, amount)\n" +
+				"  File \"/app/payments/gateway.py\", line 112, in charge\n" +
+				"    raise CardDeclined(\"insufficient funds\")\n" +
+				"payments.gateway.CardDeclined: insufficient funds\n",
+		}},
+	},
+}
+
+// serviceAt returns the i-th simulated service; beyond the built-in three, copies with
+// numbered names.
+func serviceAt(i int) service {
+	s := services[i%len(services)]
+	if n := i / len(services); n > 0 {
+		s.name = fmt.Sprintf("%s-%d", s.name, n+1)
+	}
+	return s
+}
+
+// counts is what one generated batch holds.
+type counts struct {
+	traces, spans, logs, exceptions int
+	// spanExceptions are the exceptions carried by span events (the rest are in logs).
+	spanExceptions int
+}
+
+func (c *counts) add(o counts) {
+	c.traces += o.traces
+	c.spans += o.spans
+	c.logs += o.logs
+	c.exceptions += o.exceptions
+	c.spanExceptions += o.spanExceptions
+}
+
+// generator builds batches of realistic traces and logs. It is not safe for concurrent use.
+type generator struct {
+	rnd           *rand.Rand
+	services      []service
+	logsPerTrace  int
+	exceptionRate float64
+}
+
+func newGenerator(seed uint64, nServices, logsPerTrace int, exceptionRate float64) *generator {
+	g := &generator{
+		rnd:           rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		logsPerTrace:  logsPerTrace,
+		exceptionRate: exceptionRate,
+	}
+	for i := range max(nServices, 1) {
+		g.services = append(g.services, serviceAt(i))
+	}
+	return g
+}
+
+func (g *generator) traceID() pcommon.TraceID {
+	var id pcommon.TraceID
+	binary.BigEndian.PutUint64(id[:8], g.rnd.Uint64()|1)
+	binary.BigEndian.PutUint64(id[8:], g.rnd.Uint64())
+	return id
+}
+
+func (g *generator) spanID() pcommon.SpanID {
+	var id pcommon.SpanID
+	binary.BigEndian.PutUint64(id[:], g.rnd.Uint64()|1)
+	return id
+}
+
+func (g *generator) ms(lo, hi int) time.Duration {
+	return time.Duration(lo+g.rnd.IntN(hi-lo+1)) * time.Millisecond
+}
+
+var severities = []struct {
+	num  plog.SeverityNumber
+	text string
+}{
+	{plog.SeverityNumberDebug, "DEBUG"},
+	{plog.SeverityNumberInfo, "INFO"},
+	{plog.SeverityNumberInfo, "INFO"},
+	{plog.SeverityNumberInfo, "INFO"},
+	{plog.SeverityNumberWarn, "WARN"},
+	{plog.SeverityNumberError, "ERROR"},
+}
+
+// batch builds about minSpans spans (whole traces, so a little more) and their logs,
+// grouped by service into one ResourceSpans and one ResourceLogs each.
+func (g *generator) batch(minSpans int, now time.Time) (ptrace.Traces, plog.Logs, counts) {
+	td := ptrace.NewTraces()
+	ld := plog.NewLogs()
+	spansBy := make([]ptrace.SpanSlice, len(g.services))
+	logsBy := make([]plog.LogRecordSlice, len(g.services))
+	for i, s := range g.services {
+		rs := td.ResourceSpans().AppendEmpty()
+		setResource(rs.Resource(), s)
+		ss := rs.ScopeSpans().AppendEmpty()
+		ss.Scope().SetName("otlpgen/" + s.lang)
+		ss.Scope().SetVersion("0.1.0")
+		spansBy[i] = ss.Spans()
+		if g.logsPerTrace > 0 {
+			rl := ld.ResourceLogs().AppendEmpty()
+			setResource(rl.Resource(), s)
+			sl := rl.ScopeLogs().AppendEmpty()
+			sl.Scope().SetName("otlpgen/" + s.lang)
+			logsBy[i] = sl.LogRecords()
+		}
+	}
+	var c counts
+	for c.spans < max(minSpans, 1) {
+		i := g.rnd.IntN(len(g.services))
+		var lr plog.LogRecordSlice
+		if g.logsPerTrace > 0 {
+			lr = logsBy[i]
+		}
+		c.add(g.trace(&g.services[i], spansBy[i], lr, now))
+	}
+	return td, ld, c
+}
+
+func setResource(r pcommon.Resource, s service) {
+	a := r.Attributes()
+	a.PutStr("service.name", s.name)
+	a.PutStr("service.version", s.version)
+	a.PutStr("deployment.environment.name", s.env)
+	a.PutStr("telemetry.sdk.language", s.lang)
+	a.PutStr("telemetry.sdk.name", "opentelemetry")
+	a.PutStr("host.name", s.name+"-7c9f")
+}
+
+// trace appends one trace: an http.server root with a db child, an http.client child and
+// sometimes an internal span; an error with an exception event at the given ratio; and
+// logs attached to its spans.
+func (g *generator) trace(s *service, spans ptrace.SpanSlice, logs plog.LogRecordSlice, now time.Time) counts {
+	var c counts
+	c.traces = 1
+	tid := g.traceID()
+	rt := s.routes[g.rnd.IntN(len(s.routes))]
+	failed := g.rnd.Float64() < g.exceptionRate
+
+	rootDur := g.ms(20, 250)
+	start := now.Add(-rootDur)
+	root := spans.AppendEmpty()
+	rootID := g.spanID()
+	root.SetTraceID(tid)
+	root.SetSpanID(rootID)
+	root.SetName(rt.method + " " + rt.route)
+	root.SetKind(ptrace.SpanKindServer)
+	root.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+	root.SetEndTimestamp(pcommon.NewTimestampFromTime(now))
+	ra := root.Attributes()
+	ra.PutStr("http.request.method", rt.method)
+	ra.PutStr("http.route", rt.route)
+	ra.PutStr("url.path", rt.path)
+	ra.PutStr("url.scheme", "http")
+	ra.PutStr("server.address", s.name+".internal")
+	ra.PutInt("server.port", 8080)
+	ra.PutStr("user_agent.original", "Mozilla/5.0 (X11; Linux x86_64) otlpgen/0.1")
+	ra.PutStr("client.address", fmt.Sprintf("10.0.%d.%d", g.rnd.IntN(8), 2+g.rnd.IntN(250)))
+	status := 200
+	if failed {
+		status = 500
+	}
+	ra.PutInt("http.response.status_code", int64(status))
+	c.spans++
+
+	// db child
+	db := spans.AppendEmpty()
+	dbID := g.spanID()
+	dbStart := start.Add(g.ms(1, 5))
+	dbEnd := dbStart.Add(g.ms(1, 15))
+	db.SetTraceID(tid)
+	db.SetSpanID(dbID)
+	db.SetParentSpanID(rootID)
+	db.SetKind(ptrace.SpanKindClient)
+	db.SetStartTimestamp(pcommon.NewTimestampFromTime(dbStart))
+	db.SetEndTimestamp(pcommon.NewTimestampFromTime(dbEnd))
+	da := db.Attributes()
+	da.PutStr("db.system.name", s.dbSystem)
+	da.PutStr("db.namespace", s.dbName)
+	if s.dbSystem == "redis" {
+		db.SetName("GET")
+		da.PutStr("db.operation.name", "GET")
+		da.PutStr("db.query.text", "GET charge:ch_3PZ1")
+	} else {
+		db.SetName("SELECT " + s.dbName + ".items")
+		da.PutStr("db.operation.name", "SELECT")
+		da.PutStr("db.collection.name", "items")
+		da.PutStr("db.query.text", "SELECT id, sku, qty, price FROM items WHERE sku = ? AND warehouse_id = ?")
+	}
+	da.PutStr("server.address", s.dbSystem+".internal")
+	c.spans++
+
+	// http.client child
+	hc := spans.AppendEmpty()
+	hcID := g.spanID()
+	hcStart := dbEnd.Add(g.ms(0, 3))
+	hcEnd := hcStart.Add(g.ms(2, max(3, int(rootDur/time.Millisecond)/2)))
+	if hcEnd.After(now) {
+		hcEnd = now
+	}
+	hc.SetTraceID(tid)
+	hc.SetSpanID(hcID)
+	hc.SetParentSpanID(rootID)
+	hc.SetName("POST")
+	hc.SetKind(ptrace.SpanKindClient)
+	hc.SetStartTimestamp(pcommon.NewTimestampFromTime(hcStart))
+	hc.SetEndTimestamp(pcommon.NewTimestampFromTime(hcEnd))
+	ha := hc.Attributes()
+	ha.PutStr("http.request.method", "POST")
+	ha.PutStr("url.full", "https://"+s.peer+"/v1/quote")
+	ha.PutStr("server.address", s.peer)
+	ha.PutInt("http.response.status_code", 200)
+	c.spans++
+
+	// sometimes an internal span under the http.client call
+	if g.rnd.IntN(2) == 0 {
+		in := spans.AppendEmpty()
+		in.SetTraceID(tid)
+		in.SetSpanID(g.spanID())
+		in.SetParentSpanID(hcID)
+		in.SetName("serialize quote")
+		in.SetKind(ptrace.SpanKindInternal)
+		in.SetStartTimestamp(pcommon.NewTimestampFromTime(hcStart))
+		in.SetEndTimestamp(pcommon.NewTimestampFromTime(hcStart.Add(time.Millisecond)))
+		in.Attributes().PutInt("quote.items", int64(1+g.rnd.IntN(9)))
+		c.spans++
+	}
+
+	var exc exception
+	if failed {
+		exc = s.exceptions[g.rnd.IntN(len(s.exceptions))]
+		// the error happened in the db call and surfaced in the server span
+		db.Status().SetCode(ptrace.StatusCodeError)
+		db.Status().SetMessage(exc.message)
+		root.Status().SetCode(ptrace.StatusCodeError)
+		root.Status().SetMessage(exc.message)
+		ev := root.Events().AppendEmpty()
+		ev.SetName("exception")
+		ev.SetTimestamp(pcommon.NewTimestampFromTime(dbEnd))
+		ea := ev.Attributes()
+		ea.PutStr("exception.type", exc.typ)
+		ea.PutStr("exception.message", exc.message)
+		ea.PutStr("exception.stacktrace", exc.stacktrace)
+		ea.PutBool("exception.escaped", true)
+		c.exceptions++
+		c.spanExceptions++
+	}
+
+	if logs == (plog.LogRecordSlice{}) {
+		return c
+	}
+	for j := range g.logsPerTrace {
+		lr := logs.AppendEmpty()
+		lr.SetTimestamp(pcommon.NewTimestampFromTime(start.Add(time.Duration(j) * time.Millisecond)))
+		lr.SetObservedTimestamp(pcommon.NewTimestampFromTime(now))
+		lr.SetTraceID(tid)
+		if j%2 == 0 {
+			lr.SetSpanID(rootID)
+		} else {
+			lr.SetSpanID(dbID)
+		}
+		sev := severities[g.rnd.IntN(len(severities))]
+		lr.SetSeverityNumber(sev.num)
+		lr.SetSeverityText(sev.text)
+		la := lr.Attributes()
+		la.PutStr("code.function.name", "handle"+rt.method)
+		la.PutInt("request.bytes", int64(g.rnd.IntN(4096)))
+		switch sev.num {
+		case plog.SeverityNumberDebug:
+			lr.Body().SetStr(fmt.Sprintf("cache lookup for %s took %dµs", rt.path, g.rnd.IntN(900)))
+		case plog.SeverityNumberWarn:
+			lr.Body().SetStr(fmt.Sprintf("slow %s query: %dms", s.dbSystem, 100+g.rnd.IntN(400)))
+			la.PutDouble("db.duration_ms", 100+g.rnd.Float64()*400)
+		case plog.SeverityNumberError:
+			lr.Body().SetStr("upstream " + s.peer + " answered 503, retrying")
+			la.PutInt("retry.attempt", int64(1+g.rnd.IntN(3)))
+		default:
+			lr.Body().SetStr(fmt.Sprintf("%s %s handled", rt.method, rt.path))
+			la.PutBool("cache.hit", g.rnd.IntN(2) == 0)
+		}
+		c.logs++
+	}
+	if failed {
+		// one more log: the error with exception.* attributes
+		lr := logs.AppendEmpty()
+		lr.SetTimestamp(pcommon.NewTimestampFromTime(dbEnd))
+		lr.SetObservedTimestamp(pcommon.NewTimestampFromTime(now))
+		lr.SetTraceID(tid)
+		lr.SetSpanID(dbID)
+		lr.SetSeverityNumber(plog.SeverityNumberError)
+		lr.SetSeverityText("ERROR")
+		lr.Body().SetStr(rt.method + " " + rt.route + " failed: " + exc.message)
+		la := lr.Attributes()
+		la.PutStr("exception.type", exc.typ)
+		la.PutStr("exception.message", exc.message)
+		la.PutStr("exception.stacktrace", exc.stacktrace)
+		c.logs++
+		c.exceptions++
+	}
+	return c
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+)
+
+func TestBatchCounts(t *testing.T) {
+	g := newGenerator(1, 3, 2, 0.5)
+	td, ld, c := g.batch(500, time.Now())
+	if c.spans < 500 || td.SpanCount() != c.spans {
+		t.Fatalf("spans: counted %d, pdata %d", c.spans, td.SpanCount())
+	}
+	if ld.LogRecordCount() != c.logs || c.logs < 2*c.traces {
+		t.Fatalf("logs: counted %d, pdata %d, traces %d", c.logs, ld.LogRecordCount(), c.traces)
+	}
+	if c.exceptions == 0 || c.spanExceptions == 0 {
+		t.Fatalf("no exceptions at ratio 0.5: %+v", c)
+	}
+	events := 0
+	for _, rs := range td.ResourceSpans().All() {
+		if _, ok := rs.Resource().Attributes().Get("service.name"); !ok {
+			t.Fatal("resource without service.name")
+		}
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				if sp.TraceID().IsEmpty() || sp.SpanID().IsEmpty() || sp.EndTimestamp() < sp.StartTimestamp() {
+					t.Fatalf("bad span %s", sp.Name())
+				}
+				if sp.Kind() == ptrace.SpanKindServer {
+					if _, ok := sp.Attributes().Get("http.route"); !ok {
+						t.Fatal("server span without http.route")
+					}
+				}
+				for _, ev := range sp.Events().All() {
+					if ev.Name() == "exception" {
+						events++
+					}
+				}
+			}
+		}
+	}
+	if events != c.spanExceptions {
+		t.Fatalf("exception events %d, counted %d", events, c.spanExceptions)
+	}
+}
+
+func TestSend(t *testing.T) {
+	var spans, logs atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Content-Type") != "application/x-protobuf" {
+			t.Errorf("content type %q", r.Header.Get("Content-Type"))
+		}
+		b, _ := io.ReadAll(r.Body)
+		switch r.URL.Path {
+		case "/v1/traces":
+			req := ptraceotlp.NewExportRequest()
+			if err := req.UnmarshalProto(b); err != nil {
+				t.Error(err)
+			}
+			spans.Add(int64(req.Traces().SpanCount()))
+		case "/v1/logs":
+			req := plogotlp.NewExportRequest()
+			if err := req.UnmarshalProto(b); err != nil {
+				t.Error(err)
+			}
+			logs.Add(int64(req.Logs().LogRecordCount()))
+		default:
+			w.WriteHeader(404)
+		}
+	}))
+	defer srv.Close()
+	s := &sender{client: srv.Client(), tracesURL: srv.URL + "/v1/traces", logsURL: srv.URL + "/v1/logs"}
+	g := newGenerator(2, 3, 1, 0.1)
+	for range 3 {
+		td, ld, c := g.batch(50, time.Now())
+		s.send(context.Background(), td, ld, c)
+	}
+	tot := s.totals(time.Second)
+	if tot.Spans != spans.Load() || tot.Logs != logs.Load() || tot.Requests != 6 || len(tot.HTTPErrors) != 0 {
+		t.Fatalf("totals %+v, server saw %d spans %d logs", tot, spans.Load(), logs.Load())
+	}
+}

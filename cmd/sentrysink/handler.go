@@ -1,0 +1,266 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/otel-sentry/sentryexporter/envelope"
+)
+
+// maxBodySize bounds a request body before and after decompression: Relay's default
+// max_envelope_size (200 MiB).
+const maxBodySize = 200 << 20
+
+// handlerConfig is what the flags set on the handler.
+type handlerConfig struct {
+	// Delay is added before every answer (a slow Sentry, for load tests).
+	Delay time.Duration
+	// RateLimit, when set, is sent as X-Sentry-Rate-Limits on every answer, such as
+	// "60::organization" or "30:transaction;span:key".
+	RateLimit string
+	// RateLimitStatus is the status sent with RateLimit: 429 (the envelope is dropped)
+	// or 200 (the envelope is accepted and the limit only announced).
+	RateLimitStatus int
+	// Limits are the size limits envelopes are validated against.
+	Limits envelope.Limits
+	// Log receives one line per accepted envelope; nil for none.
+	Log func(line []byte)
+}
+
+// handler is a Sentry-compatible envelope endpoint: POST /api/<project>/envelope/.
+type handler struct {
+	cfg   handlerConfig
+	stats *stats
+	// retryAfter is the Retry-After value sent with a 429: the longest retry_after in RateLimit.
+	retryAfter string
+	bufs       sync.Pool
+}
+
+func newHandler(cfg handlerConfig, st *stats) *handler {
+	if cfg.RateLimitStatus == 0 {
+		cfg.RateLimitStatus = http.StatusTooManyRequests
+	}
+	h := &handler{cfg: cfg, stats: st}
+	h.bufs.New = func() any { return new(bytes.Buffer) }
+	if cfg.RateLimit != "" {
+		h.retryAfter = strconv.Itoa(longestRetryAfter(cfg.RateLimit))
+	}
+	return h
+}
+
+// longestRetryAfter returns the largest retry_after (seconds, rounded up) of an
+// X-Sentry-Rate-Limits value, at least 1.
+func longestRetryAfter(v string) int {
+	longest := 1
+	for group := range strings.SplitSeq(v, ",") {
+		secs, _, _ := strings.Cut(strings.TrimSpace(group), ":")
+		if f, err := strconv.ParseFloat(secs, 64); err == nil && !math.IsNaN(f) && f > 0 {
+			longest = max(longest, int(math.Ceil(f)))
+		}
+	}
+	return longest
+}
+
+// projectFromPath returns <project> of /api/<project>/envelope/ (trailing slash optional).
+func projectFromPath(p string) (string, bool) {
+	rest, ok := strings.CutPrefix(p, "/api/")
+	if !ok {
+		return "", false
+	}
+	project, tail, ok := strings.Cut(rest, "/")
+	if !ok || project == "" || (tail != "envelope/" && tail != "envelope") {
+		return "", false
+	}
+	return project, true
+}
+
+// checkAuth checks X-Sentry-Auth (or the sentry_key/sentry_version query parameters):
+// sentry_version=7 and a sentry_key. It returns the HTTP status and detail of a failure, or 0.
+func checkAuth(r *http.Request) (int, string) {
+	var version, key string
+	if auth := r.Header.Get("X-Sentry-Auth"); auth != "" {
+		rest, ok := strings.CutPrefix(auth, "Sentry ")
+		if !ok {
+			return http.StatusUnauthorized, "X-Sentry-Auth does not start with \"Sentry \""
+		}
+		for kv := range strings.SplitSeq(rest, ",") {
+			k, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
+			switch k {
+			case "sentry_version":
+				version = v
+			case "sentry_key":
+				key = v
+			}
+		}
+	} else {
+		q := r.URL.Query()
+		version, key = q.Get("sentry_version"), q.Get("sentry_key")
+	}
+	switch {
+	case key == "" && version == "":
+		return http.StatusUnauthorized, "missing authorization information"
+	case key == "":
+		return http.StatusUnauthorized, "missing sentry_key"
+	case version != "7":
+		return http.StatusBadRequest, fmt.Sprintf("unsupported protocol version %q", version)
+	}
+	return 0, ""
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	status := h.serve(w, r)
+	h.stats.request(status)
+}
+
+// answer writes a JSON body with the given status.
+func answer(w http.ResponseWriter, status int, body any) int {
+	b, _ := json.Marshal(body)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+	return status
+}
+
+func detail(w http.ResponseWriter, status int, msg string, causes ...string) int {
+	w.Header().Set("X-Sentry-Error", msg)
+	body := map[string]any{"detail": msg}
+	if len(causes) > 0 {
+		body["causes"] = causes
+	}
+	return answer(w, status, body)
+}
+
+// serve handles one request and returns the status it answered with.
+func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
+	project, ok := projectFromPath(r.URL.Path)
+	if !ok {
+		return detail(w, http.StatusNotFound, "not found")
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		return detail(w, http.StatusMethodNotAllowed, "method not allowed")
+	}
+	if status, msg := checkAuth(r); status != 0 {
+		return detail(w, status, msg)
+	}
+
+	buf := h.bufs.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= 4<<20 { // do not keep huge buffers around
+			buf.Reset()
+			h.bufs.Put(buf)
+		}
+	}()
+	buf.Reset()
+	wire, data, status, msg := readBody(w, r, buf)
+	if status != 0 {
+		h.stats.invalid(msg)
+		return detail(w, status, msg)
+	}
+
+	env, err := envelope.Parse(data)
+	if err != nil {
+		h.stats.invalid(err.Error())
+		return detail(w, http.StatusBadRequest, "invalid event envelope", err.Error())
+	}
+	if err := envelope.Validate(env, h.cfg.Limits); err != nil {
+		status := http.StatusBadRequest
+		if errors.Is(err, envelope.ErrTooLarge) {
+			status = http.StatusRequestEntityTooLarge
+		}
+		causes := strings.Split(err.Error(), "\n")
+		h.stats.invalid(causes[0])
+		return detail(w, status, "invalid event envelope", causes...)
+	}
+
+	if h.cfg.Delay > 0 {
+		t := time.NewTimer(h.cfg.Delay)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			h.stats.aborted()
+			return 499
+		}
+	}
+
+	if h.cfg.RateLimit != "" {
+		w.Header().Set("X-Sentry-Rate-Limits", h.cfg.RateLimit)
+		if h.cfg.RateLimitStatus == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", h.retryAfter)
+			h.stats.rateLimited(env)
+			return detail(w, http.StatusTooManyRequests, "event submission rejected due to rate limiting")
+		}
+	}
+
+	sum := summarize(env)
+	h.stats.accepted(project, r.Header.Get("Content-Encoding"), wire, len(data), &sum)
+	if h.cfg.Log != nil {
+		h.cfg.Log(sum.line(project, env.Header.EventID))
+	}
+	if env.Header.EventID != "" {
+		return answer(w, http.StatusOK, map[string]string{"id": env.Header.EventID})
+	}
+	return answer(w, http.StatusOK, map[string]string{})
+}
+
+// readBody reads the request body into buf, decompressing it by Content-Encoding. It
+// returns the wire size and the envelope bytes, or a status and message for a failure.
+func readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) (wire int, data []byte, status int, msg string) {
+	body := http.MaxBytesReader(w, r.Body, maxBodySize)
+	enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding")))
+	switch enc {
+	case "", "identity", "utf-8":
+		if _, err := buf.ReadFrom(body); err != nil {
+			return 0, nil, bodyError(err), "reading the body: " + err.Error()
+		}
+		return buf.Len(), buf.Bytes(), 0, ""
+	case "gzip", "x-gzip", "deflate":
+	default:
+		return 0, nil, http.StatusUnsupportedMediaType, fmt.Sprintf("unsupported content encoding %q", enc)
+	}
+	// Compressed: keep the wire bytes in buf's tail-free prefix, decompress into a new buffer.
+	if _, err := buf.ReadFrom(body); err != nil {
+		return 0, nil, bodyError(err), "reading the body: " + err.Error()
+	}
+	wire = buf.Len()
+	var zr io.ReadCloser
+	var err error
+	if enc == "deflate" {
+		zr, err = zlib.NewReader(bytes.NewReader(buf.Bytes()))
+	} else {
+		zr, err = gzip.NewReader(bytes.NewReader(buf.Bytes()))
+	}
+	if err != nil {
+		return wire, nil, http.StatusBadRequest, fmt.Sprintf("failed to decode %s payload: %v", enc, err)
+	}
+	defer zr.Close()
+	out, err := io.ReadAll(io.LimitReader(zr, maxBodySize+1))
+	if err != nil {
+		return wire, nil, http.StatusBadRequest, fmt.Sprintf("failed to decode %s payload: %v", enc, err)
+	}
+	if len(out) > maxBodySize {
+		return wire, nil, http.StatusRequestEntityTooLarge, "decompressed body exceeds max_envelope_size"
+	}
+	return wire, out, 0, ""
+}
+
+func bodyError(err error) int {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusBadRequest
+}

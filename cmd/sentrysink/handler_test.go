@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/otel-sentry/sentryexporter/envelope"
+)
+
+const (
+	eventID = "fc6d8c0c43fc4630ad850ee518f1b9d0"
+	traceID = "6cf173d587eb48568a9b2e12dcfbea52"
+	auth    = "Sentry sentry_version=7, sentry_client=test/1.0, sentry_key=public"
+)
+
+// build writes an envelope from a header line and (item header, payload) pairs, adding
+// each item's length.
+func build(header string, items ...string) []byte {
+	var b bytes.Buffer
+	b.WriteString(header)
+	b.WriteByte('\n')
+	for i := 0; i+1 < len(items); i += 2 {
+		hdr := strings.TrimSuffix(items[i], "}")
+		fmt.Fprintf(&b, "%s,\"length\":%d}\n%s\n", hdr, len(items[i+1]), items[i+1])
+	}
+	return b.Bytes()
+}
+
+var (
+	transactionEnv = build(`{"event_id":"`+eventID+`","sent_at":"2026-01-01T00:00:00.5Z","sdk":{"name":"sentry.go.otelcol","version":"0.1.0"},"trace":{"trace_id":"`+traceID+`","public_key":"public","sample_rate":"1"}}`,
+		`{"type":"transaction","content_type":"application/json"}`,
+		`{"type":"transaction","event_id":"`+eventID+`","transaction":"GET /users/{id}","start_timestamp":1742921669.158,"timestamp":1742921669.180,`+
+			`"contexts":{"trace":{"trace_id":"`+traceID+`","span_id":"438f40bd3b4a41ee","op":"http.server","status":"ok"}},`+
+			`"spans":[{"trace_id":"`+traceID+`","span_id":"f1196292f76e45c0","parent_span_id":"438f40bd3b4a41ee","op":"db","start_timestamp":1742921669.160,"timestamp":1742921669.170,"tags":{"a":"b"}},`+
+			`{"trace_id":"`+traceID+`","span_id":"f1196292f76e45c1","parent_span_id":"438f40bd3b4a41ee","op":"http.client","start_timestamp":1742921669.171,"timestamp":1742921669.175}]}`,
+		`{"type":"client_report"}`,
+		`{"timestamp":"2026-01-01T00:00:00Z","discarded_events":[{"reason":"ratelimit_backoff","category":"span","quantity":40},{"reason":"queue_overflow","category":"log_item","quantity":3}]}`,
+	)
+	logEnv = build(`{"sent_at":"2026-01-01T00:00:00Z"}`,
+		`{"type":"log","item_count":2,"content_type":"application/vnd.sentry.items.log+json"}`,
+		`{"items":[{"timestamp":1746456149.019,"trace_id":"`+traceID+`","level":"info","severity_number":9,"body":"hello","attributes":{"n":{"type":"integer","value":1}}},`+
+			`{"timestamp":1746456149.020,"trace_id":"`+traceID+`","span_id":"b0e6f15b45c36b12","level":"error","body":"boom"}]}`,
+	)
+	errorEnv = build(`{"event_id":"`+eventID+`"}`,
+		`{"type":"event","content_type":"application/json"}`,
+		`{"event_id":"`+eventID+`","timestamp":1746456149.019,"level":"error","exception":{"values":[{"type":"*errors.errorString","value":"connection refused","mechanism":{"type":"generic","handled":true}}]}}`,
+	)
+	spanEnv = build(`{"trace":{"trace_id":"`+traceID+`","public_key":"public"}}`,
+		`{"type":"span","item_count":1,"content_type":"application/vnd.sentry.items.span.v2+json"}`,
+		`{"items":[{"trace_id":"`+traceID+`","span_id":"438f40bd3b4a41ee","name":"GET /","status":"ok","is_segment":true,"start_timestamp":1742921669.158,"end_timestamp":1742921669.180}]}`,
+	)
+)
+
+type result struct {
+	status int
+	header http.Header
+	body   map[string]any
+}
+
+func post(t *testing.T, h http.Handler, path string, body []byte, hdr map[string]string) result {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", envelope.ContentType)
+	req.Header.Set("X-Sentry-Auth", auth)
+	for k, v := range hdr {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var m map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil {
+		t.Fatalf("answer body %q is not a JSON object: %v", rec.Body.String(), err)
+	}
+	return result{rec.Code, rec.Header(), m}
+}
+
+func newTestHandler(cfg handlerConfig) (*handler, *stats, *[]string) {
+	var lines []string
+	cfg.Limits = envelope.RelayDefaults()
+	cfg.Log = func(b []byte) { lines = append(lines, string(b)) }
+	st := newStats(time.Now())
+	return newHandler(cfg, st), st, &lines
+}
+
+func TestAcceptsValidEnvelopes(t *testing.T) {
+	h, st, lines := newTestHandler(handlerConfig{})
+	for _, env := range [][]byte{transactionEnv, logEnv, errorEnv, spanEnv} {
+		r := post(t, h, "/api/1/envelope/", env, nil)
+		if r.status != http.StatusOK {
+			t.Fatalf("status %d, body %v, envelope:\n%s", r.status, r.body, env)
+		}
+	}
+	tot := st.snapshot(time.Now())
+	want := map[string]uint64{"transaction": 1, "client_report": 1, "log": 1, "event": 1, "span": 1}
+	for k, v := range want {
+		if tot.Items[k] != v {
+			t.Errorf("items[%s] = %d, want %d (all: %v)", k, tot.Items[k], v, tot.Items)
+		}
+	}
+	if tot.Envelopes != 4 || tot.Invalid != 0 || tot.Requests != 4 || tot.RequestsStatus["200"] != 4 {
+		t.Errorf("envelopes=%d invalid=%d requests=%v", tot.Envelopes, tot.Invalid, tot.RequestsStatus)
+	}
+	if tot.TransactionSpans != 2 || tot.Spans != 4 || tot.Logs != 2 || tot.Errors != 1 {
+		t.Errorf("transaction_spans=%d spans=%d logs=%d errors=%d", tot.TransactionSpans, tot.Spans, tot.Logs, tot.Errors)
+	}
+	if tot.ClientReports["ratelimit_backoff/span"] != 40 || tot.ClientReports["queue_overflow/log_item"] != 3 {
+		t.Errorf("client reports %v", tot.ClientReports)
+	}
+	wantLines := []string{
+		`envelope project=1 event_id=` + eventID + ` items=transaction(spans=2 name="GET /users/{id}") client_report(discarded: ratelimit_backoff/span=40 queue_overflow/log_item=3)`,
+		`envelope project=1 items=log(item_count=2)`,
+		`envelope project=1 event_id=` + eventID + ` items=event(exception="*errors.errorString: connection refused")`,
+		`envelope project=1 items=span(item_count=1)`,
+	}
+	if strings.Join(*lines, "\n") != strings.Join(wantLines, "\n") {
+		t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(*lines, "\n"), strings.Join(wantLines, "\n"))
+	}
+}
+
+func TestAnswerID(t *testing.T) {
+	h, _, _ := newTestHandler(handlerConfig{})
+	if r := post(t, h, "/api/1/envelope/", errorEnv, nil); r.body["id"] != eventID {
+		t.Errorf("body %v, want id %s", r.body, eventID)
+	}
+	if r := post(t, h, "/api/1/envelope/", logEnv, nil); len(r.body) != 0 {
+		t.Errorf("body %v, want {}", r.body)
+	}
+}
+
+func TestCompression(t *testing.T) {
+	h, st, _ := newTestHandler(handlerConfig{})
+	var gz, zl bytes.Buffer
+	gw := gzip.NewWriter(&gz)
+	gw.Write(transactionEnv)
+	gw.Close()
+	zw := zlib.NewWriter(&zl)
+	zw.Write(logEnv)
+	zw.Close()
+	if r := post(t, h, "/api/1/envelope/", gz.Bytes(), map[string]string{"Content-Encoding": "gzip"}); r.status != 200 {
+		t.Fatalf("gzip: %d %v", r.status, r.body)
+	}
+	if r := post(t, h, "/api/1/envelope/", zl.Bytes(), map[string]string{"Content-Encoding": "deflate"}); r.status != 200 {
+		t.Fatalf("deflate: %d %v", r.status, r.body)
+	}
+	if r := post(t, h, "/api/1/envelope/", []byte("not gzip"), map[string]string{"Content-Encoding": "gzip"}); r.status != 400 {
+		t.Fatalf("corrupt gzip: %d %v", r.status, r.body)
+	}
+	if r := post(t, h, "/api/1/envelope/", logEnv, map[string]string{"Content-Encoding": "snappy"}); r.status != 415 {
+		t.Fatalf("unknown encoding: %d %v", r.status, r.body)
+	}
+	tot := st.snapshot(time.Now())
+	if tot.ContentEncoding["gzip"] != 1 || tot.ContentEncoding["deflate"] != 1 || tot.Envelopes != 2 || tot.Invalid != 2 {
+		t.Errorf("totals %+v", tot)
+	}
+}
+
+func TestRejects(t *testing.T) {
+	badLength := bytes.Replace(logEnv, []byte(`"length":`), []byte(`"length":1`), 1)
+	badCount := bytes.Replace(logEnv, []byte(`"item_count":2`), []byte(`"item_count":3`), 1)
+	noEventID := bytes.Replace(errorEnv, []byte(`{"event_id":"`+eventID+`"}`), []byte(`{}`), 1)
+	cases := []struct {
+		name   string
+		path   string
+		body   []byte
+		hdr    map[string]string
+		status int
+	}{
+		{"bad length", "/api/1/envelope/", badLength, nil, 400},
+		{"item_count mismatch", "/api/1/envelope/", badCount, nil, 400},
+		{"event without event_id", "/api/1/envelope/", noEventID, nil, 400},
+		{"empty body", "/api/1/envelope/", nil, nil, 400},
+		{"no auth", "/api/1/envelope/", logEnv, map[string]string{"X-Sentry-Auth": ""}, 401},
+		{"no key", "/api/1/envelope/", logEnv, map[string]string{"X-Sentry-Auth": "Sentry sentry_version=7"}, 401},
+		{"old version", "/api/1/envelope/", logEnv, map[string]string{"X-Sentry-Auth": "Sentry sentry_version=6, sentry_key=k"}, 400},
+		{"wrong path", "/api/1/store/", logEnv, nil, 404},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h, st, lines := newTestHandler(handlerConfig{})
+			r := post(t, h, c.path, c.body, c.hdr)
+			if r.status != c.status {
+				t.Fatalf("status %d, want %d (body %v)", r.status, c.status, r.body)
+			}
+			if _, ok := r.body["detail"].(string); !ok {
+				t.Errorf("body %v has no detail", r.body)
+			}
+			tot := st.snapshot(time.Now())
+			if tot.Envelopes != 0 || len(*lines) != 0 {
+				t.Errorf("counted as accepted: %+v", tot)
+			}
+			if c.status == 400 && c.hdr == nil && tot.Invalid != 1 {
+				t.Errorf("invalid = %d, want 1", tot.Invalid)
+			}
+		})
+	}
+}
+
+func TestQueryAuth(t *testing.T) {
+	h, _, _ := newTestHandler(handlerConfig{})
+	r := post(t, h, "/api/1/envelope/?sentry_version=7&sentry_key=public", logEnv, map[string]string{"X-Sentry-Auth": ""})
+	if r.status != 200 {
+		t.Fatalf("status %d %v", r.status, r.body)
+	}
+}
+
+func TestRateLimit(t *testing.T) {
+	h, st, lines := newTestHandler(handlerConfig{RateLimit: "60::organization, 2.5:transaction:key"})
+	r := post(t, h, "/api/1/envelope/", transactionEnv, nil)
+	if r.status != 429 || r.header.Get("X-Sentry-Rate-Limits") != "60::organization, 2.5:transaction:key" || r.header.Get("Retry-After") != "60" {
+		t.Fatalf("status %d headers %v", r.status, r.header)
+	}
+	tot := st.snapshot(time.Now())
+	if tot.RateLimited != 1 || tot.Envelopes != 0 || tot.RateLimitedItems["transaction"] != 1 || len(*lines) != 0 {
+		t.Errorf("totals %+v", tot)
+	}
+	// Invalid envelopes are still reported as invalid.
+	if r := post(t, h, "/api/1/envelope/", []byte("{}\n{"), nil); r.status != 400 {
+		t.Errorf("invalid under a rate limit: %d", r.status)
+	}
+
+	h, st, _ = newTestHandler(handlerConfig{RateLimit: "30:span:key", RateLimitStatus: 200})
+	r = post(t, h, "/api/1/envelope/", logEnv, nil)
+	if r.status != 200 || r.header.Get("X-Sentry-Rate-Limits") != "30:span:key" {
+		t.Fatalf("status %d headers %v", r.status, r.header)
+	}
+	if tot := st.snapshot(time.Now()); tot.Envelopes != 1 || tot.Logs != 2 {
+		t.Errorf("totals %+v", tot)
+	}
+}
+
+func TestDelay(t *testing.T) {
+	h, _, _ := newTestHandler(handlerConfig{Delay: 30 * time.Millisecond})
+	start := time.Now()
+	if r := post(t, h, "/api/1/envelope/", logEnv, nil); r.status != 200 {
+		t.Fatalf("status %d", r.status)
+	}
+	if d := time.Since(start); d < 30*time.Millisecond {
+		t.Errorf("answered after %s, want ≥ 30ms", d)
+	}
+}
+
+func TestLongestRetryAfter(t *testing.T) {
+	for in, want := range map[string]int{"60::organization": 60, "1.2:error:key, 30:span:key": 30, "x::y": 1, "0::org": 1} {
+		if got := longestRetryAfter(in); got != want {
+			t.Errorf("%q: %d, want %d", in, got, want)
+		}
+	}
+}
+
+func TestWriteSummary(t *testing.T) {
+	st := newStats(time.Now())
+	st.request(200)
+	path := t.TempDir() + "/s.json"
+	if err := writeSummary(path, st.snapshot(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func BenchmarkHandler(b *testing.B) {
+	h, _, _ := newTestHandler(handlerConfig{})
+	h.cfg.Log = nil
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest(http.MethodPost, "/api/1/envelope/", bytes.NewReader(transactionEnv))
+		req.Header.Set("X-Sentry-Auth", auth)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			b.Fatal(rec.Code)
+		}
+	}
+}

@@ -1,0 +1,208 @@
+// Command sentrysink is a small local Sentry-compatible ingest endpoint for demos, load
+// and soak tests of the Sentry exporter. It serves POST /api/<project>/envelope/, checks
+// X-Sentry-Auth, decompresses gzip/deflate bodies, parses and validates every envelope
+// strictly with the repository's envelope package (Relay's grammar and default size
+// limits), counts what arrived and answers like Relay: 200 {"id":…}, 400/413 with
+// {"detail":…} for an invalid envelope, or 429 with X-Sentry-Rate-Limits when told to.
+//
+//	sentrysink --listen 127.0.0.1:8990 --stats-every 10s --summary-file sink.json
+//	sentrysink --delay 50ms --quiet                 # a slow Sentry
+//	sentrysink --rate-limit 60::organization        # 429 for everything
+//	sentrysink --rate-limit 60:span:key --rate-limit-status 200   # announce on 200
+//	sentrysink --print-free-port 3                  # print 3 free loopback ports and exit
+//	sentrysink --print-summary sink.json            # render a summary file and exit
+//	sentrysink --query sink.json envelopes items.transaction invalid_envelopes
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/otel-sentry/sentryexporter/envelope"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "sentrysink:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("sentrysink", flag.ContinueOnError)
+	listen := fs.String("listen", "127.0.0.1:8990", "address to serve POST /api/<project>/envelope/ on (port 0 picks a free one, see --addr-file)")
+	addrFile := fs.String("addr-file", "", "write the address actually listened on to this file once serving")
+	delay := fs.Duration("delay", 0, "added latency before every answer")
+	rateLimit := fs.String("rate-limit", "", `X-Sentry-Rate-Limits value to answer every envelope with, e.g. "60::organization"`)
+	rateLimitStatus := fs.Int("rate-limit-status", http.StatusTooManyRequests, "status sent with --rate-limit: 429 (drop the envelope) or 200 (accept it and announce the limit)")
+	quiet := fs.Bool("quiet", false, "do not print one line per accepted envelope")
+	statsEvery := fs.Duration("stats-every", 10*time.Second, "print a summary line this often (0: never)")
+	summaryFile := fs.String("summary-file", "", "write the JSON totals to this file every second and on exit")
+	printFreePort := fs.Int("print-free-port", 0, "print this many free loopback TCP ports, one a line, and exit")
+	printSummaryFile := fs.String("print-summary", "", "print the --summary-file at this path for people, and exit")
+	queryFile := fs.String("query", "", "print the values of the dotted keys given as arguments (items.transaction, invalid_envelopes…) of the --summary-file at this path, and exit")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *printFreePort > 0 {
+		return printFreePorts(*printFreePort)
+	}
+	if *printSummaryFile != "" {
+		return printSummary(os.Stdout, *printSummaryFile)
+	}
+	if *queryFile != "" {
+		return query(os.Stdout, *queryFile, fs.Args())
+	}
+	if *rateLimitStatus != http.StatusTooManyRequests && *rateLimitStatus != http.StatusOK {
+		return fmt.Errorf("--rate-limit-status must be 429 or 200, got %d", *rateLimitStatus)
+	}
+
+	out := newLineWriter(os.Stdout)
+	defer out.Flush()
+	cfg := handlerConfig{
+		Delay:           *delay,
+		RateLimit:       strings.TrimSpace(*rateLimit),
+		RateLimitStatus: *rateLimitStatus,
+		Limits:          envelope.RelayDefaults(),
+	}
+	if !*quiet {
+		cfg.Log = out.WriteLine
+	}
+	st := newStats(time.Now())
+	h := newHandler(cfg, st)
+
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	addr := ln.Addr().String()
+	if *addrFile != "" {
+		if err := os.WriteFile(*addrFile, []byte(addr+"\n"), 0o644); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	out.WriteLine(fmt.Appendf(nil, "sentrysink listening on http://%s/api/<project>/envelope/ (delay=%s rate_limit=%q)", addr, *delay, cfg.RateLimit))
+	out.Flush()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	var tick <-chan time.Time
+	if *statsEvery > 0 {
+		t := time.NewTicker(*statsEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	flush := time.NewTicker(200 * time.Millisecond)
+	defer flush.Stop()
+	summaryTick := time.NewTicker(time.Second)
+	defer summaryTick.Stop()
+	writeFile := func(t Totals) {
+		if *summaryFile == "" {
+			return
+		}
+		if err := writeSummary(*summaryFile, t); err != nil {
+			fmt.Fprintln(os.Stderr, "sentrysink: summary file:", err)
+		}
+	}
+	writeFile(st.snapshot(time.Now()))
+	prev := st.snapshot(time.Now())
+	report := func(final bool) {
+		cur := st.snapshot(time.Now())
+		line := statsLine(cur, prev)
+		if final {
+			line = "final " + line
+		}
+		out.WriteLine([]byte(line))
+		out.Flush()
+		prev = cur
+		writeFile(cur)
+	}
+
+	for {
+		select {
+		case <-flush.C:
+			out.Flush()
+		case <-summaryTick.C:
+			writeFile(st.snapshot(time.Now()))
+		case <-tick:
+			report(false)
+		case err := <-serveErr:
+			report(true)
+			return err
+		case <-ctx.Done():
+			stop()
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			err := srv.Shutdown(sctx)
+			cancel()
+			report(true)
+			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				return err
+			}
+			return nil
+		}
+	}
+}
+
+// printFreePorts binds n loopback ports at once (so they differ), prints them and frees them.
+func printFreePorts(n int) error {
+	lns := make([]net.Listener, 0, n)
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		lns = append(lns, ln)
+	}
+	for _, ln := range lns {
+		fmt.Println(ln.Addr().(*net.TCPAddr).Port)
+	}
+	return nil
+}
+
+// lineWriter buffers output lines from concurrent requests; the main loop flushes it.
+type lineWriter struct {
+	mu sync.Mutex
+	w  *bufio.Writer
+}
+
+func newLineWriter(f *os.File) *lineWriter {
+	return &lineWriter{w: bufio.NewWriterSize(f, 64<<10)}
+}
+
+func (l *lineWriter) WriteLine(b []byte) {
+	l.mu.Lock()
+	l.w.Write(b)
+	l.w.WriteByte('\n')
+	l.mu.Unlock()
+}
+
+func (l *lineWriter) Flush() {
+	l.mu.Lock()
+	l.w.Flush()
+	l.mu.Unlock()
+}

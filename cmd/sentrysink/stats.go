@@ -1,0 +1,197 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/otel-sentry/sentryexporter/envelope"
+)
+
+// Totals are the sink's counters, as written to --summary-file.
+type Totals struct {
+	StartedAt     time.Time `json:"started_at"`
+	UptimeSeconds float64   `json:"uptime_seconds"`
+
+	// Requests counts every HTTP request by the status it was answered with.
+	Requests       uint64            `json:"requests"`
+	RequestsStatus map[string]uint64 `json:"requests_by_status"`
+
+	// Envelopes counts the envelopes accepted (answered 200).
+	Envelopes uint64 `json:"envelopes"`
+	// Items counts the accepted items by type.
+	Items map[string]uint64 `json:"items"`
+	// ItemCount sums item_count of accepted containers by type (log, span).
+	ItemCount map[string]uint64 `json:"item_count"`
+	// TransactionSpans sums the child spans of accepted transactions.
+	TransactionSpans uint64 `json:"transaction_spans"`
+	// Spans is every span that arrived: one per transaction (its root), its children,
+	// and the spans of span v2 containers.
+	Spans uint64 `json:"spans"`
+	// Logs sums item_count of accepted log containers.
+	Logs uint64 `json:"logs"`
+	// Errors counts accepted error events.
+	Errors uint64 `json:"errors"`
+	// ClientReports are the discarded_events of accepted client reports, summed
+	// by "reason/category".
+	ClientReports map[string]uint64 `json:"client_report_discarded"`
+	// Projects counts accepted envelopes by project id.
+	Projects map[string]uint64 `json:"projects"`
+	// ContentEncoding counts accepted envelopes by Content-Encoding ("identity" if none).
+	ContentEncoding map[string]uint64 `json:"content_encoding"`
+	// WireBytes and EnvelopeBytes sum the body sizes before and after decompression.
+	WireBytes     uint64 `json:"wire_bytes"`
+	EnvelopeBytes uint64 `json:"envelope_bytes"`
+
+	// Invalid counts envelopes rejected as malformed, invalid or too large (400/413/415).
+	Invalid uint64 `json:"invalid_envelopes"`
+	// LastInvalid is the first cause of the most recent invalid envelope.
+	LastInvalid string `json:"last_invalid,omitempty"`
+	// RateLimited counts envelopes answered 429, and RateLimitedItems their items by type.
+	RateLimited      uint64            `json:"rate_limited_envelopes"`
+	RateLimitedItems map[string]uint64 `json:"rate_limited_items"`
+	// Aborted counts requests whose client went away during --delay.
+	Aborted uint64 `json:"aborted"`
+}
+
+// stats collects Totals from concurrent requests.
+type stats struct {
+	mu sync.Mutex
+	t  Totals
+}
+
+func newStats(now time.Time) *stats {
+	return &stats{t: Totals{
+		StartedAt:        now.UTC(),
+		RequestsStatus:   map[string]uint64{},
+		Items:            map[string]uint64{},
+		ItemCount:        map[string]uint64{},
+		ClientReports:    map[string]uint64{},
+		Projects:         map[string]uint64{},
+		ContentEncoding:  map[string]uint64{},
+		RateLimitedItems: map[string]uint64{},
+	}}
+}
+
+func (s *stats) request(status int) {
+	s.mu.Lock()
+	s.t.Requests++
+	s.t.RequestsStatus[strconv.Itoa(status)]++
+	s.mu.Unlock()
+}
+
+func (s *stats) invalid(cause string) {
+	s.mu.Lock()
+	s.t.Invalid++
+	s.t.LastInvalid = truncate(cause, 500)
+	s.mu.Unlock()
+}
+
+func (s *stats) aborted() {
+	s.mu.Lock()
+	s.t.Aborted++
+	s.mu.Unlock()
+}
+
+func (s *stats) rateLimited(env *envelope.Envelope) {
+	s.mu.Lock()
+	s.t.RateLimited++
+	for i := range env.Items {
+		s.t.RateLimitedItems[env.Items[i].Type]++
+	}
+	s.mu.Unlock()
+}
+
+func (s *stats) accepted(project, encoding string, wire, size int, sum *envSummary) {
+	if encoding == "" {
+		encoding = "identity"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := &s.t
+	t.Envelopes++
+	t.Projects[project]++
+	t.ContentEncoding[encoding]++
+	t.WireBytes += uint64(wire)
+	t.EnvelopeBytes += uint64(size)
+	for _, it := range sum.items {
+		t.Items[it.typ]++
+		switch it.typ {
+		case envelope.ItemTypeTransaction:
+			t.TransactionSpans += uint64(it.spans)
+			t.Spans += uint64(it.spans) + 1
+		case envelope.ItemTypeSpan:
+			t.ItemCount[it.typ] += uint64(it.itemCount)
+			t.Spans += uint64(it.itemCount)
+		case envelope.ItemTypeLog:
+			t.ItemCount[it.typ] += uint64(it.itemCount)
+			t.Logs += uint64(it.itemCount)
+		case envelope.ItemTypeEvent:
+			t.Errors++
+		case envelope.ItemTypeClientReport:
+			for _, d := range it.discarded {
+				t.ClientReports[d.Reason+"/"+d.Category] += d.Quantity
+			}
+		}
+	}
+}
+
+// snapshot returns a deep copy of the totals.
+func (s *stats) snapshot(now time.Time) Totals {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.t
+	t.UptimeSeconds = now.Sub(t.StartedAt).Seconds()
+	t.RequestsStatus = maps.Clone(t.RequestsStatus)
+	t.Items = maps.Clone(t.Items)
+	t.ItemCount = maps.Clone(t.ItemCount)
+	t.ClientReports = maps.Clone(t.ClientReports)
+	t.Projects = maps.Clone(t.Projects)
+	t.ContentEncoding = maps.Clone(t.ContentEncoding)
+	t.RateLimitedItems = maps.Clone(t.RateLimitedItems)
+	return t
+}
+
+// statsLine is the one-line summary printed every --stats-every: totals and the rate
+// since the previous line.
+func statsLine(cur, prev Totals) string {
+	dt := cur.UptimeSeconds - prev.UptimeSeconds
+	rate := func(a, b uint64) float64 {
+		if dt <= 0 {
+			return 0
+		}
+		return float64(a-b) / dt
+	}
+	return fmt.Sprintf("stats t=%.0fs requests=%d envelopes=%d (%.0f/s) transactions=%d spans=%d (%.0f/s) logs=%d (%.0f/s) errors=%d client_reports=%d invalid=%d rate_limited=%d",
+		cur.UptimeSeconds, cur.Requests, cur.Envelopes, rate(cur.Envelopes, prev.Envelopes),
+		cur.Items[envelope.ItemTypeTransaction], cur.Spans, rate(cur.Spans, prev.Spans),
+		cur.Logs, rate(cur.Logs, prev.Logs), cur.Errors, cur.Items[envelope.ItemTypeClientReport],
+		cur.Invalid, cur.RateLimited)
+}
+
+// writeSummary writes t as indented JSON to path, atomically (temp file and rename).
+func writeSummary(path string, t Totals) error {
+	b, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".sentrysink-summary-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
