@@ -155,9 +155,11 @@ func (e *sentryExporter) pushTraces(ctx context.Context, td ptrace.Traces) error
 		SpanV2:       e.cfg.TracesAs == TracesAsSpans && !gateSpan.limited(limits, now),
 		Errors:       e.cfg.ErrorEvents.FromSpanExceptions && !gateError.limited(limits, now),
 	})
-	e.acct.dropped(ctx, reasonRateLimitBackoff, counts{
-		catSpan: int64(res.SkippedSpans), catTransaction: int64(res.SkippedTransactions), catError: int64(res.SkippedErrors),
-	})
+	skipped := counts{catSpan: int64(res.SkippedSpans), catError: int64(res.SkippedErrors)}
+	if e.cfg.TracesAs == TracesAsTransactions { // in spans mode no transaction is ever built, so none is dropped
+		skipped[catTransaction] = int64(res.SkippedTransactions)
+	}
+	e.acct.dropped(ctx, reasonRateLimitBackoff, skipped)
 	e.acct.dropped(ctx, reasonInvalid, counts{catSpan: int64(res.InvalidSpans), catError: int64(res.InvalidErrors)})
 
 	out := make([]outgoing, 0, len(res.Transactions)+len(res.SpanGroups)+len(res.Errors))

@@ -24,7 +24,7 @@ const (
 	// Defaults that differ from the library constructors; each with its reason.
 	defaultTimeout               = 30 * time.Second // one envelope; the HTTP client's timeout is the only one
 	defaultMaxConcurrentRequests = 64               // 64 in flight at 50 ms RTT = ~1,280 envelopes/s
-	defaultQueueSizeItems        = 100_000          // spans or logs; ~1 KiB each in pdata: ~100 MiB worst case
+	defaultQueueSizeItems        = 50_000           // spans or logs per signal; ~1.6 KiB each in pdata (soak): ~80 MiB per queue
 	defaultBatchMinItems         = 1_000
 	defaultBatchMaxItems         = 2_000 // bounds what one consumer holds and translates at once
 	defaultClientReportInterval  = 30 * time.Second

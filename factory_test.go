@@ -28,7 +28,7 @@ func TestCreateDefaultConfig(t *testing.T) {
 	require.True(t, cfg.QueueConfig.HasValue())
 	q := cfg.QueueConfig.Get()
 	assert.Equal(t, exporterhelper.RequestSizerTypeItems, q.Sizer, "the queue is bounded by items, so memory is bounded")
-	assert.EqualValues(t, 100_000, q.QueueSize)
+	assert.EqualValues(t, 50_000, q.QueueSize)
 	assert.False(t, q.BlockOnOverflow, "a full queue refuses data, it never blocks the receivers")
 	require.True(t, q.Batch.HasValue())
 	assert.EqualValues(t, 2_000, q.Batch.Get().MaxSize, "a batch is bounded too")

@@ -150,6 +150,8 @@ func TestScenarioSpanOnlyLimit(t *testing.T) {
 	assert.EqualValues(t, 12, h.dropped("span", "ratelimit_backoff"))
 	assert.Zero(t, h.droppedAll("error"))
 	assert.Zero(t, h.droppedAll("log_item"))
+	assert.Zero(t, h.droppedAll("transaction"), "in spans mode there are no transactions to drop")
+	assert.Equal(t, map[string]uint64{"ratelimit_backoff/span": 12}, h.sentry.discards())
 }
 
 // Scenario 4: with a 5 s window and the quota still exhausted, exactly one
