@@ -3,8 +3,10 @@ package sentryexporter
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,6 +20,8 @@ import (
 	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
@@ -326,4 +330,46 @@ func toString(v any) string {
 		return s
 	}
 	return ""
+}
+
+// Values JSON cannot hold still give envelopes the strict fake Sentry accepts,
+// and every item is stored once.
+func TestBadValuesEndToEnd(t *testing.T) {
+	h := newHarness(t, nil)
+	td := makeTraces(0, 2, true)
+	rs := td.ResourceSpans().At(0)
+	rs.Resource().Attributes().PutStr("bad.utf8", "caf\xe9\x00")
+	spans := rs.ScopeSpans().At(0).Spans()
+	a := spans.At(0).Attributes()
+	a.PutDouble("nan", math.NaN())
+	a.PutDouble("inf", math.Inf(1))
+	a.PutStr("huge", strings.Repeat("x", 3<<20))
+	a.PutStr("nul", "a\x00b")
+	deep := a.PutEmptyMap("deep")
+	for range 50 {
+		deep = deep.PutEmptyMap("d")
+	}
+	mixed := a.PutEmptySlice("mixed")
+	mixed.AppendEmpty().SetStr("one")
+	mixed.AppendEmpty().SetInt(2)
+	spans.At(1).SetTraceID(pcommon.TraceID{}) // all-zero ids
+	spans.At(1).SetSpanID(pcommon.SpanID{})
+	spans.At(2).SetEndTimestamp(0)
+	require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
+
+	ld := makeLogs(3)
+	lr := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+	lr.At(0).SetTraceID(pcommon.TraceID{})
+	lr.At(0).Body().SetEmptyMap().PutDouble("nan", math.NaN())
+	lr.At(1).Attributes().PutStr("bad", "\xff\xfe")
+	lr.At(1).SetSeverityNumber(plog.SeverityNumber(99))
+	lr.At(2).Body().SetEmptyBytes().FromRaw([]byte{0, 1, 2})
+	require.NoError(t, h.logs.ConsumeLogs(context.Background(), ld))
+	h.shutdown()
+
+	h.sentry.requireNoInvalid()
+	assert.EqualValues(t, td.SpanCount(), h.sent("span"))
+	assert.EqualValues(t, 3, h.sent("log_item"))
+	assert.EqualValues(t, 2, h.sent("error"))
+	assert.Zero(t, h.sum("otelcol_exporter_sentry_dropped_items", nil))
 }
