@@ -57,10 +57,10 @@ func BenchmarkEncodeTraces1000(b *testing.B) {
 		res := e.translator.Traces(td, translate.TracesWant{Transactions: true, Errors: true})
 		out := make([]outgoing, 0, len(res.Transactions)+len(res.Errors))
 		for i := range res.Transactions {
-			out = append(out, e.transactionEnvelope(&res.Transactions[i]))
+			out = append(out, e.def.transactionEnvelope(&res.Transactions[i]))
 		}
 		for i := range res.Errors {
-			out = append(out, e.errorEnvelope(&res.Errors[i]))
+			out = append(out, e.def.errorEnvelope(&res.Errors[i]))
 		}
 		buf = encodeAll(out, buf)
 		res.Release()
@@ -93,7 +93,7 @@ func BenchmarkEncodeLogs1000(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		res := e.translator.Logs(ld, translate.LogsWant{Logs: true, Errors: true})
-		out := e.appendLogEnvelopes(ctx, nil, res.Logs)
+		out := e.def.appendLogEnvelopes(ctx, nil, res.Logs)
 		buf = encodeAll(out, buf)
 		res.Release()
 	}
@@ -119,7 +119,7 @@ func BenchmarkDropPath(b *testing.B) {
 	now := time.Now()
 	e := benchExporter(b, func() time.Time { return now })
 	l, _ := ratelimit.Parse("3600::organization", now)
-	e.limits.Merge(l)
+	e.def.limits.Merge(l)
 	td := makeTraces(0, 333, true)
 	spans := td.SpanCount()
 	ctx := context.Background()
@@ -137,7 +137,7 @@ func BenchmarkDropPathLogs(b *testing.B) {
 	now := time.Now()
 	e := benchExporter(b, func() time.Time { return now })
 	l, _ := ratelimit.Parse("3600:log_byte:organization", now)
-	e.limits.Merge(l)
+	e.def.limits.Merge(l)
 	ld := makeLogs(1000)
 	ctx := context.Background()
 	b.ReportAllocs()

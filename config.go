@@ -4,6 +4,10 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -63,10 +67,51 @@ type ClientReportsConfig struct {
 	_ struct{}
 }
 
+// RoutingConfig sends each resource to its own Sentry project.
+type RoutingConfig struct {
+	// Attribute is the resource attribute whose value picks the project.
+	// Default service.name.
+	Attribute string `mapstructure:"attribute"`
+	// DSNs maps an attribute value to the DSN of its project. Values without
+	// an entry go to discovery, if configured, else to `dsn`.
+	DSNs map[string]configopaque.String `mapstructure:"dsns"`
+	// Discovery resolves values without an entry through Sentry's management API.
+	Discovery configoptional.Optional[DiscoveryConfig] `mapstructure:"discovery"`
+	// MaxProjects caps the Sentry projects (distinct DSNs) one exporter holds,
+	// each with its limits, client reports and connection pool. Default 100.
+	MaxProjects int `mapstructure:"max_projects"`
+
+	_ struct{}
+}
+
+// DiscoveryConfig resolves a project slug (the attribute value, slugified)
+// to its DSN through Sentry's management API, as the contrib exporter does.
+type DiscoveryConfig struct {
+	// URL of Sentry (https://sentry.io, or a self-hosted Sentry).
+	URL string `mapstructure:"url"`
+	// OrgSlug is the organization the projects belong to.
+	OrgSlug string `mapstructure:"org_slug"`
+	// AuthToken is an auth token with project:read (and project:write for
+	// auto_create_projects). Prints as [REDACTED].
+	AuthToken configopaque.String `mapstructure:"auth_token"`
+	// AutoCreateProjects creates a missing project in Team.
+	AutoCreateProjects bool `mapstructure:"auto_create_projects"`
+	// Team owning created projects; empty: the organization's first team.
+	Team string `mapstructure:"team"`
+	// CacheTTL is how long a resolved DSN is kept before it is looked up again. Default 10m.
+	CacheTTL time.Duration `mapstructure:"cache_ttl"`
+
+	_ struct{}
+}
+
 // Config defines the configuration of the Sentry exporter.
 type Config struct {
-	// DSN of the Sentry project that receives the envelopes. Required. Prints as [REDACTED].
+	// DSN of the Sentry project that receives the envelopes. Required unless
+	// routing covers every resource. Prints as [REDACTED].
 	DSN configopaque.String `mapstructure:"dsn"`
+
+	// Routing sends each resource to its own project (by a resource attribute).
+	Routing RoutingConfig `mapstructure:"routing"`
 
 	// Environment is written on every item. Empty: taken per resource from
 	// deployment.environment.name, then deployment.environment.
@@ -107,11 +152,15 @@ var _ component.Config = (*Config)(nil)
 // the embedded configs' Validate and prefixes their errors with the key path.
 func (cfg *Config) Validate() error {
 	var errs []error
-	if cfg.DSN == "" {
-		errs = append(errs, errors.New("`dsn` is required"))
-	} else if _, err := parseDSN(string(cfg.DSN)); err != nil {
-		errs = append(errs, err) // parseDSN's errors never echo the key
+	routed := len(cfg.Routing.DSNs) > 0 || cfg.Routing.Discovery.HasValue()
+	if cfg.DSN == "" && !routed {
+		errs = append(errs, errors.New("`dsn` is required (or `routing::dsns` / `routing::discovery`)"))
+	} else if cfg.DSN != "" {
+		if _, err := parseDSN(string(cfg.DSN)); err != nil {
+			errs = append(errs, err) // parseDSN's errors never echo the key
+		}
 	}
+	errs = append(errs, cfg.Routing.validate()...)
 	if cfg.ClientConfig.Endpoint != "" {
 		if _, err := parseEndpoint(cfg.ClientConfig.Endpoint); err != nil {
 			errs = append(errs, err)
@@ -129,4 +178,38 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, errors.New("`client_reports::interval` must be positive"))
 	}
 	return errors.Join(errs...)
+}
+
+func (r *RoutingConfig) validate() []error {
+	var errs []error
+	if r.Attribute == "" {
+		errs = append(errs, errors.New("`routing::attribute` must not be empty"))
+	}
+	if r.MaxProjects < 1 {
+		errs = append(errs, errors.New("`routing::max_projects` must be at least 1"))
+	} else if len(r.DSNs)+1 > r.MaxProjects {
+		errs = append(errs, fmt.Errorf("`routing::dsns` has %d entries, more than `routing::max_projects` (%d) allows", len(r.DSNs), r.MaxProjects))
+	}
+	for _, value := range slices.Sorted(maps.Keys(r.DSNs)) {
+		if _, err := parseDSN(string(r.DSNs[value])); err != nil {
+			// name the table key, never the DSN's key
+			errs = append(errs, fmt.Errorf("`routing::dsns::%s`: %s", value, strings.TrimPrefix(err.Error(), "`dsn` ")))
+		}
+	}
+	if r.Discovery.HasValue() {
+		d := r.Discovery.Get()
+		if u, err := url.Parse(d.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, errors.New("`routing::discovery::url` must be an http or https URL"))
+		}
+		if d.OrgSlug == "" {
+			errs = append(errs, errors.New("`routing::discovery::org_slug` is required"))
+		}
+		if d.AuthToken == "" {
+			errs = append(errs, errors.New("`routing::discovery::auth_token` is required"))
+		}
+		if d.CacheTTL < 0 {
+			errs = append(errs, errors.New("`routing::discovery::cache_ttl` must not be negative"))
+		}
+	}
+	return errs
 }

@@ -63,6 +63,32 @@ func TestUnmarshalFullConfig(t *testing.T) {
 	assert.Equal(t, want, cfg)
 }
 
+func TestUnmarshalRoutingConfig(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	load := func(name string) *Config {
+		sub, err := cm.Sub(component.NewIDWithName(metadata.Type, name).String())
+		require.NoError(t, err)
+		cfg := NewFactory().CreateDefaultConfig().(*Config)
+		require.NoError(t, sub.Unmarshal(cfg))
+		require.NoError(t, confmap.Validate(cfg), "routing covers everything: no `dsn` needed")
+		return cfg
+	}
+	r := load("routing").Routing
+	assert.Equal(t, "k8s.namespace.name", r.Attribute)
+	assert.Equal(t, 10, r.MaxProjects)
+	assert.Equal(t, map[string]configopaque.String{
+		"payments": "https://key2@o1.ingest.sentry.io/2", "search": "https://key3@o1.ingest.sentry.io/3",
+	}, r.DSNs)
+	d := load("discovery").Routing
+	require.True(t, d.Discovery.HasValue())
+	assert.Equal(t, DiscoveryConfig{
+		URL: "https://sentry.io", OrgSlug: "my-org", AuthToken: "sntrys_token",
+		AutoCreateProjects: true, Team: "platform", CacheTTL: 5 * time.Minute,
+	}, *d.Discovery.Get())
+	assert.Equal(t, "service.name", d.Attribute, "default attribute")
+}
+
 func TestConfigRejected(t *testing.T) {
 	tests := []struct {
 		file, id, wantErr string
@@ -77,6 +103,11 @@ func TestConfigRejected(t *testing.T) {
 		{"bad_dsn.yaml", "concurrency", "`max_concurrent_requests` must be at least 1"},
 		{"bad_dsn.yaml", "client_reports", "`client_reports::interval` must be positive"},
 		{"bad_dsn.yaml", "endpoint", "`endpoint` must be an http or https URL"},
+		{"bad_dsn.yaml", "routing_bad_dsn", "`routing::dsns::payments`: is not a valid Sentry DSN: the project id (last path segment) must be numeric"},
+		{"bad_dsn.yaml", "routing_too_many", "`routing::dsns` has 1 entries, more than `routing::max_projects` (1) allows"},
+		{"bad_dsn.yaml", "discovery_incomplete", "`routing::discovery::url` must be an http or https URL"},
+		{"bad_dsn.yaml", "discovery_incomplete", "`routing::discovery::org_slug` is required"},
+		{"bad_dsn.yaml", "discovery_incomplete", "`routing::discovery::auth_token` is required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {

@@ -32,17 +32,17 @@ type outgoing struct {
 // sdk is the envelope `sdk` header; one value shared by every envelope.
 var sdk = &envelope.SDKInfo{Name: sdkName, Version: sdkVersion}
 
-func (e *sentryExporter) sdkInfo() *envelope.SDKInfo { return sdk }
+func (e *project) sdkInfo() *envelope.SDKInfo { return sdk }
 
 // dsc is the `trace` envelope header (dynamic sampling context).
-func (e *sentryExporter) dsc(traceID, environment, release, transaction string) *envelope.TraceContext {
+func (e *project) dsc(traceID, environment, release, transaction string) *envelope.TraceContext {
 	return &envelope.TraceContext{
 		TraceID: traceID, PublicKey: e.dsn.publicKey,
 		Environment: environment, Release: release, Transaction: transaction,
 	}
 }
 
-func (e *sentryExporter) transactionEnvelope(tx *translate.Transaction) outgoing {
+func (e *project) transactionEnvelope(tx *translate.Transaction) outgoing {
 	return outgoing{
 		env: envelope.Envelope{
 			Header: envelope.Header{EventID: tx.EventID, SDK: e.sdkInfo(), Trace: e.dsc(tx.TraceID, tx.Environment, tx.Release, tx.Name)},
@@ -53,7 +53,7 @@ func (e *sentryExporter) transactionEnvelope(tx *translate.Transaction) outgoing
 	}
 }
 
-func (e *sentryExporter) errorEnvelope(ev *translate.ErrorEvent) outgoing {
+func (e *project) errorEnvelope(ev *translate.ErrorEvent) outgoing {
 	return outgoing{
 		env: envelope.Envelope{
 			Header: envelope.Header{EventID: ev.EventID, SDK: e.sdkInfo(), Trace: e.dsc(ev.TraceID, ev.Environment, ev.Release, "")},
@@ -66,7 +66,7 @@ func (e *sentryExporter) errorEnvelope(ev *translate.ErrorEvent) outgoing {
 
 // appendSpanEnvelopes splits one trace's span v2 items into containers of at
 // most maxSpansPerEnvelope; each envelope carries the DSC Relay requires.
-func (e *sentryExporter) appendSpanEnvelopes(ctx context.Context, out []outgoing, g *translate.SpanGroup) []outgoing {
+func (e *project) appendSpanEnvelopes(ctx context.Context, out []outgoing, g *translate.SpanGroup) []outgoing {
 	chunks, oversized := envelope.Chunk(g.Items, maxSpansPerEnvelope, maxSpanContainerBytes)
 	e.acct.dropped(ctx, reasonInvalid, counts{catSpan: int64(len(oversized))})
 	trace := e.dsc(g.TraceID, g.Environment, g.Release, g.Segment)
@@ -94,7 +94,7 @@ func spanOutgoing(trace *envelope.TraceContext, sdk *envelope.SDKInfo, items [][
 // appendLogEnvelopes packs log items into containers of at most
 // maxLogsPerEnvelope. Logs of many traces share a container, so the envelope
 // has no `trace` header (Relay would reject a mismatching one).
-func (e *sentryExporter) appendLogEnvelopes(ctx context.Context, out []outgoing, logs [][]byte) []outgoing {
+func (e *project) appendLogEnvelopes(ctx context.Context, out []outgoing, logs [][]byte) []outgoing {
 	chunks, oversized := envelope.Chunk(logs, maxLogsPerEnvelope, maxLogContainerBytes)
 	var invalid counts
 	for _, i := range oversized {

@@ -9,66 +9,64 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/exporter"
-	"go.opentelemetry.io/collector/pdata/plog"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
-	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/discovery"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 
-// sentryExporter orchestrates, per batch: translate the items whose category is
-// not rate limited (the rest are only counted), wrap them into envelopes, send
-// them concurrently, and account for every outcome in one place.
+// sentryExporter routes each resource's items to its Sentry project and hands
+// them to that project's pipeline: translate what is not rate limited (the
+// rest is only counted), wrap into envelopes, send concurrently, account for
+// every outcome. Without routing there is one project, the `dsn`.
 type sentryExporter struct {
 	cfg        *Config
 	set        exporter.Settings
 	logger     *zap.Logger
-	dsn        *dsn
 	translator *translate.Translator
-	limits     *ratelimit.State
-	reports    *clientReports // nil when client reports are disabled
 	tb         *metadata.TelemetryBuilder
-	acct       *accountant
-	sender     *sender
+	clk        clocks
 	now        func() time.Time
+	userAgent  string
+
+	def        *project            // the `dsn` project; nil when routing covers everything
+	static     map[string]*project // routing::dsns, by attribute value
+	resolver   *discovery.Resolver // routing::discovery; nil without
+	unroutable *accountant         // drops of items that have no project
+
+	mu       sync.Mutex
+	byDSN    map[string]*project // every project, static or discovered, by DSN
+	projects []*project          // the same, copied on write, for the report loop and the gauge
+	host     component.Host      // set by start; discovered projects build their client from it
 
 	stopping     chan struct{}
 	stopOnce     sync.Once
 	reportLoopWG sync.WaitGroup
+	warnOnce     logThrottle
 }
 
 func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporter, error) {
-	d, err := parseDSN(string(cfg.DSN))
-	if err != nil {
-		return nil, err
-	}
-	url, err := envelopeURL(d, cfg.ClientConfig.Endpoint)
-	if err != nil {
-		return nil, err
-	}
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
 	}
 	e := &sentryExporter{
-		cfg:      cfg,
-		set:      set,
-		logger:   set.Logger,
-		dsn:      d,
-		limits:   &ratelimit.State{},
-		tb:       tb,
-		now:      clk.now,
-		stopping: make(chan struct{}),
+		cfg:       cfg,
+		set:       set,
+		logger:    set.Logger,
+		tb:        tb,
+		clk:       clk,
+		now:       clk.now,
+		userAgent: fmt.Sprintf("%s/%s (%s %s; %s/%s)", sdkName, sdkVersion, set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
+		byDSN:     map[string]*project{},
+		static:    map[string]*project{},
+		stopping:  make(chan struct{}),
 	}
-	if cfg.ClientReports.Enabled {
-		e.reports = &clientReports{}
-	}
-	e.acct = newAccountant(tb, d.projectID, e.reports)
 	e.translator = translate.New(translate.Options{
 		Environment:              cfg.Environment,
 		Release:                  cfg.Release,
@@ -77,22 +75,31 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		ErrorsFromSpanExceptions: cfg.ErrorEvents.FromSpanExceptions,
 		ErrorsFromLogs:           cfg.ErrorEvents.FromLogs,
 	})
-	e.sender = &sender{
-		url:       url,
-		auth:      d.authHeader,
-		userAgent: fmt.Sprintf("%s/%s (%s %s; %s/%s)", sdkName, sdkVersion, set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
-		limits:    e.limits,
-		retry:     cfg.RetryConfig,
-		slots:     make(chan struct{}, cfg.MaxConcurrentRequests),
-		stopping:  e.stopping,
-		now:       clk.now,
-		wall:      clk.wall,
-		pause:     clk.pause,
-		logger:    set.Logger,
-		acct:      e.acct,
+	e.unroutable = newAccountant(tb, unroutableProject, nil)
+	if cfg.DSN != "" {
+		if e.def, err = e.addProject(string(cfg.DSN)); err != nil {
+			return nil, err
+		}
+	}
+	for value, raw := range cfg.Routing.DSNs {
+		p, err := e.addProject(string(raw))
+		if err != nil {
+			return nil, fmt.Errorf("routing::dsns::%s: %w", value, err)
+		}
+		e.static[value] = p
+	}
+	if cfg.Routing.Discovery.HasValue() {
+		d := cfg.Routing.Discovery.Get()
+		e.resolver = discovery.New(&http.Client{Timeout: cfg.ClientConfig.Timeout}, discovery.Config{
+			URL: d.URL, OrgSlug: d.OrgSlug, AuthToken: string(d.AuthToken), Team: d.Team,
+			AutoCreateProjects: d.AutoCreateProjects, TTL: d.CacheTTL,
+		}, clk.now)
 	}
 	err = tb.RegisterExporterSentryRateLimitRemainingCallback(func(_ context.Context, o metric.Float64Observer) error {
-		e.acct.observeLimits(o, e.limits.Load(), e.now())
+		now := e.now()
+		for _, p := range e.allProjects() {
+			p.acct.observeLimits(o, p.limits.Load(), now)
+		}
 		return nil
 	})
 	if err != nil {
@@ -101,24 +108,94 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	return e, nil
 }
 
-// start builds the HTTP client here because only Start gets the host's
-// extensions, which auth needs; then it starts the client-report ticker.
-func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
+// unroutableProject labels the drops of items that have no project.
+const unroutableProject = "unroutable"
+
+// addProject returns the project of a DSN, creating it (with its own limits,
+// client reports, counters and sender) on first use. Before start the HTTP
+// client is built by start; after it, at once.
+func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p, ok := e.byDSN[rawDSN]; ok {
+		return p, nil
+	}
+	if len(e.byDSN) >= e.cfg.Routing.MaxProjects {
+		return nil, fmt.Errorf("more than `routing::max_projects` (%d) Sentry projects", e.cfg.Routing.MaxProjects)
+	}
+	d, err := parseDSN(rawDSN)
+	if err != nil {
+		return nil, err
+	}
+	url, err := envelopeURL(d, e.cfg.ClientConfig.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	p := &project{exp: e, dsn: d, limits: &ratelimit.State{}}
+	if e.cfg.ClientReports.Enabled {
+		p.reports = &clientReports{}
+	}
+	p.acct = newAccountant(e.tb, d.projectID, p.reports)
+	p.sender = &sender{
+		url:       url,
+		auth:      d.authHeader,
+		userAgent: e.userAgent,
+		limits:    p.limits,
+		retry:     e.cfg.RetryConfig,
+		slots:     make(chan struct{}, e.cfg.MaxConcurrentRequests),
+		stopping:  e.stopping,
+		now:       e.clk.now,
+		wall:      e.clk.wall,
+		pause:     e.clk.pause,
+		logger:    e.logger,
+		acct:      p.acct,
+	}
+	if e.host != nil {
+		if p.sender.client, err = e.newClient(context.Background(), e.host); err != nil {
+			return nil, err
+		}
+	}
+	e.byDSN[rawDSN] = p
+	e.projects = append(append([]*project(nil), e.projects...), p)
+	return p, nil
+}
+
+func (e *sentryExporter) allProjects() []*project {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.projects
+}
+
+// newClient builds one project's HTTP client. It is built in start (or later
+// for a discovered project) because only Start gets the host's extensions,
+// which auth needs.
+func (e *sentryExporter) newClient(ctx context.Context, host component.Host) (*http.Client, error) {
 	clientCfg := e.cfg.ClientConfig
-	clientCfg.Endpoint = "" // the envelope URL is derived from the DSN (and `endpoint`) once, in newExporter
+	clientCfg.Endpoint = "" // the envelope URL is derived from the DSN (and `endpoint`) in addProject
 	if clientCfg.Keepalive.HasValue() && clientCfg.Keepalive.Get().MaxIdleConnsPerHost == 0 {
 		// Go's default of 2 idle connections per host would close and reopen
 		// connections under max_concurrent_requests concurrent envelopes.
 		ka := *clientCfg.Keepalive.Get()
 		ka.MaxIdleConnsPerHost = e.cfg.MaxConcurrentRequests
-		clientCfg.Keepalive.Get().MaxIdleConnsPerHost = ka.MaxIdleConnsPerHost
+		clientCfg.Keepalive = configoptional.Some(ka)
 	}
-	client, err := clientCfg.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
-	if err != nil {
-		return err
+	return clientCfg.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
+}
+
+// start builds the projects' HTTP clients and starts the client-report ticker.
+func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
+	e.mu.Lock()
+	e.host = host
+	projects := e.projects
+	e.mu.Unlock()
+	for _, p := range projects {
+		client, err := e.newClient(ctx, host)
+		if err != nil {
+			return err
+		}
+		p.sender.client = client
 	}
-	e.sender.client = client
-	if e.reports != nil {
+	if e.cfg.ClientReports.Enabled {
 		e.reportLoopWG.Add(1)
 		go e.reportLoop()
 	}
@@ -132,133 +209,25 @@ func (e *sentryExporter) beginShutdown() {
 	e.stopOnce.Do(func() { close(e.stopping) })
 }
 
-// shutdown runs last, after the queue drained: it sends the final client
-// report (or logs its counts when an all-category limit blocks it).
+// shutdown runs last, after the queue drained: it sends each project's final
+// client report (or logs its counts when an all-category limit blocks it).
 func (e *sentryExporter) shutdown(ctx context.Context) error {
 	e.beginShutdown()
 	e.reportLoopWG.Wait()
-	if e.reports != nil && e.sender.client != nil {
-		e.flushReport(ctx, true)
-	}
-	if e.sender.client != nil {
-		e.sender.client.CloseIdleConnections()
+	for _, p := range e.allProjects() {
+		if p.sender.client == nil {
+			continue
+		}
+		if p.reports != nil {
+			p.flushReport(ctx, true)
+		}
+		p.sender.client.CloseIdleConnections()
 	}
 	e.tb.Shutdown()
 	return nil
 }
 
-func (e *sentryExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
-	now := e.now()
-	limits := e.limits.Load()
-	res := e.translator.Traces(td, translate.TracesWant{
-		Transactions: e.cfg.TracesAs == TracesAsTransactions && !gateTransaction.limited(limits, now),
-		SpanV2:       e.cfg.TracesAs == TracesAsSpans && !gateSpan.limited(limits, now),
-		Errors:       e.cfg.ErrorEvents.FromSpanExceptions && !gateError.limited(limits, now),
-	})
-	skipped := counts{catSpan: int64(res.SkippedSpans), catError: int64(res.SkippedErrors)}
-	if e.cfg.TracesAs == TracesAsTransactions { // in spans mode no transaction is ever built, so none is dropped
-		skipped[catTransaction] = int64(res.SkippedTransactions)
-	}
-	e.acct.dropped(ctx, reasonRateLimitBackoff, skipped)
-	e.acct.dropped(ctx, reasonInvalid, counts{catSpan: int64(res.InvalidSpans), catError: int64(res.InvalidErrors)})
-
-	out := make([]outgoing, 0, len(res.Transactions)+len(res.SpanGroups)+len(res.Errors))
-	for i := range res.Transactions {
-		out = append(out, e.transactionEnvelope(&res.Transactions[i]))
-	}
-	for i := range res.SpanGroups {
-		out = e.appendSpanEnvelopes(ctx, out, &res.SpanGroups[i])
-	}
-	for i := range res.Errors {
-		out = append(out, e.errorEnvelope(&res.Errors[i]))
-	}
-	e.sendAll(ctx, out)
-	res.Release() // every envelope is settled: the payload buffer can be reused
-	return nil
-}
-
-func (e *sentryExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
-	now := e.now()
-	limits := e.limits.Load()
-	res := e.translator.Logs(ld, translate.LogsWant{
-		Logs:   !gateLogs.limited(limits, now),
-		Errors: e.cfg.ErrorEvents.FromLogs && !gateError.limited(limits, now),
-	})
-	e.acct.dropped(ctx, reasonRateLimitBackoff, counts{
-		catLogItem: int64(res.SkippedLogs), catLogByte: int64(res.SkippedLogBytes), catError: int64(res.SkippedErrors),
-	})
-	e.acct.dropped(ctx, reasonInvalid, counts{catLogItem: int64(res.InvalidLogs), catError: int64(res.InvalidErrors)})
-
-	out := e.appendLogEnvelopes(ctx, make([]outgoing, 0, len(res.Logs)/maxLogsPerEnvelope+1+len(res.Errors)), res.Logs)
-	for i := range res.Errors {
-		out = append(out, e.errorEnvelope(&res.Errors[i]))
-	}
-	e.sendAll(ctx, out)
-	res.Release()
-	return nil
-}
-
-// sendAll sends every envelope concurrently (the sender caps what is in
-// flight) and accounts for each outcome. It returns when all are settled.
-func (e *sentryExporter) sendAll(ctx context.Context, out []outgoing) {
-	if len(out) == 1 {
-		e.deliver(ctx, &out[0])
-		return
-	}
-	var wg sync.WaitGroup
-	for i := range out {
-		wg.Add(1)
-		go func(o *outgoing) {
-			defer wg.Done()
-			e.deliver(ctx, o)
-		}(&out[i])
-	}
-	wg.Wait()
-}
-
-// deliver sends one envelope, with any pending client report riding along,
-// and accounts for it. A container that Sentry finds too large (413) is split
-// in two and each half is sent once before its items are counted.
-func (e *sentryExporter) deliver(ctx context.Context, o *outgoing) {
-	report := e.attachReport(&o.env)
-	res := e.sender.send(ctx, &o.env, o.gate)
-	e.settleReport(report, res)
-	if res.tooLarge && len(o.items) > 1 {
-		for _, half := range o.halves() {
-			e.acct.outcome(ctx, e.sender.send(ctx, &half.env, half.gate), half.counts)
-		}
-		return
-	}
-	e.acct.outcome(ctx, res, o.counts)
-}
-
-// attachReport appends the pending client report to env; it returns what it
-// took so that settleReport can put it back if the envelope does not arrive.
-func (e *sentryExporter) attachReport(env *envelope.Envelope) []envelope.Discard {
-	if e.reports == nil {
-		return nil
-	}
-	d := e.reports.take()
-	if d == nil {
-		return nil
-	}
-	env.Items = append(env.Items, envelope.Item{
-		Type:    envelope.ItemTypeClientReport,
-		Payload: envelope.AppendClientReport(nil, e.now(), d),
-	})
-	return d
-}
-
-// settleReport keeps a client report that did not reach Sentry. An envelope
-// answered 429 still counts as delivered for its report: Relay never rate
-// limits client_report items (they have no data category).
-func (e *sentryExporter) settleReport(report []envelope.Discard, res sendResult) {
-	if report != nil && !res.delivered && res.status != http.StatusTooManyRequests {
-		e.reports.restore(report)
-	}
-}
-
-// reportLoop sends the pending client report every client_reports.interval.
+// reportLoop sends each project's pending client report every client_reports.interval.
 func (e *sentryExporter) reportLoop() {
 	defer e.reportLoopWG.Done()
 	t := time.NewTicker(e.cfg.ClientReports.Interval)
@@ -266,37 +235,11 @@ func (e *sentryExporter) reportLoop() {
 	for {
 		select {
 		case <-t.C:
-			e.flushReport(context.Background(), false)
+			for _, p := range e.allProjects() {
+				p.flushReport(context.Background(), false)
+			}
 		case <-e.stopping:
 			return
 		}
 	}
-}
-
-// flushReport sends the pending client report in an envelope of its own.
-// Only an all-category limit blocks it; then the counts are kept for later,
-// or, at shutdown, logged so they are not lost without a trace.
-func (e *sentryExporter) flushReport(ctx context.Context, final bool) {
-	d := e.reports.take()
-	if d == nil {
-		return
-	}
-	env := envelope.Envelope{
-		Header: envelope.Header{SDK: &envelope.SDKInfo{Name: sdkName, Version: sdkVersion}},
-		Items:  []envelope.Item{{Type: envelope.ItemTypeClientReport, Payload: envelope.AppendClientReport(nil, e.now(), d)}},
-	}
-	res := e.sender.send(ctx, &env, gateInternal)
-	if res.delivered || res.status == http.StatusTooManyRequests {
-		return
-	}
-	if !final {
-		e.reports.restore(d)
-		return
-	}
-	fields := make([]zap.Field, 0, len(d)+1)
-	fields = append(fields, zap.String("why", res.reason.wire()))
-	for _, x := range d {
-		fields = append(fields, zap.Uint64(x.Reason+"."+x.Category, x.Quantity))
-	}
-	e.logger.Warn("Final Sentry client report could not be sent; its counts are also in otelcol_exporter_sentry_dropped_items", fields...)
 }

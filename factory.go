@@ -28,6 +28,7 @@ const (
 	defaultBatchMinItems         = 1_000
 	defaultBatchMaxItems         = 2_000 // bounds what one consumer holds and translates at once
 	defaultClientReportInterval  = 30 * time.Second
+	defaultMaxProjects           = 100 // each project: limits, client reports, a connection pool (see README)
 )
 
 // NewFactory creates the factory of the Sentry exporter. The traces and logs
@@ -65,6 +66,7 @@ func createDefaultConfig() component.Config {
 	queue.Batch = configoptional.Some(batch)
 
 	return &Config{
+		Routing:               RoutingConfig{Attribute: "service.name", MaxProjects: defaultMaxProjects},
 		TracesAs:              TracesAsTransactions,
 		MaxConcurrentRequests: defaultMaxConcurrentRequests,
 		ErrorEvents:           ErrorEventsConfig{FromSpanExceptions: true, FromLogs: true},

@@ -30,8 +30,9 @@ import (
 
 // received is one envelope as the fake Sentry saw it.
 type received struct {
-	at  time.Time // fake clock
-	env *envelope.Envelope
+	at      time.Time // fake clock
+	project string
+	env     *envelope.Envelope
 }
 
 // itemTypes lists the envelope's item types, client reports excluded.
@@ -68,14 +69,17 @@ type fakeSentry struct {
 func newFakeSentry(t *testing.T, clock *fakeClock) *fakeSentry {
 	f := &fakeSentry{t: t, clock: clock}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /api/1/envelope/", f.handle)
+	mux.HandleFunc("POST /api/{project}/envelope/", f.handle)
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
 	return f
 }
 
-func (f *fakeSentry) dsn() string {
-	return strings.Replace(f.srv.URL, "http://", "http://publickey@", 1) + "/1"
+func (f *fakeSentry) dsn() string { return f.dsnFor("1") }
+
+// dsnFor is the DSN of one project of this fake Sentry.
+func (f *fakeSentry) dsnFor(project string) string {
+	return strings.Replace(f.srv.URL, "http://", "http://publickey@", 1) + "/" + project
 }
 
 func (f *fakeSentry) handle(w http.ResponseWriter, r *http.Request) {
@@ -110,7 +114,7 @@ func (f *fakeSentry) handle(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]string{"detail": err.Error()})
 		return
 	}
-	f.got = append(f.got, received{at: f.clock.Now(), env: env})
+	f.got = append(f.got, received{at: f.clock.Now(), project: r.PathValue("project"), env: env})
 	respond := f.respond
 	f.mu.Unlock()
 	a := answer{status: http.StatusOK}

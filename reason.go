@@ -20,16 +20,21 @@ const (
 	reasonInternalSDKError
 	// reasonInvalid: the item could not be repaired into something Relay accepts.
 	reasonInvalid
+	// reasonUnroutable: the item's resource maps to no Sentry project (no
+	// routing entry and no `dsn`, or discovery could not resolve it). There
+	// is no project to send a client report to.
+	reasonUnroutable
 	numReasons
 )
 
 // wire is the name in metrics and client reports.
 func (r reason) wire() string {
 	return [numReasons]string{
-		"ratelimit_backoff", "rate_limited", "send_error", "network_error", "internal_sdk_error", "invalid",
+		"ratelimit_backoff", "rate_limited", "send_error", "network_error", "internal_sdk_error", "invalid", "unroutable",
 	}[r]
 }
 
 // reported tells whether the reason goes into client reports: the party that
-// drops an item records it, and for a 429 that party is Relay.
-func (r reason) reported() bool { return r != reasonRateLimited }
+// drops an item records it, and for a 429 that party is Relay; unroutable
+// items have no project to report to.
+func (r reason) reported() bool { return r != reasonRateLimited && r != reasonUnroutable }

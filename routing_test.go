@@ -1,0 +1,240 @@
+package sentryexporter
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otel-sentry/sentryexporter/envelope"
+)
+
+// gatewayBatch is one batch from three services (and one without routing
+// entry): 2 traces with exceptions and 4 logs per service.
+func gatewayBatch(services ...string) (ptrace.Traces, plog.Logs) {
+	td := ptrace.NewTraces()
+	ld := plog.NewLogs()
+	for i, svc := range services {
+		t := makeTraces(i*10, 2, true)
+		t.ResourceSpans().At(0).Resource().Attributes().PutStr("service.name", svc)
+		t.ResourceSpans().At(0).CopyTo(td.ResourceSpans().AppendEmpty())
+		l := makeLogs(4)
+		l.ResourceLogs().At(0).Resource().Attributes().PutStr("service.name", svc)
+		l.ResourceLogs().At(0).CopyTo(ld.ResourceLogs().AppendEmpty())
+	}
+	return td, ld
+}
+
+// byProject counts what each fake project stored, by item type.
+func byProject(f *fakeSentry) map[string]map[string]int {
+	out := map[string]map[string]int{}
+	for _, r := range f.envelopes() {
+		for _, it := range r.env.Items {
+			if it.Type == envelope.ItemTypeClientReport {
+				continue
+			}
+			if out[r.project] == nil {
+				out[r.project] = map[string]int{}
+			}
+			n := 1
+			if it.ItemCount > 0 {
+				n = it.ItemCount
+			}
+			out[r.project][it.Type] += n
+		}
+	}
+	return out
+}
+
+// Three services through one exporter to three projects: each project gets
+// exactly its own spans, logs and errors; a limit on one leaves the others
+// untouched.
+func TestStaticRoutingThreeProjects(t *testing.T) {
+	clock := newFakeClock()
+	sentry := newFakeSentry(t, clock)
+	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
+		c.DSN = ""
+		c.Routing.DSNs = map[string]configopaque.String{
+			"payments": configopaque.String(sentry.dsnFor("2")),
+			"search":   configopaque.String(sentry.dsnFor("3")),
+			"checkout": configopaque.String(sentry.dsnFor("4")),
+		}
+	})
+	h.clock = clock
+	sentry.setRespond(func(env *envelope.Envelope) answer {
+		// project 3 (search) is over its error quota
+		for _, it := range env.Items {
+			if it.Type == envelope.ItemTypeEvent && env.Header.Trace != nil && sentryProjectOf(env) == "search" {
+				return answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "60:error:project"}}
+			}
+		}
+		return answer{status: http.StatusOK}
+	})
+	for range 2 {
+		td, ld := gatewayBatch("payments", "search", "checkout", "unknown")
+		require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
+		require.NoError(t, h.logs.ConsumeLogs(context.Background(), ld))
+	}
+	h.shutdown()
+	sentry.requireNoInvalid()
+
+	got := byProject(sentry)
+	assert.Equal(t, map[string]int{"transaction": 4, "event": 4, "log": 8}, got["2"], "payments")
+	// search: the first batch's two error events are in flight together and
+	// both meet the 429; the second batch's are dropped before sending.
+	assert.Equal(t, map[string]int{"transaction": 4, "event": 2, "log": 8}, got["3"], "search")
+	assert.Equal(t, map[string]int{"transaction": 4, "event": 4, "log": 8}, got["4"], "checkout")
+	assert.Len(t, got, 3, "nothing reached any other project")
+
+	assert.EqualValues(t, 2, h.sum("otelcol_exporter_sentry_dropped_items", map[string]string{"project": "3", "category": "error", "reason": "rate_limited"}))
+	assert.EqualValues(t, 2, h.sum("otelcol_exporter_sentry_dropped_items", map[string]string{"project": "3", "category": "error", "reason": "ratelimit_backoff"}))
+	assert.Zero(t, h.sum("otelcol_exporter_sentry_sent_items", map[string]string{"project": "3", "category": "error"}))
+	for _, p := range []string{"2", "4"} {
+		assert.Zero(t, h.sum("otelcol_exporter_sentry_dropped_items", map[string]string{"project": p}), "project %s untouched", p)
+		assert.EqualValues(t, 4, h.sum("otelcol_exporter_sentry_sent_items", map[string]string{"project": p, "category": "error"}))
+	}
+	// "unknown" has no entry and there is no `dsn`: counted, never silent.
+	assert.EqualValues(t, 12, h.sum("otelcol_exporter_sentry_dropped_items", map[string]string{"project": "unroutable", "category": "span", "reason": "unroutable"}))
+	assert.EqualValues(t, 4, h.sum("otelcol_exporter_sentry_dropped_items", map[string]string{"project": "unroutable", "category": "error", "reason": "unroutable"}))
+	assert.EqualValues(t, 8, h.sum("otelcol_exporter_sentry_dropped_items", map[string]string{"project": "unroutable", "category": "log_item", "reason": "unroutable"}))
+}
+
+// sentryProjectOf finds the service of an error event by its tags.
+func sentryProjectOf(env *envelope.Envelope) string {
+	for _, it := range env.Items {
+		if it.Type == envelope.ItemTypeEvent {
+			if strings.Contains(string(it.Payload), `"service.name":"search"`) {
+				return "search"
+			}
+		}
+	}
+	return ""
+}
+
+// Values without an entry go to `dsn` when there is one.
+func TestStaticRoutingDefault(t *testing.T) {
+	clock := newFakeClock()
+	sentry := newFakeSentry(t, clock)
+	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
+		c.DSN = configopaque.String(sentry.dsnFor("1"))
+		c.Routing.DSNs = map[string]configopaque.String{"payments": configopaque.String(sentry.dsnFor("2"))}
+	})
+	td, ld := gatewayBatch("payments", "other")
+	require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
+	require.NoError(t, h.logs.ConsumeLogs(context.Background(), ld))
+	h.shutdown()
+	got := byProject(sentry)
+	assert.Equal(t, 2, got["1"]["transaction"])
+	assert.Equal(t, 2, got["2"]["transaction"])
+	assert.Zero(t, h.sum("otelcol_exporter_sentry_dropped_items", nil))
+}
+
+// fakeManagement plays Sentry's management API: projects known by slug, keys
+// pointing at the fake Sentry, auto-create through the team endpoint, and a
+// 429 with X-Sentry-Rate-Limit-Reset when told to.
+type fakeManagement struct {
+	mu        sync.Mutex
+	srv       *httptest.Server
+	projects  map[string]string // slug -> project id
+	nextID    int
+	calls     int
+	created   []string
+	limitOnce bool
+	sentry    *fakeSentry
+	reset     func() int64
+}
+
+func newFakeManagement(t *testing.T, sentry *fakeSentry, reset func() int64) *fakeManagement {
+	m := &fakeManagement{projects: map[string]string{"payments": "2"}, nextID: 10, sentry: sentry, reset: reset}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/0/projects/my-org/{slug}/keys/", func(w http.ResponseWriter, r *http.Request) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.calls++
+		if r.Header.Get("Authorization") != "Bearer sntrys_token" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		if m.limitOnce {
+			m.limitOnce = false
+			w.Header().Set("X-Sentry-Rate-Limit-Reset", strconv.FormatInt(m.reset(), 10))
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		id, ok := m.projects[r.PathValue("slug")]
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		fmt.Fprintf(w, `[{"id":"k","public":"publickey","isActive":true,"projectId":%s,"dsn":{"public":%q}}]`, id, m.sentry.dsnFor(id))
+	})
+	mux.HandleFunc("POST /api/0/teams/my-org/platform/projects/", func(w http.ResponseWriter, r *http.Request) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.calls++
+		var body struct{ Slug string }
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		m.projects[body.Slug] = strconv.Itoa(m.nextID)
+		m.nextID++
+		m.created = append(m.created, body.Slug)
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"id":%q,"slug":%q}`, m.projects[body.Slug], body.Slug)
+	})
+	m.srv = httptest.NewServer(mux)
+	t.Cleanup(m.srv.Close)
+	return m
+}
+
+// Discovery mode: known projects are resolved, unknown ones auto-created, and
+// the management API's own 429 makes the exporter drop (and count) the data of
+// projects it cannot resolve instead of queueing it.
+func TestDiscoveryRouting(t *testing.T) {
+	clock := newFakeClock()
+	sentry := newFakeSentry(t, clock)
+	mgmt := newFakeManagement(t, sentry, func() int64 { return clock.Now().Add(30 * time.Second).Unix() })
+	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
+		c.DSN = ""
+		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{
+			URL: mgmt.srv.URL, OrgSlug: "my-org", AuthToken: "sntrys_token",
+			AutoCreateProjects: true, Team: "platform",
+		})
+	})
+	h.clock = clock
+
+	// The API is rate limited first: "payments" cannot be resolved, its data is dropped.
+	mgmt.limitOnce = true
+	td, ld := gatewayBatch("payments")
+	require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
+	assert.EqualValues(t, 6, h.sum("otelcol_exporter_sentry_dropped_items", map[string]string{"project": "unroutable", "category": "span"}))
+	callsDuringLimit := mgmt.calls
+	require.NoError(t, h.logs.ConsumeLogs(context.Background(), ld))
+	assert.Equal(t, callsDuringLimit, mgmt.calls, "no API call before the reset")
+
+	clock.Advance(31 * time.Second)
+	td, ld = gatewayBatch("payments", "Search Service")
+	require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
+	require.NoError(t, h.logs.ConsumeLogs(context.Background(), ld))
+	td, _ = gatewayBatch("payments", "Search Service")
+	require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
+	h.shutdown()
+	sentry.requireNoInvalid()
+
+	assert.Equal(t, []string{"search-service"}, mgmt.created, "the unknown project was created once, by its slug")
+	got := byProject(sentry)
+	assert.Equal(t, map[string]int{"transaction": 4, "event": 4, "log": 4}, got["2"], "payments")
+	assert.Equal(t, map[string]int{"transaction": 4, "event": 4, "log": 4}, got["10"], "search-service, created")
+	assert.LessOrEqual(t, mgmt.calls, 1+1+2+1, "limited call, then one lookup per project (plus the create), cached afterwards")
+}
