@@ -122,8 +122,8 @@ type Config struct {
 	// TracesAs is "transactions" (default) or "spans" (span v2 containers).
 	TracesAs TracesAs `mapstructure:"traces_as"`
 
-	// MaxConcurrentRequests caps the envelopes in flight to Sentry at once,
-	// across all queue consumers. Default 64.
+	// MaxConcurrentRequests caps the envelopes in flight to each Sentry project
+	// at once, across all queue consumers. Default 64.
 	MaxConcurrentRequests int `mapstructure:"max_concurrent_requests"`
 
 	// ErrorEvents selects the sources of Sentry error events.
