@@ -32,20 +32,20 @@ type outgoing struct {
 // sdk is the envelope `sdk` header; one value shared by every envelope.
 var sdk = &envelope.SDKInfo{Name: sdkName, Version: sdkVersion}
 
-func (e *project) sdkInfo() *envelope.SDKInfo { return sdk }
+func (p *project) sdkInfo() *envelope.SDKInfo { return sdk }
 
 // dsc is the `trace` envelope header (dynamic sampling context).
-func (e *project) dsc(traceID, environment, release, transaction string) *envelope.TraceContext {
+func (p *project) dsc(traceID, environment, release, transaction string) *envelope.TraceContext {
 	return &envelope.TraceContext{
-		TraceID: traceID, PublicKey: e.dsn.publicKey,
+		TraceID: traceID, PublicKey: p.dsn.publicKey,
 		Environment: environment, Release: release, Transaction: transaction,
 	}
 }
 
-func (e *project) transactionEnvelope(tx *translate.Transaction) outgoing {
+func (p *project) transactionEnvelope(tx *translate.Transaction) outgoing {
 	return outgoing{
 		env: envelope.Envelope{
-			Header: envelope.Header{EventID: tx.EventID, SDK: e.sdkInfo(), Trace: e.dsc(tx.TraceID, tx.Environment, tx.Release, tx.Name)},
+			Header: envelope.Header{EventID: tx.EventID, SDK: p.sdkInfo(), Trace: p.dsc(tx.TraceID, tx.Environment, tx.Release, tx.Name)},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeTransaction, Payload: tx.Payload}},
 		},
 		gate:   gateTransaction,
@@ -53,10 +53,10 @@ func (e *project) transactionEnvelope(tx *translate.Transaction) outgoing {
 	}
 }
 
-func (e *project) errorEnvelope(ev *translate.ErrorEvent) outgoing {
+func (p *project) errorEnvelope(ev *translate.ErrorEvent) outgoing {
 	return outgoing{
 		env: envelope.Envelope{
-			Header: envelope.Header{EventID: ev.EventID, SDK: e.sdkInfo(), Trace: e.dsc(ev.TraceID, ev.Environment, ev.Release, "")},
+			Header: envelope.Header{EventID: ev.EventID, SDK: p.sdkInfo(), Trace: p.dsc(ev.TraceID, ev.Environment, ev.Release, "")},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeEvent, Payload: ev.Payload}},
 		},
 		gate:   gateError,
@@ -66,12 +66,12 @@ func (e *project) errorEnvelope(ev *translate.ErrorEvent) outgoing {
 
 // appendSpanEnvelopes splits one trace's span v2 items into containers of at
 // most maxSpansPerEnvelope; each envelope carries the DSC Relay requires.
-func (e *project) appendSpanEnvelopes(ctx context.Context, out []outgoing, g *translate.SpanGroup) []outgoing {
+func (p *project) appendSpanEnvelopes(ctx context.Context, out []outgoing, g *translate.SpanGroup) []outgoing {
 	chunks, oversized := envelope.Chunk(g.Items, maxSpansPerEnvelope, maxSpanContainerBytes)
-	e.acct.dropped(ctx, reasonInvalid, counts{catSpan: int64(len(oversized))})
-	trace := e.dsc(g.TraceID, g.Environment, g.Release, g.Segment)
+	p.acct.dropped(ctx, reasonInvalid, counts{catSpan: int64(len(oversized))})
+	trace := p.dsc(g.TraceID, g.Environment, g.Release, g.Segment)
 	for _, items := range chunks {
-		out = append(out, spanOutgoing(trace, e.sdkInfo(), items))
+		out = append(out, spanOutgoing(trace, p.sdkInfo(), items))
 	}
 	return out
 }
@@ -94,16 +94,16 @@ func spanOutgoing(trace *envelope.TraceContext, sdk *envelope.SDKInfo, items [][
 // appendLogEnvelopes packs log items into containers of at most
 // maxLogsPerEnvelope. Logs of many traces share a container, so the envelope
 // has no `trace` header (Relay would reject a mismatching one).
-func (e *project) appendLogEnvelopes(ctx context.Context, out []outgoing, logs [][]byte) []outgoing {
+func (p *project) appendLogEnvelopes(ctx context.Context, out []outgoing, logs [][]byte) []outgoing {
 	chunks, oversized := envelope.Chunk(logs, maxLogsPerEnvelope, maxLogContainerBytes)
 	var invalid counts
 	for _, i := range oversized {
 		invalid[catLogItem]++
 		invalid[catLogByte] += int64(len(logs[i]))
 	}
-	e.acct.dropped(ctx, reasonInvalid, invalid)
+	p.acct.dropped(ctx, reasonInvalid, invalid)
 	for _, items := range chunks {
-		out = append(out, logOutgoing(e.sdkInfo(), items))
+		out = append(out, logOutgoing(p.sdkInfo(), items))
 	}
 	return out
 }

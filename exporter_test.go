@@ -373,3 +373,42 @@ func TestBadValuesEndToEnd(t *testing.T) {
 	assert.EqualValues(t, 2, h.sent("error"))
 	assert.Zero(t, h.sum("otelcol_exporter_sentry_dropped_items", nil))
 }
+
+// A client report that rides on an envelope Sentry refuses with a 4xx is kept,
+// and from then on goes out on its own: it never takes more data down with it.
+func TestRefusedReportGoesStandalone(t *testing.T) {
+	h := newHarness(t, nil)
+	h.sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "60:transaction:key"}}))
+	h.consumeTraces(0, 1, false) // 429
+	h.consumeTraces(1, 2, false) // 2 transactions dropped locally: a report is pending
+
+	withReport := func(env *envelope.Envelope) bool {
+		for _, it := range env.Items {
+			if it.Type == envelope.ItemTypeClientReport {
+				return true
+			}
+		}
+		return false
+	}
+	h.sentry.setRespond(func(env *envelope.Envelope) answer {
+		if withReport(env) && len(env.Items) > 1 {
+			return answer{status: http.StatusBadRequest}
+		}
+		return answer{status: http.StatusOK}
+	})
+	h.consumeLogs(3) // carries the report: 400
+	h.consumeLogs(2) // must not carry it
+	h.shutdown()     // the report goes out on its own
+
+	envs := h.sentry.envelopes()
+	last := envs[len(envs)-1]
+	require.True(t, withReport(last.env))
+	assert.Len(t, last.env.Items, 1, "the final report is standalone")
+	assert.False(t, withReport(envs[len(envs)-2].env), "the next data envelope carried no report")
+	assert.EqualValues(t, 2, h.sent("log_item"))
+	assert.EqualValues(t, 3, h.dropped("log_item", "send_error"))
+	d := discardsOf(t, envs[len(envs)-1:])
+	assert.EqualValues(t, 2, d["ratelimit_backoff/transaction"])
+	assert.EqualValues(t, 6, d["ratelimit_backoff/span"])
+	assert.EqualValues(t, 3, d["send_error/log_item"])
+}

@@ -180,8 +180,13 @@ func (f *fakeSentry) countType(itemType string) int {
 
 // discards sums the client-report discards the fake Sentry received by "reason/category".
 func (f *fakeSentry) discards() map[string]uint64 {
+	return discardsOf(f.t, f.envelopes())
+}
+
+// discardsOf sums the client-report discards in envs by "reason/category".
+func discardsOf(t *testing.T, envs []received) map[string]uint64 {
 	out := map[string]uint64{}
-	for _, r := range f.envelopes() {
+	for _, r := range envs {
 		for _, it := range r.env.Items {
 			if it.Type != envelope.ItemTypeClientReport {
 				continue
@@ -192,7 +197,7 @@ func (f *fakeSentry) discards() map[string]uint64 {
 					Quantity         uint64
 				} `json:"discarded_events"`
 			}
-			require.NoError(f.t, json.Unmarshal(it.Payload, &rep))
+			require.NoError(t, json.Unmarshal(it.Payload, &rep))
 			for _, d := range rep.Discarded {
 				out[d.Reason+"/"+d.Category] += d.Quantity
 			}
