@@ -57,27 +57,11 @@ func (e *sentryExporter) pushTraces(ctx context.Context, td ptrace.Traces) error
 		return e.def.pushTraces(ctx, td)
 	}
 	rss := td.ResourceSpans()
-	targets := make([]*project, rss.Len())
-	for i := range targets {
-		targets[i] = e.route(ctx, rss.At(i).Resource())
-	}
-	if one, ok := single(targets); ok {
-		return e.pushTracesTo(ctx, one, td)
-	}
-	parts := map[*project]ptrace.Traces{}
-	for i, p := range targets {
-		part, ok := parts[p]
-		if !ok {
-			part = ptrace.NewTraces()
-			parts[p] = part
-		}
-		rss.At(i).CopyTo(part.ResourceSpans().AppendEmpty())
-	}
-	var wg sync.WaitGroup
-	for p, part := range parts {
-		wg.Go(func() { _ = e.pushTracesTo(ctx, p, part) })
-	}
-	wg.Wait()
+	routeBatch(ctx, e, td, rss.Len(),
+		func(i int) pcommon.Resource { return rss.At(i).Resource() },
+		ptrace.NewTraces,
+		func(i int, dst ptrace.Traces) { rss.At(i).CopyTo(dst.ResourceSpans().AppendEmpty()) },
+		e.pushTracesTo)
 	return nil
 }
 
@@ -86,28 +70,43 @@ func (e *sentryExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 		return e.def.pushLogs(ctx, ld)
 	}
 	rls := ld.ResourceLogs()
-	targets := make([]*project, rls.Len())
+	routeBatch(ctx, e, ld, rls.Len(),
+		func(i int) pcommon.Resource { return rls.At(i).Resource() },
+		plog.NewLogs,
+		func(i int, dst plog.Logs) { rls.At(i).CopyTo(dst.ResourceLogs().AppendEmpty()) },
+		e.pushLogsTo)
+	return nil
+}
+
+// routeBatch routes each of a batch's n resources to its project and pushes
+// each project's part, concurrently. A batch whose resources all go to one
+// project is pushed as it is, without a copy.
+func routeBatch[B any](ctx context.Context, e *sentryExporter, batch B, n int,
+	resource func(int) pcommon.Resource, newBatch func() B, copyTo func(int, B),
+	push func(context.Context, *project, B) error,
+) {
+	targets := make([]*project, n)
 	for i := range targets {
-		targets[i] = e.route(ctx, rls.At(i).Resource())
+		targets[i] = e.route(ctx, resource(i))
 	}
 	if one, ok := single(targets); ok {
-		return e.pushLogsTo(ctx, one, ld)
+		_ = push(ctx, one, batch)
+		return
 	}
-	parts := map[*project]plog.Logs{}
+	parts := map[*project]B{}
 	for i, p := range targets {
 		part, ok := parts[p]
 		if !ok {
-			part = plog.NewLogs()
+			part = newBatch()
 			parts[p] = part
 		}
-		rls.At(i).CopyTo(part.ResourceLogs().AppendEmpty())
+		copyTo(i, part)
 	}
 	var wg sync.WaitGroup
 	for p, part := range parts {
-		wg.Go(func() { _ = e.pushLogsTo(ctx, p, part) })
+		wg.Go(func() { _ = push(ctx, p, part) })
 	}
 	wg.Wait()
-	return nil
 }
 
 // single reports whether every resource goes to the same project (or none),
