@@ -63,7 +63,7 @@ func (s *state) spanErrors(r *TracesResult, want bool) {
 				ri: &s.res[sr.res], ts: uint64(e.Timestamp()), level: "error",
 				traceID: sr.traceID, spanID: sr.id, parentID: sr.parent, hasParent: sr.hasParent,
 				op: sr.sem.op, status: sr.sem.status, tx: s.spans[s.segs[sr.seg].root].sem.name,
-				mechanism: mechanismSpan, origin: "auto.otel", logger: sr.scope.Name(), attrs: e.Attributes(),
+				mechanism: mechanismSpan, origin: "auto.otel", logger: s.scopes[sr.scopeIdx].sc.Name(), attrs: e.Attributes(),
 			}
 			if in.ts == 0 {
 				in.ts = sr.start

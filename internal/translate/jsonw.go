@@ -3,6 +3,7 @@ package translate
 import (
 	"encoding/base64"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -119,20 +120,45 @@ func cutAt(s string, limit int) (string, bool) {
 	return s[:i], true
 }
 
-// appendEscaped appends the JSON string content of s (no quotes).
+// appendEscaped appends the JSON string content of s (no quotes). Most
+// strings need no escaping: they are scanned 8 bytes at a time and copied in
+// one append.
 func appendEscaped(b []byte, s string) []byte {
+	i := 0
+	for i+8 <= len(s) && plain8(load8(s, i)) {
+		i += 8
+	}
+	for i < len(s) && plainByte[s[i]] {
+		i++
+	}
+	if i == len(s) {
+		return append(b, s...)
+	}
+	return appendEscapedFrom(b, s, i)
+}
+
+// plainByte marks the ASCII bytes written as they are.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// appendEscapedFrom is appendEscaped once s[:i] is known to need no escaping.
+func appendEscapedFrom(b []byte, s string, i int) []byte {
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		if i+8 <= len(s) && plain8(load8(s, i)) {
 			i += 8
 			continue
 		}
 		c := s[i]
+		if plainByte[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':
@@ -214,12 +240,44 @@ func nonFinite(f float64) (string, bool) {
 // ts writes nanoseconds since the epoch as seconds with exactly microsecond
 // precision, without going through a float.
 func (w *jw) ts(ns uint64) {
-	b := strconv.AppendUint(w.b, ns/1e9, 10)
-	us := (ns % 1e9) / 1e3
-	w.b = append(b, '.',
-		byte('0'+us/100000), byte('0'+us/10000%10), byte('0'+us/1000%10),
-		byte('0'+us/100%10), byte('0'+us/10%10), byte('0'+us%10))
+	sec, us := ns/1e9, (ns%1e9)/1e3
+	if sec < 1e9 { // before 2001: rare
+		b := strconv.AppendUint(w.b, sec, 10)
+		var d [7]byte
+		d[0] = '.'
+		put6(&d, us)
+		w.b = append(b, d[:]...)
+		return
+	}
+	var d [17]byte // up to the year 2286: ten digits of seconds
+	hi, lo := sec/1e5%1e5, sec%1e5
+	d[0] = byte('0' + hi/1e4)
+	copy(d[1:3], digitPairs[hi%1e4/100*2:][:2])
+	copy(d[3:5], digitPairs[hi%100*2:][:2])
+	d[5] = byte('0' + lo/1e4)
+	copy(d[6:8], digitPairs[lo%1e4/100*2:][:2])
+	copy(d[8:10], digitPairs[lo%100*2:][:2])
+	d10 := (*[7]byte)(d[10:])
+	d10[0] = '.'
+	put6(d10, us)
+	b := w.b
+	if sec >= 1e10 {
+		b = strconv.AppendUint(b, sec/1e10, 10)
+	}
+	w.b = append(b, d[:]...)
 }
+
+// put6 writes us (< 1e6) as six digits after d[0].
+func put6(d *[7]byte, us uint64) {
+	copy(d[1:3], digitPairs[us/1e4*2:][:2])
+	copy(d[3:5], digitPairs[us/100%100*2:][:2])
+	copy(d[5:7], digitPairs[us%100*2:][:2])
+}
+
+// digitPairs holds "00" to "99".
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
 
 const hexDigits = "0123456789abcdef"
 
@@ -251,8 +309,11 @@ func (w *jw) hex(id []byte) {
 }
 
 func appendHex(b, id []byte) []byte {
-	for _, c := range id {
-		b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
+	n := len(b)
+	b = slices.Grow(b, 2*len(id))[:n+2*len(id)]
+	d := b[n:]
+	for i, c := range id {
+		d[2*i], d[2*i+1] = hexDigits[c>>4], hexDigits[c&0xf]
 	}
 	return b
 }

@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -23,7 +22,6 @@ import (
 // spanRef is one input span with its repaired ids and derived facts.
 type spanRef struct {
 	sp          ptrace.Span
-	scope       pcommon.InstrumentationScope
 	scopeIdx    int32 // index into s.scopes
 	res         int32
 	trace       int32 // index into s.traces
@@ -74,7 +72,7 @@ func (s *state) collect(td ptrace.Traces, now uint64) {
 			}
 			for k := range sps.Len() {
 				sp := sps.At(k)
-				r := spanRef{sp: sp, scope: ss.Scope(), scopeIdx: si, res: ri, parentIdx: -1, child: -1, next: -1}
+				r := spanRef{sp: sp, scopeIdx: si, res: ri, parentIdx: -1, child: -1, next: -1}
 				r.traceID = sp.TraceID()
 				if r.traceID == ([16]byte{}) {
 					if !haveZero {

@@ -187,8 +187,10 @@ func join(a, b string) name {
 }
 
 func stripQuery(p string) string {
-	if i := strings.IndexAny(p, "?#"); i >= 0 {
-		return p[:i]
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c == '?' || c == '#' {
+			return p[:i]
+		}
 	}
 	return p
 }

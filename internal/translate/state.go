@@ -13,6 +13,7 @@ type state struct {
 	frag  jw     // per-resource fragments rendered once and copied
 	arena []byte // strings returned to the caller (ids, names), converted once
 	seen  seenSet
+	rseen seenSet // repeated keys of one resource (typedResource)
 
 	res    []resInfo
 	tfrags []typedFrag
@@ -27,6 +28,12 @@ type state struct {
 	order   []int32 // members of each segment, segment root first, depth first
 	stack   []int32
 	segs    []segRef
+
+	// the skip path (skip.go)
+	skip    []skipRef
+	skipSvc []string
+	skipTab []int32
+	skipSt  []int32
 
 	// records of what was written, turned into results at the end
 	txs    []txRec
@@ -52,8 +59,14 @@ func (t *Translator) put(s *state) {
 		s.spans, s.tspans, s.order, s.stack = nil, nil, nil, nil
 		s.byTrace, s.byID = nil, nil
 	}
+	if cap(s.skip) > 1<<16 {
+		s.skip, s.skipTab, s.skipSt = nil, nil, nil
+	}
+	clear(s.skipSvc) // drop references to pdata
+	s.skipSvc = s.skipSvc[:0]
 	clear(s.spans) // drop references to pdata
 	clear(s.res)
+	clear(s.scopes)
 	t.pool.Put(s)
 }
 
@@ -73,6 +86,8 @@ type frag struct{ a, b int }
 // typedFrag is one resource attribute rendered as a typed member `"k":{…}`.
 type typedFrag struct {
 	key  string
+	sk   seenKey
+	dup  bool // the key repeats an earlier one of the resource: never written
 	a, b int
 }
 
@@ -80,9 +95,11 @@ type typedFrag struct {
 // attributes of a resource for one origin.
 type block struct {
 	frag
-	n    int       // members in it
-	keys [5]string // for s.seen
-	ok   bool
+	n     int        // members in it
+	keys  [5]string  // for s.seen
+	sks   [5]seenKey // of keys
+	bloom uint64     // seenSet bloom bits of keys
+	ok    bool
 }
 
 // resource computes and pre-renders the shared parts of a resource.
@@ -171,6 +188,7 @@ func (s *state) typedResource(ri *resInfo) {
 	}
 	l := s.t.limits(0)
 	ri.typedA = len(s.tfrags)
+	s.rseen.reset()
 	for k, v := range ri.res.Attributes().All() {
 		if v.Type() == pcommon.ValueTypeEmpty || len(s.tfrags)-ri.typedA >= MaxAttributes {
 			continue
@@ -179,16 +197,21 @@ func (s *state) typedResource(ri *resInfo) {
 		s.frag.str(k, l.value)
 		s.frag.byte(':')
 		s.typed(&s.frag, v, &l)
-		s.tfrags = append(s.tfrags, typedFrag{key: k, a: a, b: s.frag.len()})
+		sk := keyOf(k)
+		dup := !s.rseen.addKey(&sk, k)
+		s.tfrags = append(s.tfrags, typedFrag{key: k, sk: sk, dup: dup, a: a, b: s.frag.len()})
 	}
 	ri.typedB = len(s.tfrags)
 }
 
 // resourceTyped writes the resource attributes as typed members of the open
-// object, skipping keys already written (record or span attributes win).
+// object, skipping keys already written (record or span attributes win). It
+// ends the object's members, so it checks s.seen without adding to it; a
+// key repeated within the resource is marked dup once, when rendered.
 func (s *state) resourceTyped(w *jw, ri *resInfo, n *int, l *limits, dropped *int) {
-	for _, f := range s.tfrags[ri.typedA:ri.typedB] {
-		if !s.seen.add(f.key) {
+	for i := range s.tfrags[ri.typedA:ri.typedB] {
+		f := &s.tfrags[ri.typedA+i]
+		if f.dup || s.seen.has(&f.sk, f.key) {
 			continue
 		}
 		if *n >= l.attrs || (l.attrs < MaxAttributes && f.b-f.a > l.value+64) {
@@ -255,7 +278,8 @@ func (s *state) sentryAttrs(w *jw, n *int, ri *resInfo, which int) {
 			if kv[1] == "" {
 				continue
 			}
-			bl.keys[bl.n] = kv[0]
+			bl.keys[bl.n], bl.sks[bl.n] = kv[0], keyOf(kv[0])
+			bl.bloom |= 1 << (bl.sks[bl.n].fp >> 58)
 			fw.key(&bl.n, kv[0])
 			fw.raw(`{"type":"string","value":`)
 			fw.str(kv[1], o.MaxValueBytes)
@@ -272,9 +296,7 @@ func (s *state) sentryAttrs(w *jw, n *int, ri *resInfo, which int) {
 	}
 	w.b = append(b, s.frag.b[bl.a:bl.b]...)
 	*n += bl.n
-	for _, k := range bl.keys[:bl.n] {
-		s.seen.add(k)
-	}
+	s.seen.addBlock(bl)
 }
 
 // fit reports whether the payload started at a is within budget.
@@ -283,11 +305,12 @@ func (s *state) fit(a, budget int) bool { return s.out.len()-a <= budget }
 // scopeInfo holds otel.scope.name and otel.scope.version of one scope rendered
 // once, as plain and as typed members.
 type scopeInfo struct {
+	sc           pcommon.InstrumentationScope
 	plain, typed block
 }
 
 func (s *state) scopeFrags(sc pcommon.InstrumentationScope) int32 {
-	var si scopeInfo
+	si := scopeInfo{sc: sc}
 	limit := s.t.o.MaxValueBytes
 	for i, bl := range []*block{&si.plain, &si.typed} {
 		bl.a = s.frag.len()
@@ -295,7 +318,8 @@ func (s *state) scopeFrags(sc pcommon.InstrumentationScope) int32 {
 			if kv[1] == "" {
 				continue
 			}
-			bl.keys[bl.n] = kv[0]
+			bl.keys[bl.n], bl.sks[bl.n] = kv[0], keyOf(kv[0])
+			bl.bloom |= 1 << (bl.sks[bl.n].fp >> 58)
 			s.frag.key(&bl.n, kv[0])
 			if i == 1 {
 				s.frag.raw(`{"type":"string","value":`)
@@ -322,7 +346,5 @@ func (s *state) copyBlock(w *jw, n *int, bl *block) {
 	}
 	w.b = append(b, s.frag.b[bl.a:bl.b]...)
 	*n += bl.n
-	for _, k := range bl.keys[:bl.n] {
-		s.seen.add(k)
-	}
+	s.seen.addBlock(bl)
 }

@@ -165,8 +165,9 @@ func (s *state) spanData(w *jw, r *spanRef, l *limits, inherit bool) {
 	case l.attrs == MaxAttributes: // level 0: the pre-rendered copy
 		s.copyBlock(w, &n, &s.scopes[r.scopeIdx].plain)
 	default:
-		s.plainStr(w, &n, "otel.scope.name", r.scope.Name(), l)
-		s.plainStr(w, &n, "otel.scope.version", r.scope.Version(), l)
+		sc := s.scopes[r.scopeIdx].sc
+		s.plainStr(w, &n, "otel.scope.name", sc.Name(), l)
+		s.plainStr(w, &n, "otel.scope.version", sc.Version(), l)
 	}
 	s.plainStr(w, &n, "otel.status_message", r.sp.Status().Message(), l)
 	dropped := int(r.sp.DroppedAttributesCount())

@@ -116,6 +116,14 @@ func (t *Translator) Traces(td ptrace.Traces, want TracesWant) TracesResult {
 	var r TracesResult
 	s := t.get()
 	defer t.put(s)
+	if !want.Transactions && !want.SpanV2 && !(want.Errors && t.o.ErrorsFromSpanExceptions) {
+		// Nothing to serialise: count only.
+		n, segs, excs := s.countTraces(td, t.o.ErrorsFromSpanExceptions)
+		if n > 0 {
+			r.SkippedSpans, r.SkippedTransactions, r.SkippedErrors = n, segs, excs
+		}
+		return r
+	}
 
 	now := uint64(t.o.Now().UnixNano())
 	s.collect(td, now)

@@ -80,8 +80,11 @@ func plain(w *jw, v pcommon.Value, l *limits, d int) {
 }
 
 // typed writes v as a typed attribute value. The caller skips empty values.
-func (s *state) typed(w *jw, v pcommon.Value, l *limits) {
-	switch v.Type() {
+func (s *state) typed(w *jw, v pcommon.Value, l *limits) { s.typedT(w, v, v.Type(), l) }
+
+// typedT is typed for a value of type t.
+func (s *state) typedT(w *jw, v pcommon.Value, t pcommon.ValueType, l *limits) {
+	switch t {
 	case pcommon.ValueTypeStr:
 		w.raw(`{"type":"string","value":`)
 		w.str(v.Str(), l.value)
@@ -149,7 +152,8 @@ func homogeneous(sl pcommon.Slice) bool {
 // *dropped. n counts the object's members so far.
 func (s *state) members(w *jw, m pcommon.Map, typed bool, n *int, l *limits, dropped *int) {
 	for k, v := range m.All() {
-		if typed && v.Type() == pcommon.ValueTypeEmpty {
+		t := v.Type()
+		if typed && t == pcommon.ValueTypeEmpty {
 			continue
 		}
 		if !s.seen.add(k) {
@@ -161,7 +165,7 @@ func (s *state) members(w *jw, m pcommon.Map, typed bool, n *int, l *limits, dro
 		}
 		w.member(n, k, l.value)
 		if typed {
-			s.typed(w, v, l)
+			s.typedT(w, v, t, l)
 		} else {
 			plain(w, v, l, 1)
 		}
@@ -184,69 +188,168 @@ func droppedMember(w *jw, n *int, d int, typed bool) {
 }
 
 // seenSet finds repeated keys within one object. It compares cheap
-// fingerprints first and the strings only when those match, so a key costs a
-// couple of loads; past 32 keys it switches to a map.
+// fingerprints first and the keys only when those match, so a key costs a
+// couple of loads; past 32 keys it switches to a map. A key of up to 32 bytes
+// is held as its bytes (four words and the length), not as a string: storing
+// a pointer would cost a GC write barrier while a collection runs.
 type seenSet struct {
 	bloom uint64 // one bit per fingerprint: most new keys miss and skip the scan
-	fps   []uint64
-	keys  []string
-	m     map[string]struct{}
+	ents  []seenKey
+	long  []string // keys over 32 bytes, indexed by seenKey.w[0]
+	m     map[seenMapKey]struct{}
+}
+
+// seenKey identifies a key of up to 32 bytes by its length and bytes (the
+// words may overlap); fp mixes the length and the first and last 8 bytes.
+type seenKey struct {
+	fp uint64
+	w  [4]uint64
+	n  int
+}
+
+// seenMapKey is a key in the map: a long key is held as itself.
+type seenMapKey struct {
+	w    [4]uint64
+	n    int
+	long string
 }
 
 func (s *seenSet) reset() {
 	s.bloom = 0
-	s.fps = s.fps[:0]
-	clear(s.keys) // drop references to pdata strings
-	s.keys = s.keys[:0]
+	s.ents = s.ents[:0]
+	if len(s.long) > 0 {
+		clear(s.long) // drop references to pdata strings
+		s.long = s.long[:0]
+	}
 	if len(s.m) > 0 {
 		clear(s.m)
 	}
 }
 
-// fingerprint mixes the length and the first and last 8 bytes of k.
-func fingerprint(k string) uint64 {
+func keyOf(k string) (e seenKey) {
 	n := len(k)
-	var a, b uint64
-	if n >= 8 {
-		a, b = load8(k, 0), load8(k, n-8)
-	} else {
+	e.n = n
+	var a, d uint64
+	switch {
+	case n >= 8:
+		a, d = load8(k, 0), load8(k, n-8)
+		if n > 16 {
+			e.w[1] = load8(k, 8)
+			if n > 24 {
+				e.w[2] = load8(k, 16)
+			}
+		}
+	case n >= 4:
+		a = uint64(load4(k, 0))<<32 | uint64(load4(k, n-4))
+	default:
 		for i := range n {
 			a = a<<8 | uint64(k[i])
 		}
 	}
-	return (a*0x9E3779B97F4A7C15 ^ b) + uint64(n)
+	e.w[0], e.w[3] = a, d
+	e.fp = (a*0x9E3779B97F4A7C15 ^ d) + uint64(n)
+	return e
+}
+
+// load4 reads 4 bytes of s at i as a little-endian word.
+func load4(s string, i int) uint32 {
+	s = s[i : i+4]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 // add records k and reports whether it was new.
 func (s *seenSet) add(k string) bool {
-	if len(s.keys) < 32 {
-		fp := fingerprint(k)
-		bit := uint64(1) << (fp >> 58)
-		if s.bloom&bit != 0 {
-			for i, f := range s.fps {
-				if f == fp && s.keys[i] == k {
-					return false
-				}
-			}
+	e := keyOf(k)
+	return s.addKey(&e, k)
+}
+
+// addKey is add with the seenKey of k already computed.
+func (s *seenSet) addKey(e *seenKey, k string) bool {
+	if len(s.ents) < 32 {
+		bit := uint64(1) << (e.fp >> 58)
+		if s.bloom&bit != 0 && s.scan(e, k) {
+			return false
 		}
 		s.bloom |= bit
-		s.fps = append(s.fps, fp)
-		s.keys = append(s.keys, k)
+		s.ents = append(s.ents, *e)
+		if e.n > 32 {
+			s.ents[len(s.ents)-1].w[0] = uint64(len(s.long))
+			s.long = append(s.long, k)
+		}
 		return true
 	}
-	if s.m == nil {
-		s.m = make(map[string]struct{}, 64)
-	}
-	if len(s.m) == 0 {
-		for _, x := range s.keys {
-			s.m[x] = struct{}{}
-		}
-	}
-	if _, ok := s.m[k]; ok {
+	s.fillMap()
+	mk := mapKey(e, k)
+	if _, ok := s.m[mk]; ok {
 		return false
 	}
-	s.m[k] = struct{}{}
+	s.m[mk] = struct{}{}
 	return true
+}
+
+// has reports whether k (of seenKey e) was added, without adding it.
+func (s *seenSet) has(e *seenKey, k string) bool {
+	if len(s.ents) < 32 {
+		return s.bloom&(uint64(1)<<(e.fp>>58)) != 0 && s.scan(e, k)
+	}
+	s.fillMap()
+	_, ok := s.m[mapKey(e, k)]
+	return ok
+}
+
+// addBlock adds the keys of a pre-rendered block (distinct, at most 32 bytes
+// each); into an empty set they are copied at once.
+func (s *seenSet) addBlock(bl *block) {
+	if len(s.ents) == 0 {
+		s.ents = append(s.ents, bl.sks[:bl.n]...)
+		s.bloom = bl.bloom
+		return
+	}
+	for i := range bl.n {
+		s.addKey(&bl.sks[i], bl.keys[i])
+	}
+}
+
+// scan looks for k among the recorded keys.
+func (s *seenSet) scan(e *seenKey, k string) bool {
+	for i := range s.ents {
+		x := &s.ents[i]
+		if x.fp != e.fp || x.n != e.n {
+			continue
+		}
+		if e.n > 32 {
+			if s.long[x.w[0]] == k {
+				return true
+			}
+		} else if x.w == e.w {
+			return true
+		}
+	}
+	return false
+}
+
+// fillMap moves the recorded keys into the map, once they are 32.
+func (s *seenSet) fillMap() {
+	if s.m == nil {
+		s.m = make(map[seenMapKey]struct{}, 64)
+	}
+	if len(s.m) == 0 {
+		for i := range s.ents {
+			x := &s.ents[i]
+			k := ""
+			if x.n > 32 {
+				k = s.long[x.w[0]]
+			}
+			s.m[mapKey(x, k)] = struct{}{}
+		}
+	}
+}
+
+func mapKey(e *seenKey, k string) seenMapKey {
+	if e.n > 32 {
+		return seenMapKey{n: e.n, long: k}
+	}
+	return seenMapKey{w: e.w, n: e.n}
 }
 
 // typedStr writes a string typed attribute member, recording its key.

@@ -1,0 +1,134 @@
+package translate
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// cyclicTraces builds n spans of one or two traces whose parents are mostly
+// other spans of the batch, so that cycles, spans hanging below cycles,
+// duplicate and zero ids and cross-service parents are common.
+func cyclicTraces(rng *rand.Rand, n int) ptrace.Traces {
+	td := ptrace.NewTraces()
+	var sss []ptrace.SpanSlice
+	for r := range 3 {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", []string{"a", "a", "b"}[r])
+		sss = append(sss, rs.ScopeSpans().AppendEmpty().Spans())
+	}
+	id := func(i int) (b [8]byte) {
+		binary.BigEndian.PutUint64(b[:], uint64(i%(n-n/8)+1)) // some repeat
+		return b
+	}
+	for i := range n {
+		sp := sss[rng.IntN(len(sss))].AppendEmpty()
+		sp.SetTraceID([16]byte{byte(rng.IntN(2))})
+		if rng.IntN(30) > 0 {
+			sp.SetSpanID(id(i))
+		}
+		switch rng.IntN(30) {
+		case 0: // root
+		case 1:
+			sp.SetParentSpanID([8]byte{0xee})
+		default:
+			sp.SetParentSpanID(id(rng.IntN(n)))
+		}
+		if rng.IntN(40) == 0 {
+			sp.SetFlags(remoteParent)
+		}
+		if rng.IntN(10) == 0 {
+			sp.Events().AppendEmpty().SetName("exception")
+		}
+	}
+	return td
+}
+
+// TestSkipCountsMatchSerialising: the counting-only path gives the counts of
+// the serialising path (which groups every span) and draws the same ids.
+func TestSkipCountsMatchSerialising(t *testing.T) {
+	check := func(t *testing.T, td ptrace.Traces, label string) {
+		t.Helper()
+		for _, exc := range []bool{true, false} {
+			o1, o2 := testOptions(), testOptions()
+			o1.ErrorsFromSpanExceptions, o2.ErrorsFromSpanExceptions = exc, exc
+			t1, t2 := New(o1), New(o2)
+			skip := t1.Traces(td, TracesWant{Errors: !exc})
+			full := t2.Traces(td, TracesWant{SpanV2: true})
+			n := td.SpanCount()
+			assert.Equal(t, n, skip.SkippedSpans, label)
+			assert.Equal(t, full.SkippedTransactions, skip.SkippedTransactions, label)
+			assert.Equal(t, full.SkippedErrors, skip.SkippedErrors, label)
+			assert.Empty(t, skip.Transactions, label)
+			assert.Empty(t, skip.SpanGroups, label)
+			assert.Empty(t, skip.Errors, label)
+			assert.Equal(t, t2.o.NewID(), t1.o.NewID(), "%s: same ids drawn", label)
+
+			segs := 0 // segments of the span v2 items
+			for _, g := range full.SpanGroups {
+				for _, it := range g.Items {
+					m, err := checkSpanV2(it)
+					require.NoError(t, err)
+					if m["is_segment"] == true {
+						segs++
+					}
+				}
+			}
+			if n > 0 {
+				assert.Equal(t, segs, skip.SkippedTransactions, label)
+			}
+
+			// At the default budget no input here is split: one transaction per segment.
+			tx := New(o1).Traces(td, TracesWant{Transactions: true})
+			assert.Equal(t, len(tx.Transactions), skip.SkippedTransactions, label)
+			assert.Equal(t, n, sum(tx.Transactions), label)
+		}
+	}
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		td, _ := randomTraces(rng, 1+rng.IntN(120))
+		check(t, td, "random forest seed "+itoa(seed))
+		td = cyclicTraces(rng, 2+rng.IntN(200))
+		check(t, td, "cyclic seed "+itoa(seed))
+	}
+	check(t, ptrace.NewTraces(), "empty")
+	check(t, benchTraces(1000), "bench")
+	inputs, err := filepath.Glob("testdata/traces_*.json")
+	require.NoError(t, err)
+	for _, in := range inputs {
+		raw, err := os.ReadFile(in)
+		require.NoError(t, err)
+		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
+		if err != nil {
+			continue // a .want.json file
+		}
+		check(t, td, in)
+	}
+}
+
+func sum(txs []Transaction) int {
+	n := 0
+	for _, x := range txs {
+		n += x.Spans
+	}
+	return n
+}
+
+func itoa(u uint64) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + u%10)
+		u /= 10
+		if u == 0 {
+			return string(b[i:])
+		}
+	}
+}
