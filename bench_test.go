@@ -148,3 +148,52 @@ func BenchmarkDropPathLogs(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/dropped-log")
 }
+
+// makeWideTraces builds nTraces traces of one root and perTrace-1 db children
+// each: fewer, larger transactions than makeTraces.
+func makeWideTraces(nTraces, perTrace int) ptrace.Traces {
+	td := makeTraces(0, nTraces, false)
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for i := range nTraces {
+		for j := 3; j < perTrace; j++ {
+			s := spans.AppendEmpty()
+			spans.At(i*3 + 1).CopyTo(s) // the db child of trace i as a template
+			s.SetSpanID(spanID(i, j))
+		}
+	}
+	return td
+}
+
+// BenchmarkEncodeTraces1000Wide is the same as BenchmarkEncodeTraces1000 for
+// 50 traces of 20 spans: the per-transaction overhead (headers, contexts,
+// resource) is paid 50 times instead of 334.
+func BenchmarkEncodeTraces1000Wide(b *testing.B) {
+	e := benchExporter(b, time.Now)
+	td := makeWideTraces(50, 20)
+	spans := td.SpanCount()
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		res := e.translator.Traces(td, translate.TracesWant{Transactions: true, Errors: true})
+		out := make([]outgoing, 0, len(res.Transactions))
+		for i := range res.Transactions {
+			out = append(out, e.def.transactionEnvelope(&res.Transactions[i]))
+		}
+		buf = encodeAll(out, buf)
+		res.Release()
+	}
+	b.ReportMetric(float64(spans)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}
+
+func BenchmarkProtoMarshalTraces1000Wide(b *testing.B) {
+	td := makeWideTraces(50, 20)
+	spans := td.SpanCount()
+	m := &ptrace.ProtoMarshaler{}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.MarshalTraces(td); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(spans)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}
