@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/otel/metric"
@@ -88,13 +89,6 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		}
 		e.static[value] = p
 	}
-	if cfg.Routing.Discovery.HasValue() {
-		d := cfg.Routing.Discovery.Get()
-		e.resolver = discovery.New(&http.Client{Timeout: cfg.ClientConfig.Timeout}, discovery.Config{
-			URL: d.URL, OrgSlug: d.OrgSlug, AuthToken: string(d.AuthToken), Team: d.Team,
-			AutoCreateProjects: d.AutoCreateProjects, TTL: d.CacheTTL,
-		}, clk.now)
-	}
 	err = tb.RegisterExporterSentryRateLimitRemainingCallback(func(_ context.Context, o metric.Float64Observer) error {
 		now := e.now()
 		for _, p := range e.allProjects() {
@@ -170,7 +164,10 @@ func (e *sentryExporter) allProjects() []*project {
 // for a discovered project) because only Start gets the host's extensions,
 // which auth needs.
 func (e *sentryExporter) newClient(ctx context.Context, host component.Host) (*http.Client, error) {
-	clientCfg := e.cfg.ClientConfig
+	return e.newClientWith(ctx, host, e.cfg.ClientConfig)
+}
+
+func (e *sentryExporter) newClientWith(ctx context.Context, host component.Host, clientCfg confighttp.ClientConfig) (*http.Client, error) {
 	clientCfg.Endpoint = "" // the envelope URL is derived from the DSN (and `endpoint`) in addProject
 	if clientCfg.Keepalive.HasValue() && clientCfg.Keepalive.Get().MaxIdleConnsPerHost == 0 {
 		// Go's default of 2 idle connections per host would close and reopen
@@ -194,6 +191,21 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 			return err
 		}
 		p.sender.client = client
+	}
+	if e.cfg.Routing.Discovery.HasValue() {
+		// The management API goes through the same TLS, proxy and auth
+		// settings, without request compression (its bodies are tiny JSON).
+		apiCfg := e.cfg.ClientConfig
+		apiCfg.Compression = ""
+		client, err := e.newClientWith(ctx, host, apiCfg)
+		if err != nil {
+			return err
+		}
+		d := e.cfg.Routing.Discovery.Get()
+		e.resolver = discovery.New(client, discovery.Config{
+			URL: d.URL, OrgSlug: d.OrgSlug, AuthToken: string(d.AuthToken), Team: d.Team,
+			AutoCreateProjects: d.AutoCreateProjects, TTL: d.CacheTTL,
+		}, e.clk.now)
 	}
 	if e.cfg.ClientReports.Enabled {
 		e.reportLoopWG.Add(1)

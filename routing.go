@@ -15,7 +15,7 @@ import (
 
 // routed reports whether resources can go to more than the `dsn` project.
 func (e *sentryExporter) routed() bool {
-	return len(e.static) > 0 || e.resolver != nil
+	return len(e.static) > 0 || e.cfg.Routing.Discovery.HasValue()
 }
 
 // route picks the project of one resource: routing::dsns by the attribute's
