@@ -121,17 +121,25 @@ func (s *sender) attempt(ctx context.Context, env *envelope.Envelope) (sendResul
 		bp = &b
 	}
 	body := env.AppendTo((*bp)[:0])
+	rc := &requestBody{Reader: bytes.NewReader(body), closed: make(chan struct{})}
 	defer func() {
-		if cap(body) <= 4<<20 { // do not pin huge buffers
-			*bp = body[:0]
-			s.bufs.Put(bp)
+		// The transport may still be writing the body after the answer came
+		// (a server can answer early); reuse the buffer only once it closed it.
+		select {
+		case <-rc.closed:
+			if cap(body) <= 4<<20 { // do not pin huge buffers
+				*bp = body[:0]
+				s.bufs.Put(bp)
+			}
+		default:
 		}
 	}()
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, rc)
 	if err != nil {
 		return sendResult{reason: reasonInternalSDKError}, 0
 	}
+	req.ContentLength = int64(len(body))
 	req.Header.Set("Content-Type", envelope.ContentType)
 	req.Header.Set("X-Sentry-Auth", s.auth)
 	req.Header.Set("User-Agent", s.userAgent)
@@ -233,6 +241,19 @@ func sleep(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool 
 	case <-stopping:
 		return false
 	}
+}
+
+// requestBody is an envelope being sent; closed tells when the transport is
+// done with it.
+type requestBody struct {
+	*bytes.Reader
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (b *requestBody) Close() error {
+	b.once.Do(func() { close(b.closed) })
+	return nil
 }
 
 // drain reads at most maxResponseRead bytes of body, closes it, and returns
