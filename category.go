@@ -47,6 +47,7 @@ const (
 	gateSpan
 	gateLogs     // log_item or log_byte, as Relay enforces
 	gateInternal // client reports: only an all-category limit blocks them
+	numGates
 )
 
 // limited reports whether l blocks envelopes behind g at now.

@@ -309,3 +309,33 @@ func TestScenarioLimitOn200AndLogByte(t *testing.T) {
 	assert.Equal(t, 1, h.sentry.countType(envelope.ItemTypeTransaction), "other categories flow")
 	assert.Equal(t, 1, h.sentry.countType(envelope.ItemTypeLog))
 }
+
+// When a window ends while many envelopes are in flight at once, exactly one
+// of them is the probe; if Sentry still answers 429, the others never leave.
+func TestOneProbeUnderConcurrency(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
+	limited := answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "5:error:organization"}}
+	h.sentry.setRespond(func(env *envelope.Envelope) answer {
+		if env.Items[0].Type == envelope.ItemTypeEvent {
+			return limited
+		}
+		return answer{status: http.StatusOK}
+	})
+	h.consumeTraces(0, 1, true) // one 429 on the error: a 5 s window
+	require.Equal(t, 1, h.sentry.countType(envelope.ItemTypeEvent))
+
+	h.clock.Advance(6 * time.Second)
+	h.consumeTraces(1, 20, true) // 20 error envelopes at once after the window
+	assert.Equal(t, 2, h.sentry.countType(envelope.ItemTypeEvent), "one probe, not 20")
+	assert.EqualValues(t, 2, h.dropped("error", "rate_limited"))
+	assert.EqualValues(t, 19, h.dropped("error", "ratelimit_backoff"))
+	assert.Equal(t, 21, h.sentry.countType(envelope.ItemTypeTransaction), "transactions were never limited")
+
+	h.sentry.setRespond(nil) // the quota refilled
+	h.clock.Advance(6 * time.Second)
+	h.consumeTraces(30, 20, true) // the probe succeeds; those racing it may be dropped
+	h.consumeTraces(60, 20, true) // then everything flows
+	h.shutdown()
+	assert.GreaterOrEqual(t, h.sent("error"), int64(21))
+	assert.EqualValues(t, 61, h.sent("error")+h.droppedAll("error"), "every error stored or counted")
+}

@@ -47,6 +47,7 @@ type sender struct {
 	limits    *ratelimit.State
 	retry     configretry.BackOffConfig
 	slots     chan struct{} // max_concurrent_requests
+	probes    probes        // one probe per gate when a window ends
 	stopping  <-chan struct{}
 	now       func() time.Time // rate-limit windows
 	wall      func() time.Time // retry budget
@@ -84,12 +85,17 @@ func (s *sender) send(ctx context.Context, env *envelope.Envelope, g gate) sendR
 		if !s.acquire(ctx) {
 			return sendResult{reason: reasonNetworkError}
 		}
-		if g.limited(s.limits.Load(), s.now()) { // a limit may have arrived while waiting for the slot
+		// Checked again after waiting for the slot: a limit may have arrived.
+		adm, ended := s.probes.admit(g, s.limits.Load(), s.now())
+		if adm == admitLimited {
 			s.release()
 			return sendResult{reason: reasonRateLimitBackoff}
 		}
 		res, retryAfter := s.attempt(ctx, env)
 		s.release()
+		if adm == admitProbe {
+			s.probes.settle(g, ended, res.status)
+		}
 		if !retryable(res) {
 			return res
 		}

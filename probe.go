@@ -1,0 +1,80 @@
+package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+
+import (
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/otel-sentry/sentryexporter/ratelimit"
+)
+
+// admission is what the rate limits allow for one envelope now.
+type admission uint8
+
+const (
+	admitFree    admission = iota // no limit, or the last one was already probed
+	admitProbe                    // a limit just ended: this envelope is the one probe
+	admitLimited                  // limited, or another envelope is probing
+)
+
+// probes makes sure that when a rate-limit window ends, exactly one envelope
+// per gate goes out first, as an SDK's single worker would do. Without it,
+// every envelope in flight at the end of the window (up to
+// max_concurrent_requests) would hit the still-exhausted quota at once.
+// Envelopes that arrive while the probe is out are dropped as
+// ratelimit_backoff: the quota was exhausted a moment ago, and nothing waits.
+type probes struct {
+	probing   [numGates]atomic.Bool
+	confirmed [numGates]atomic.Int64 // the ended deadline (unix ns) a probe got a non-429 answer for
+}
+
+// deadline is the end of the latest limit that applies to g.
+func (g gate) deadline(l ratelimit.Limits) time.Time {
+	switch g {
+	case gateError:
+		return l.Deadline(ratelimit.CategoryError)
+	case gateTransaction:
+		return l.Deadline(ratelimit.CategoryTransaction)
+	case gateSpan:
+		return l.Deadline(ratelimit.CategorySpan)
+	case gateInternal:
+		return l.Deadline(ratelimit.CategoryAll)
+	default:
+		a, b := l.Deadline(ratelimit.CategoryLogItem), l.Deadline(ratelimit.CategoryLogByte)
+		if a.After(b) {
+			return a
+		}
+		return b
+	}
+}
+
+// admit decides for one envelope behind g at now. On admitProbe the caller
+// must call settle with the returned deadline after its attempt.
+func (p *probes) admit(g gate, l ratelimit.Limits, now time.Time) (admission, time.Time) {
+	d := g.deadline(l)
+	switch {
+	case d.After(now):
+		return admitLimited, d
+	case d.IsZero() || p.confirmed[g].Load() >= d.UnixNano():
+		return admitFree, d
+	case p.probing[g].CompareAndSwap(false, true):
+		return admitProbe, d
+	default:
+		return admitLimited, d
+	}
+}
+
+// settle ends a probe: any answer but a 429 confirms that the window ended
+// (a 429 has merged a new window already); no answer at all lets the next
+// envelope probe.
+func (p *probes) settle(g gate, ended time.Time, status int) {
+	if status != 0 && status != http.StatusTooManyRequests {
+		for n := ended.UnixNano(); ; {
+			old := p.confirmed[g].Load()
+			if old >= n || p.confirmed[g].CompareAndSwap(old, n) {
+				break
+			}
+		}
+	}
+	p.probing[g].Store(false)
+}
