@@ -50,18 +50,26 @@ const (
 	numGates
 )
 
-// limited reports whether l blocks envelopes behind g at now.
-func (g gate) limited(l ratelimit.Limits, now time.Time) bool {
+// deadline is the end of the latest limit that applies to g: its category's,
+// or the all-category one (log containers: log_item's or log_byte's).
+func (g gate) deadline(l ratelimit.Limits) time.Time {
 	switch g {
 	case gateError:
-		return l.Active(ratelimit.CategoryError, now)
+		return l.Deadline(ratelimit.CategoryError)
 	case gateTransaction:
-		return l.Active(ratelimit.CategoryTransaction, now)
+		return l.Deadline(ratelimit.CategoryTransaction)
 	case gateSpan:
-		return l.Active(ratelimit.CategorySpan, now)
+		return l.Deadline(ratelimit.CategorySpan)
 	case gateInternal:
-		return l.Active(ratelimit.CategoryInternal, now)
+		return l.Deadline(ratelimit.CategoryAll)
 	default:
-		return l.LogsActive(now)
+		a, b := l.Deadline(ratelimit.CategoryLogItem), l.Deadline(ratelimit.CategoryLogByte)
+		if a.After(b) {
+			return a
+		}
+		return b
 	}
 }
+
+// limited reports whether l blocks envelopes behind g at now.
+func (g gate) limited(l ratelimit.Limits, now time.Time) bool { return g.deadline(l).After(now) }

@@ -28,26 +28,6 @@ type probes struct {
 	confirmed [numGates]atomic.Int64 // the ended deadline (unix ns) a probe got a non-429 answer for
 }
 
-// deadline is the end of the latest limit that applies to g.
-func (g gate) deadline(l ratelimit.Limits) time.Time {
-	switch g {
-	case gateError:
-		return l.Deadline(ratelimit.CategoryError)
-	case gateTransaction:
-		return l.Deadline(ratelimit.CategoryTransaction)
-	case gateSpan:
-		return l.Deadline(ratelimit.CategorySpan)
-	case gateInternal:
-		return l.Deadline(ratelimit.CategoryAll)
-	default:
-		a, b := l.Deadline(ratelimit.CategoryLogItem), l.Deadline(ratelimit.CategoryLogByte)
-		if a.After(b) {
-			return a
-		}
-		return b
-	}
-}
-
 // admit decides for one envelope behind g at now. On admitProbe the caller
 // must call settle with the returned deadline after its attempt.
 func (p *probes) admit(g gate, l ratelimit.Limits, now time.Time) (admission, time.Time) {

@@ -22,12 +22,7 @@ install_trap
 # 1. the sink, on a port it picks itself
 start sink "$WORKDIR/sink.log" "$SINK" --listen 127.0.0.1:0 --addr-file "$WORKDIR/sink.addr" \
 	--stats-every 10s --summary-file "$WORKDIR/sink.json"
-for ((i = 0; i < 100; i++)); do
-	[[ -s "$WORKDIR/sink.addr" ]] && break
-	kill -0 "$PID_sink" 2>/dev/null || die "sentrysink exited during startup: $(cat "$WORKDIR/sink.log")"
-	sleep 0.1
-done
-[[ -s "$WORKDIR/sink.addr" ]] || die "sentrysink did not start"
+wait_addr_file "$WORKDIR/sink.addr" "$PID_sink" "$WORKDIR/sink.log"
 SINK_ADDR=$(<"$WORKDIR/sink.addr")
 SINK_PORT=${SINK_ADDR##*:}
 

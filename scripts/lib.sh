@@ -94,6 +94,17 @@ install_trap() {
 }
 
 # free_ports N: print N distinct free loopback ports, space separated.
+# wait_addr_file FILE PID LOG: wait (10 s at most) for a sink to write its address.
+wait_addr_file() {
+	local file=$1 pid=$2 logfile=$3 i
+	for ((i = 0; i < 100; i++)); do
+		[[ -s "$file" ]] && return 0
+		kill -0 "$pid" 2>/dev/null || die "sentrysink exited during startup: $(cat "$logfile")"
+		sleep 0.1
+	done
+	die "sentrysink did not start"
+}
+
 free_ports() {
 	"$SINK" --print-free-port "$1" | tr '\n' ' '
 }

@@ -51,12 +51,7 @@ run() {
 	mkdir -p "$dir"
 	start sink "$dir/sink.log" "$SINK" --listen 127.0.0.1:0 --addr-file "$dir/sink.addr" \
 		--delay "$DELAY" --quiet --stats-every 10s --summary-file "$dir/sink.json"
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[[ -s "$dir/sink.addr" ]] && break
-		sleep 0.1
-	done
-	[[ -s "$dir/sink.addr" ]] || die "sentrysink did not start"
+	wait_addr_file "$dir/sink.addr" "$PID_sink" "$dir/sink.log"
 	local sink_addr grpc http metrics
 	sink_addr=$(<"$dir/sink.addr")
 	read -r grpc http metrics <<<"$(free_ports 3)"
@@ -76,6 +71,7 @@ run() {
 	nap $((DURATION_S - WARMUP - 1))
 	read -r e1 s1 t1 <<<"$("$SINK" --query "$dir/sink.json" envelopes spans uptime_seconds)"
 	scrape "$metrics" "$dir/metrics.prom"
+	local i
 	for ((i = 0; i < 300; i++)); do
 		kill -0 "$gen_pid" 2>/dev/null || break
 		sleep 0.1

@@ -49,12 +49,7 @@ scenario() {
 	mkdir -p "$dir"
 	start sink "$dir/sink.log" "$SINK" --listen 127.0.0.1:0 --addr-file "$dir/sink.addr" \
 		--quiet --stats-every 30s --summary-file "$dir/sink.json" "$@"
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[[ -s "$dir/sink.addr" ]] && break
-		sleep 0.1
-	done
-	[[ -s "$dir/sink.addr" ]] || die "sentrysink did not start"
+	wait_addr_file "$dir/sink.addr" "$PID_sink" "$dir/sink.log"
 	local sink_addr grpc http metrics
 	sink_addr=$(<"$dir/sink.addr")
 	read -r grpc http metrics <<<"$(free_ports 3)"
@@ -98,6 +93,7 @@ scenario() {
 		((queue > max_queue)) && max_queue=$queue
 	done
 
+	local i
 	for ((i = 0; i < 100; i++)); do
 		kill -0 "$gen" 2>/dev/null || break
 		sleep 0.1
