@@ -45,11 +45,21 @@ func encodeAll(out []outgoing, buf []byte) []byte {
 // BenchmarkEncodeTraces1000 is translation + envelopes + encoding of 1,002
 // spans (334 traces of 3 spans, one with an exception), as the sender would
 // write them; its peer is BenchmarkProtoMarshalTraces1000 on the same batch.
-func BenchmarkEncodeTraces1000(b *testing.B) {
-	e := benchExporter(b, time.Now)
+func BenchmarkEncodeTraces1000(b *testing.B) { benchEncodeTraces(b, smallTraces()) }
+
+func BenchmarkProtoMarshalTraces1000(b *testing.B) { benchProtoTraces(b, smallTraces()) }
+
+// smallTraces is 334 traces of 3 spans, one with an exception.
+func smallTraces() ptrace.Traces {
 	td := makeTraces(0, 333, false)
 	withErrors := makeTraces(1000, 1, true)
 	withErrors.ResourceSpans().At(0).CopyTo(td.ResourceSpans().AppendEmpty())
+	return td
+}
+
+// benchEncodeTraces measures translation, envelopes and encoding of td.
+func benchEncodeTraces(b *testing.B, td ptrace.Traces) {
+	e := benchExporter(b, time.Now)
 	spans := td.SpanCount()
 	var buf []byte
 	b.ReportAllocs()
@@ -68,10 +78,8 @@ func BenchmarkEncodeTraces1000(b *testing.B) {
 	b.ReportMetric(float64(spans)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
 }
 
-func BenchmarkProtoMarshalTraces1000(b *testing.B) {
-	td := makeTraces(0, 333, false)
-	withErrors := makeTraces(1000, 1, true)
-	withErrors.ResourceSpans().At(0).CopyTo(td.ResourceSpans().AppendEmpty())
+// benchProtoTraces is the peer: what the otlphttp exporter pays to encode td.
+func benchProtoTraces(b *testing.B, td ptrace.Traces) {
 	spans := td.SpanCount()
 	m := &ptrace.ProtoMarshaler{}
 	b.ReportAllocs()
@@ -164,36 +172,9 @@ func makeWideTraces(nTraces, perTrace int) ptrace.Traces {
 	return td
 }
 
-// BenchmarkEncodeTraces1000Wide is the same as BenchmarkEncodeTraces1000 for
-// 50 traces of 20 spans: the per-transaction overhead (headers, contexts,
-// resource) is paid 50 times instead of 334.
-func BenchmarkEncodeTraces1000Wide(b *testing.B) {
-	e := benchExporter(b, time.Now)
-	td := makeWideTraces(50, 20)
-	spans := td.SpanCount()
-	var buf []byte
-	b.ReportAllocs()
-	for b.Loop() {
-		res := e.translator.Traces(td, translate.TracesWant{Transactions: true, Errors: true})
-		out := make([]outgoing, 0, len(res.Transactions))
-		for i := range res.Transactions {
-			out = append(out, e.def.transactionEnvelope(&res.Transactions[i]))
-		}
-		buf = encodeAll(out, buf)
-		res.Release()
-	}
-	b.ReportMetric(float64(spans)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
-}
+// BenchmarkEncodeTraces1000Wide is the same for 50 traces of 20 spans: the
+// per-transaction overhead (headers, contexts, resource) is paid 50 times
+// instead of 334.
+func BenchmarkEncodeTraces1000Wide(b *testing.B) { benchEncodeTraces(b, makeWideTraces(50, 20)) }
 
-func BenchmarkProtoMarshalTraces1000Wide(b *testing.B) {
-	td := makeWideTraces(50, 20)
-	spans := td.SpanCount()
-	m := &ptrace.ProtoMarshaler{}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := m.MarshalTraces(td); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(spans)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
-}
+func BenchmarkProtoMarshalTraces1000Wide(b *testing.B) { benchProtoTraces(b, makeWideTraces(50, 20)) }

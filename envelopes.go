@@ -32,8 +32,6 @@ type outgoing struct {
 // sdk is the envelope `sdk` header; one value shared by every envelope.
 var sdk = &envelope.SDKInfo{Name: sdkName, Version: sdkVersion}
 
-func (p *project) sdkInfo() *envelope.SDKInfo { return sdk }
-
 // dsc is the `trace` envelope header (dynamic sampling context).
 func (p *project) dsc(traceID, environment, release, transaction string) *envelope.TraceContext {
 	return &envelope.TraceContext{
@@ -45,7 +43,7 @@ func (p *project) dsc(traceID, environment, release, transaction string) *envelo
 func (p *project) transactionEnvelope(tx *translate.Transaction) outgoing {
 	return outgoing{
 		env: envelope.Envelope{
-			Header: envelope.Header{EventID: tx.EventID, SDK: p.sdkInfo(), Trace: p.dsc(tx.TraceID, tx.Environment, tx.Release, tx.Name)},
+			Header: envelope.Header{EventID: tx.EventID, SDK: sdk, Trace: p.dsc(tx.TraceID, tx.Environment, tx.Release, tx.Name)},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeTransaction, Payload: tx.Payload}},
 		},
 		gate:   gateTransaction,
@@ -56,7 +54,7 @@ func (p *project) transactionEnvelope(tx *translate.Transaction) outgoing {
 func (p *project) errorEnvelope(ev *translate.ErrorEvent) outgoing {
 	return outgoing{
 		env: envelope.Envelope{
-			Header: envelope.Header{EventID: ev.EventID, SDK: p.sdkInfo(), Trace: p.dsc(ev.TraceID, ev.Environment, ev.Release, "")},
+			Header: envelope.Header{EventID: ev.EventID, SDK: sdk, Trace: p.dsc(ev.TraceID, ev.Environment, ev.Release, "")},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeEvent, Payload: ev.Payload}},
 		},
 		gate:   gateError,
@@ -71,12 +69,12 @@ func (p *project) appendSpanEnvelopes(ctx context.Context, out []outgoing, g *tr
 	p.acct.dropped(ctx, reasonInvalid, counts{catSpan: int64(len(oversized))})
 	trace := p.dsc(g.TraceID, g.Environment, g.Release, g.Segment)
 	for _, items := range chunks {
-		out = append(out, spanOutgoing(trace, p.sdkInfo(), items))
+		out = append(out, spanOutgoing(trace, items))
 	}
 	return out
 }
 
-func spanOutgoing(trace *envelope.TraceContext, sdk *envelope.SDKInfo, items [][]byte) outgoing {
+func spanOutgoing(trace *envelope.TraceContext, items [][]byte) outgoing {
 	return outgoing{
 		env: envelope.Envelope{
 			Header: envelope.Header{SDK: sdk, Trace: trace},
@@ -103,12 +101,12 @@ func (p *project) appendLogEnvelopes(ctx context.Context, out []outgoing, logs [
 	}
 	p.acct.dropped(ctx, reasonInvalid, invalid)
 	for _, items := range chunks {
-		out = append(out, logOutgoing(p.sdkInfo(), items))
+		out = append(out, logOutgoing(items))
 	}
 	return out
 }
 
-func logOutgoing(sdk *envelope.SDKInfo, items [][]byte) outgoing {
+func logOutgoing(items [][]byte) outgoing {
 	o := outgoing{
 		env: envelope.Envelope{
 			Header: envelope.Header{SDK: sdk},
@@ -132,9 +130,9 @@ func (o *outgoing) halves() [2]outgoing {
 	mid := len(o.items) / 2
 	build := func(items [][]byte) outgoing {
 		if o.gate == gateLogs {
-			return logOutgoing(o.env.Header.SDK, items)
+			return logOutgoing(items)
 		}
-		return spanOutgoing(o.env.Header.Trace, o.env.Header.SDK, items)
+		return spanOutgoing(o.env.Header.Trace, items)
 	}
 	a, b := build(o.items[:mid]), build(o.items[mid:])
 	a.items, b.items = nil, nil // sent once: no further split

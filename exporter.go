@@ -32,7 +32,6 @@ type sentryExporter struct {
 	translator *translate.Translator
 	tb         *metadata.TelemetryBuilder
 	clk        clocks
-	now        func() time.Time
 	userAgent  string
 
 	def        *project            // the `dsn` project; nil when routing covers everything
@@ -62,7 +61,6 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		logger:    set.Logger,
 		tb:        tb,
 		clk:       clk,
-		now:       clk.now,
 		userAgent: fmt.Sprintf("%s/%s (%s %s; %s/%s)", sdkName, sdkVersion, set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
 		byDSN:     map[string]*project{},
 		static:    map[string]*project{},
@@ -90,7 +88,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		e.static[value] = p
 	}
 	err = tb.RegisterExporterSentryRateLimitRemainingCallback(func(_ context.Context, o metric.Float64Observer) error {
-		now := e.now()
+		now := e.clk.now()
 		for _, p := range e.allProjects() {
 			p.acct.observeLimits(o, p.limits.Load(), now)
 		}

@@ -33,7 +33,7 @@ type project struct {
 }
 
 func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
-	now := p.exp.now()
+	now := p.exp.clk.now()
 	limits := p.limits.Load()
 	res := p.exp.translator.Traces(td, translate.TracesWant{
 		Transactions: p.exp.cfg.TracesAs == TracesAsTransactions && !gateTransaction.limited(limits, now),
@@ -63,7 +63,7 @@ func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 }
 
 func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
-	now := p.exp.now()
+	now := p.exp.clk.now()
 	limits := p.limits.Load()
 	res := p.exp.translator.Logs(ld, translate.LogsWant{
 		Logs:   !gateLogs.limited(limits, now),
@@ -129,7 +129,7 @@ func (p *project) attachReport(env *envelope.Envelope) []envelope.Discard {
 	}
 	env.Items = append(env.Items, envelope.Item{
 		Type:    envelope.ItemTypeClientReport,
-		Payload: envelope.AppendClientReport(nil, p.exp.now(), d),
+		Payload: envelope.AppendClientReport(nil, p.exp.clk.now(), d),
 	})
 	return d
 }
@@ -157,7 +157,7 @@ func (p *project) flushReport(ctx context.Context, final bool) {
 	}
 	env := envelope.Envelope{
 		Header: envelope.Header{SDK: sdk},
-		Items:  []envelope.Item{{Type: envelope.ItemTypeClientReport, Payload: envelope.AppendClientReport(nil, p.exp.now(), d)}},
+		Items:  []envelope.Item{{Type: envelope.ItemTypeClientReport, Payload: envelope.AppendClientReport(nil, p.exp.clk.now(), d)}},
 	}
 	res := p.sender.send(ctx, &env, gateInternal)
 	if res.delivered || res.status == http.StatusTooManyRequests {
