@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,10 +75,23 @@ func TestStaticRoutingThreeProjects(t *testing.T) {
 		}
 	})
 	h.clock = clock
+	// Project 3 (search) is over its error quota. The first batch's two
+	// search errors are sent concurrently; the fake holds the first answer
+	// until the second has arrived, so both meet the 429 whatever the
+	// scheduler does (otherwise the second may see the limit and be dropped
+	// locally, which is correct too but not what this test counts).
+	var arrivals atomic.Int32
+	bothArrived := make(chan struct{})
 	sentry.setRespond(func(env *envelope.Envelope) answer {
-		// project 3 (search) is over its error quota
 		for _, it := range env.Items {
 			if it.Type == envelope.ItemTypeEvent && env.Header.Trace != nil && sentryProjectOf(env) == "search" {
+				if arrivals.Add(1) == 2 {
+					close(bothArrived)
+				}
+				select {
+				case <-bothArrived:
+				case <-time.After(10 * time.Second): // fail on the counts below, not by hanging
+				}
 				return answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "60:error:project"}}
 			}
 		}
