@@ -261,16 +261,18 @@ func TestScenarioBare429(t *testing.T) {
 	assert.EqualValues(t, 3, h.dropped("span", "rate_limited"))
 }
 
-// Scenario 7, on the real clock: one test keeps real time (Retry-After 1 s).
+// Scenario 7, on the real clock: one test keeps real time (Retry-After 2 s,
+// long enough that the second push lands inside the window even on a loaded
+// machine under the race detector).
 func TestScenarioRealTimeRetryAfter(t *testing.T) {
 	sentry := newFakeSentry(t, newFakeClock())
-	sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"Retry-After": "1"}}))
+	sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"Retry-After": "2"}}))
 	rh := newHarnessWith(t, sentry, realClocks(), nil)
 	rh.consumeTraces(0, 1, false)
+	answered := time.Now()
 	rh.consumeTraces(1, 1, false)
 	require.Len(t, sentry.envelopes(), 1, "inside the window nothing is sent")
-	deadline := time.Now().Add(1100 * time.Millisecond)
-	time.Sleep(time.Until(deadline))
+	time.Sleep(time.Until(answered.Add(2100 * time.Millisecond)))
 	rh.consumeTraces(2, 1, false)
 	rh.shutdown()
 	assert.Equal(t, 2, sentry.countType(envelope.ItemTypeTransaction), "after the window the next envelope is sent")
