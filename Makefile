@@ -52,13 +52,14 @@ load: otelcol sink
 soak: otelcol sink
 	./scripts/soak.sh
 
-## fuzz: the parsers' fuzzers, FUZZTIME each (default 1m).
+## fuzz: the fuzzers (the parsers and the JSON string writer), FUZZTIME each (default 1m).
 FUZZTIME ?= 1m
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./ratelimit/
 	$(GO) test -run='^$$' -fuzz='^FuzzParseRetryAfter$$' -fuzztime=$(FUZZTIME) ./ratelimit/
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./envelope/
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./internal/stacktrace/
+	$(GO) test -run='^$$' -fuzz='^FuzzAppend$$' -fuzztime=$(FUZZTIME) ./internal/jsonstr/
 
 ## bench: the benchmarks quoted in the README.
 bench:

@@ -3,6 +3,8 @@ package envelope
 import (
 	"strconv"
 	"time"
+
+	"github.com/otel-sentry/sentryexporter/internal/jsonstr"
 )
 
 // Discard is one entry of a client report's `discarded_events`: how many items of a data
@@ -31,9 +33,9 @@ func AppendClientReport(dst []byte, ts time.Time, discarded []Discard) []byte {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"reason":`...)
-		dst = appendString(dst, d.Reason)
+		dst = jsonstr.Append(dst, d.Reason)
 		dst = append(dst, `,"category":`...)
-		dst = appendString(dst, d.Category)
+		dst = jsonstr.Append(dst, d.Category)
 		dst = append(dst, `,"quantity":`...)
 		dst = strconv.AppendUint(dst, d.Quantity, 10)
 		dst = append(dst, '}')

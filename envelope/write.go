@@ -1,6 +1,10 @@
 package envelope
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/otel-sentry/sentryexporter/internal/jsonstr"
+)
 
 // AppendTo appends the envelope to dst byte-exactly and returns the extended slice: the
 // envelope header and every item header as compact one-line JSON, every item with `length`
@@ -45,7 +49,7 @@ func (h *Header) appendTo(dst []byte) []byte {
 	}
 	if h.EventID != "" {
 		key("event_id")
-		dst = appendString(dst, h.EventID)
+		dst = jsonstr.Append(dst, h.EventID)
 	}
 	if !h.SentAt.IsZero() {
 		key("sent_at")
@@ -54,9 +58,9 @@ func (h *Header) appendTo(dst []byte) []byte {
 	if h.SDK != nil {
 		key("sdk")
 		dst = append(dst, `{"name":`...)
-		dst = appendString(dst, h.SDK.Name)
+		dst = jsonstr.Append(dst, h.SDK.Name)
 		dst = append(dst, `,"version":`...)
-		dst = appendString(dst, h.SDK.Version)
+		dst = jsonstr.Append(dst, h.SDK.Version)
 		dst = append(dst, '}')
 	}
 	if h.Trace != nil {
@@ -85,7 +89,7 @@ func (t *TraceContext) appendTo(dst []byte) []byte {
 			dst = append(dst, v...)
 			return
 		}
-		dst = appendString(dst, v)
+		dst = jsonstr.Append(dst, v)
 	}
 	field("trace_id", t.TraceID)
 	field("public_key", t.PublicKey)
@@ -100,12 +104,12 @@ func (t *TraceContext) appendTo(dst []byte) []byte {
 // appendHeader writes the item header: type, length, then content_type and item_count when set.
 func (it *Item) appendHeader(dst []byte) []byte {
 	dst = append(dst, `{"type":`...)
-	dst = appendString(dst, it.Type)
+	dst = jsonstr.Append(dst, it.Type)
 	dst = append(dst, `,"length":`...)
 	dst = strconv.AppendInt(dst, int64(len(it.Payload)), 10)
 	if it.ContentType != "" {
 		dst = append(dst, `,"content_type":`...)
-		dst = appendString(dst, it.ContentType)
+		dst = jsonstr.Append(dst, it.ContentType)
 	}
 	if it.ItemCount > 0 {
 		dst = append(dst, `,"item_count":`...)

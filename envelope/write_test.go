@@ -99,8 +99,8 @@ func TestAppendTo(t *testing.T) {
 				Header: Header{SDK: &SDKInfo{Name: "a\"b\\c\n\r\t\b\f\x01\x1f", Version: "\xff<>&\u2028é"}},
 				Items:  []Item{{Type: "ty\"pe", ContentType: "c/t\x00", Payload: []byte{}}},
 			},
-			want: `{"sdk":{"name":"a\"b\\c\n\r\t\b\f\u0001\u001f","version":"` + "\uFFFD<>&\u2028é" + `"}}` + "\n" +
-				`{"type":"ty\"pe","length":0,"content_type":"c/t\u0000"}` + "\n\n",
+			want: `{"sdk":{"name":"a\"b\\c\n\r\t\u0008\u000c\u0001\u001f","version":"` + "\uFFFD<>&\u2028é" + `"}}` + "\n" +
+				`{"type":"ty\"pe","length":0,"content_type":"c/t` + "\uFFFD" + `"}` + "\n\n",
 		},
 	}
 	for _, tt := range tests {
@@ -113,20 +113,11 @@ func TestAppendTo(t *testing.T) {
 	}
 }
 
-func TestAppendString(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"", `""`},
-		{"plain ascii", `"plain ascii"`},
-		{"quote\" backslash\\ slash/", `"quote\" backslash\\ slash/"`},
-		{"\x00\x07\x1f\x7f", `"\u0000\u0007\u001f` + "\x7f" + `"`},
-		{"日本語 emoji 😀", `"日本語 emoji 😀"`},
-		{"bad \xc3 tail", "\"bad \uFFFD tail\""},
-		{"\xed\xa0\x80", "\"\uFFFD\uFFFD\uFFFD\""}, // a surrogate half is invalid UTF-8, byte by byte
-		{"\xf0\x9f\x98", "\"\uFFFD\uFFFD\uFFFD\""}, // truncated rune
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.want, string(appendString(nil, tt.in)), "%q", tt.in)
-	}
+// Header strings are repaired like payload strings (internal/jsonstr has
+// the full table): NUL and invalid UTF-8 become U+FFFD.
+func TestHeaderStringsRepaired(t *testing.T) {
+	e := Envelope{Header: Header{EventID: "a\x00b", SDK: &SDKInfo{Name: "\xed\xa0\x80", Version: "\xf0\x9f\x98"}}}
+	assert.Equal(t, `{"event_id":"a`+"\uFFFD"+`b","sdk":{"name":"`+"\uFFFD\uFFFD\uFFFD"+`","version":"`+"\uFFFD\uFFFD\uFFFD"+`"}}`+"\n", string(e.AppendTo(nil)))
 }
 
 func TestAppendToAllocs(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/otel-sentry/sentryexporter/internal/jsonstr"
 )
 
 // truncMarker ends every string value cut at the value limit.
@@ -76,7 +78,7 @@ func (w *jw) str(s string, limit int) { w.b = appendStr(w.b, s, limit) }
 func appendStr(b []byte, s string, limit int) []byte {
 	s, cut := cutAt(s, limit)
 	b = append(b, '"')
-	b = appendEscaped(b, s)
+	b = jsonstr.AppendEscaped(b, s)
 	if cut {
 		b = append(b, truncMarker...)
 	}
@@ -96,11 +98,11 @@ func (w *jw) name(n name, limit int) {
 			break
 		}
 		if p, cut = cutAt(p, limit); cut {
-			b = appendEscaped(b, p)
+			b = jsonstr.AppendEscaped(b, p)
 			break
 		}
 		limit -= len(p)
-		b = appendEscaped(b, p)
+		b = jsonstr.AppendEscaped(b, p)
 	}
 	if cut {
 		b = append(b, truncMarker...)
@@ -118,77 +120,6 @@ func cutAt(s string, limit int) (string, bool) {
 		i--
 	}
 	return s[:i], true
-}
-
-// appendEscaped appends the JSON string content of s (no quotes). Most
-// strings need no escaping: they are scanned 8 bytes at a time and copied in
-// one append.
-func appendEscaped(b []byte, s string) []byte {
-	i := 0
-	for i+8 <= len(s) && plain8(load8(s, i)) {
-		i += 8
-	}
-	for i < len(s) && plainByte[s[i]] {
-		i++
-	}
-	if i == len(s) {
-		return append(b, s...)
-	}
-	return appendEscapedFrom(b, s, i)
-}
-
-// plainByte marks the ASCII bytes written as they are.
-var plainByte = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// appendEscapedFrom is appendEscaped once s[:i] is known to need no escaping.
-func appendEscapedFrom(b []byte, s string, i int) []byte {
-	start := 0
-	for i < len(s) {
-		if i+8 <= len(s) && plain8(load8(s, i)) {
-			i += 8
-			continue
-		}
-		c := s[i]
-		if plainByte[c] {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case 0:
-				b = append(b, "\uFFFD"...) // NUL breaks Sentry's storage
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, "\uFFFD"...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	return append(b, s[start:]...)
 }
 
 // base64 writes bytes as a base64 JSON string, cut like str when the encoding
@@ -280,26 +211,6 @@ const digitPairs = "000102030405060708091011121314151617181920212223242526272829
 	"8081828384858687888990919293949596979899"
 
 const hexDigits = "0123456789abcdef"
-
-// load8 reads 8 bytes of s at i as a little-endian word (one load once compiled).
-func load8(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
-// plain8 reports whether none of the 8 bytes in x needs attention: no control
-// byte, quote, backslash or non-ASCII byte (the SWAR "has less than" and
-// "has zero byte" tests, exact for existence).
-func plain8(x uint64) bool {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	ctl := (x - lo*0x20) & ^x & hi
-	q := x ^ (lo * '"')
-	bs := x ^ (lo * '\\')
-	quote := (q - lo) & ^q & hi
-	slash := (bs - lo) & ^bs & hi
-	return (ctl | quote | slash | x&hi) == 0
-}
 
 // hex writes id as a quoted lowercase hex string.
 func (w *jw) hex(id []byte) {

@@ -31,18 +31,6 @@ func TestStrEscaping(t *testing.T) {
 	}
 }
 
-// TestPlain8 compares the word-at-a-time test with the byte-by-byte rule.
-func TestPlain8(t *testing.T) {
-	for c := range 256 {
-		for pos := range 8 {
-			b := []byte("abcdefgh")
-			b[pos] = byte(c)
-			want := c >= 0x20 && c < 0x80 && c != '"' && c != '\\'
-			assert.Equal(t, want, plain8(load8(string(b), 0)), "byte %#x at %d", c, pos)
-		}
-	}
-}
-
 func TestStrTruncation(t *testing.T) {
 	var w jw
 	w.str(strings.Repeat("é", 100), 11) // cut inside a rune
