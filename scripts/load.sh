@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # make load: throughput of the collector's Sentry exporter against a sink that answers
-# every envelope after 50 ms. Two runs of LOAD_DURATION (default 30s) each, spans only:
+# every envelope after 50 ms. Three runs of LOAD_DURATION (default 30s) each, spans only:
 #   default   the exporter at its default settings (max_concurrent_requests 64)
+#   wide      max_concurrent_requests: LOAD_WIDE (256): how far more in flight goes here
 #   single    max_concurrent_requests: 1, the single-worker peer (~20 envelopes/s at 50 ms)
 # and a table of envelopes/s and spans/s accepted by the sink (measured after a warm-up)
-# with the ratio between the two. Everything listens on 127.0.0.1 only.
+# with the ratios to the single-worker peer. Everything listens on 127.0.0.1 only.
 #
 # The pipelines have no processor by default, so a full exporter queue pushes back on
 # otlpgen (its http_errors) instead of being hidden by the batch processor.
@@ -12,7 +13,8 @@
 # Environment: LOAD_DURATION (30s), LOAD_RATE (spans/s offered, 20000, well above what
 # either sender can deliver; 0 = as fast as possible), LOAD_DELAY (sink latency, 50ms),
 # LOAD_WORKERS (otlpgen senders, 4), LOAD_WARMUP (seconds excluded from the rate, 5),
-# LOAD_PROCESSORS (pipeline processors, "" or e.g. "batch"), KEEP_WORKDIR=1.
+# LOAD_PROCESSORS (pipeline processors, "" or e.g. "batch"), LOAD_WIDE (256; 0 skips
+# that run), KEEP_WORKDIR=1.
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -24,6 +26,7 @@ DELAY=${LOAD_DELAY:-50ms}
 WORKERS=${LOAD_WORKERS:-4}
 WARMUP=${LOAD_WARMUP:-5}
 PROCESSORS=${LOAD_PROCESSORS-}
+WIDE=${LOAD_WIDE:-256}
 
 need_binaries
 make_workdir load
@@ -90,18 +93,32 @@ run() {
 }
 
 run default ""
+if ((WIDE > 0)); then
+	run wide "max_concurrent_requests: $WIDE"
+fi
 run single "max_concurrent_requests: 1"
 
+# ratio A B: A/B as "12.3x", or n/a
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else printf "n/a" }'; }
+
 echo
-printf '%-34s %12s %10s %12s %8s\n' "sender (sink delay $DELAY)" "envelopes/s" "spans/s" "queue@end" "invalid"
-printf '%-34s %12s %10s %12s %8s\n' "default (max_concurrent 64)" "${RESULT[default.env_s]}" "${RESULT[default.spans_s]}" "${RESULT[default.queue]}" "${RESULT[default.invalid]}"
-printf '%-34s %12s %10s %12s %8s\n' "max_concurrent_requests: 1" "${RESULT[single.env_s]}" "${RESULT[single.spans_s]}" "${RESULT[single.queue]}" "${RESULT[single.invalid]}"
-printf '%-34s %12s %10s\n' "ratio default/single" \
-	"$(awk -v a="${RESULT[default.env_s]}" -v b="${RESULT[single.env_s]}" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else printf "n/a" }')" \
-	"$(awk -v a="${RESULT[default.spans_s]}" -v b="${RESULT[single.spans_s]}" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else printf "n/a" }')"
-echo
-echo "otlpgen, default: ${RESULT[default.gen]}"
-echo "otlpgen, single:  ${RESULT[single.gen]}"
-if [[ "${RESULT[default.invalid]}" != 0 || "${RESULT[single.invalid]}" != 0 ]]; then
-	die "the sink saw invalid envelopes"
+printf '%-34s %12s %10s %12s %8s %10s\n' "sender (sink delay $DELAY)" "envelopes/s" "spans/s" "queue@end" "invalid" "vs single"
+row() {
+	printf '%-34s %12s %10s %12s %8s %10s\n' "$2" "${RESULT[$1.env_s]}" "${RESULT[$1.spans_s]}" "${RESULT[$1.queue]}" "${RESULT[$1.invalid]}" \
+		"$(ratio "${RESULT[$1.env_s]}" "${RESULT[single.env_s]}")"
+}
+row default "default (max_concurrent 64)"
+if ((WIDE > 0)); then
+	row wide "max_concurrent_requests: $WIDE"
 fi
+row single "max_concurrent_requests: 1"
+echo
+for name in default wide single; do
+	[[ -n "${RESULT[$name.gen]-}" ]] || continue
+	printf 'otlpgen, %-8s %s\n' "$name:" "${RESULT[$name.gen]}"
+done
+for name in default wide single; do
+	if [[ -n "${RESULT[$name.invalid]-}" && "${RESULT[$name.invalid]}" != 0 ]]; then
+		die "the sink saw invalid envelopes ($name)"
+	fi
+done
