@@ -120,6 +120,12 @@ func (c *counts) add(o counts) {
 	c.spanExceptions += o.spanExceptions
 }
 
+// batchCounts is what one batch holds, in all and by service name.
+type batchCounts struct {
+	counts
+	byService map[string]counts
+}
+
 // generator builds batches of realistic traces and logs. It is not safe for concurrent use.
 type generator struct {
 	rnd           *rand.Rand
@@ -171,7 +177,7 @@ var severities = []struct {
 
 // batch builds about minSpans spans (whole traces, so a little more) and their logs,
 // grouped by service into one ResourceSpans and one ResourceLogs each.
-func (g *generator) batch(minSpans int, now time.Time) (ptrace.Traces, plog.Logs, counts) {
+func (g *generator) batch(minSpans int, now time.Time) (ptrace.Traces, plog.Logs, batchCounts) {
 	td := ptrace.NewTraces()
 	ld := plog.NewLogs()
 	spansBy := make([]ptrace.SpanSlice, len(g.services))
@@ -191,6 +197,7 @@ func (g *generator) batch(minSpans int, now time.Time) (ptrace.Traces, plog.Logs
 			logsBy[i] = sl.LogRecords()
 		}
 	}
+	by := make([]counts, len(g.services))
 	var c counts
 	for c.spans < max(minSpans, 1) {
 		i := g.rnd.IntN(len(g.services))
@@ -198,9 +205,15 @@ func (g *generator) batch(minSpans int, now time.Time) (ptrace.Traces, plog.Logs
 		if g.logsPerTrace > 0 {
 			lr = logsBy[i]
 		}
-		c.add(g.trace(&g.services[i], spansBy[i], lr, now))
+		t := g.trace(&g.services[i], spansBy[i], lr, now)
+		c.add(t)
+		by[i].add(t)
 	}
-	return td, ld, c
+	bc := batchCounts{counts: c, byService: make(map[string]counts, len(g.services))}
+	for i, s := range g.services {
+		bc.byService[s.name] = by[i]
+	}
+	return td, ld, bc
 }
 
 func setResource(r pcommon.Resource, s service) {

@@ -26,6 +26,23 @@ func TestBatchCounts(t *testing.T) {
 	if c.exceptions == 0 || c.spanExceptions == 0 {
 		t.Fatalf("no exceptions at ratio 0.5: %+v", c)
 	}
+	var sum counts
+	for _, bc := range c.byService {
+		sum.add(bc)
+	}
+	if sum != c.counts || len(c.byService) != 3 {
+		t.Fatalf("by service %+v does not add up to %+v", c.byService, c.counts)
+	}
+	for _, rs := range td.ResourceSpans().All() {
+		name, _ := rs.Resource().Attributes().Get("service.name")
+		n := 0
+		for _, ss := range rs.ScopeSpans().All() {
+			n += ss.Spans().Len()
+		}
+		if c.byService[name.Str()].spans != n {
+			t.Fatalf("%s: counted %d spans, pdata %d", name.Str(), c.byService[name.Str()].spans, n)
+		}
+	}
 	events := 0
 	for _, rs := range td.ResourceSpans().All() {
 		if _, ok := rs.Resource().Attributes().Get("service.name"); !ok {
@@ -88,5 +105,14 @@ func TestSend(t *testing.T) {
 	tot := s.totals(time.Second)
 	if tot.Spans != spans.Load() || tot.Logs != logs.Load() || tot.Requests != 6 || len(tot.HTTPErrors) != 0 {
 		t.Fatalf("totals %+v, server saw %d spans %d logs", tot, spans.Load(), logs.Load())
+	}
+	var sum ServiceTotals
+	for _, st := range tot.ByService {
+		sum.Spans += st.Spans
+		sum.Logs += st.Logs
+		sum.Exceptions += st.Exceptions
+	}
+	if sum != (ServiceTotals{Spans: tot.Spans, Logs: tot.Logs, Exceptions: tot.Exceptions}) || len(tot.ByService) != 3 {
+		t.Fatalf("by service %+v does not add up to %+v", tot.ByService, tot)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/signal"
@@ -190,8 +191,9 @@ type sender struct {
 	requests, bytes                 atomic.Int64
 	rejectedSpans, rejectedLogs     atomic.Int64
 
-	mu       sync.Mutex
-	failures map[string]int64 // "traces 503", "logs network error"…
+	mu        sync.Mutex
+	failures  map[string]int64 // "traces 503", "logs network error"…
+	byService map[string]ServiceTotals
 }
 
 // Totals are the final figures.
@@ -207,6 +209,16 @@ type Totals struct {
 	RejectedLogs   int64            `json:"rejected_logs"`
 	HTTPErrors     map[string]int64 `json:"http_errors"`
 	SpansPerSecond float64          `json:"spans_per_second"`
+	// ByService is what was delivered for each service.name.
+	ByService map[string]ServiceTotals `json:"by_service"`
+}
+
+// ServiceTotals is what was delivered for one service: spans, logs, and
+// exceptions (each one a Sentry error event, from a span event or a log).
+type ServiceTotals struct {
+	Spans      int64 `json:"spans"`
+	Logs       int64 `json:"logs"`
+	Exceptions int64 `json:"exceptions"`
 }
 
 func (t Totals) failedRequests() int64 {
@@ -226,7 +238,28 @@ func (s *sender) fail(kind string) {
 	s.mu.Unlock()
 }
 
-func (s *sender) send(ctx context.Context, td ptrace.Traces, ld plog.Logs, c counts) {
+// delivered adds what a successful request carried for each service: its
+// spans and span exceptions for traces, its logs and log exceptions for logs.
+func (s *sender) delivered(by map[string]counts, traces bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byService == nil {
+		s.byService = map[string]ServiceTotals{}
+	}
+	for name, c := range by {
+		t := s.byService[name]
+		if traces {
+			t.Spans += int64(c.spans)
+			t.Exceptions += int64(c.spanExceptions)
+		} else {
+			t.Logs += int64(c.logs)
+			t.Exceptions += int64(c.exceptions - c.spanExceptions)
+		}
+		s.byService[name] = t
+	}
+}
+
+func (s *sender) send(ctx context.Context, td ptrace.Traces, ld plog.Logs, c batchCounts) {
 	tb, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
 	if err != nil {
 		s.fail("traces marshal error")
@@ -241,6 +274,7 @@ func (s *sender) send(ctx context.Context, td ptrace.Traces, ld plog.Logs, c cou
 		}
 		// exception span events ride with the spans
 		s.exceptions.Add(int64(c.spanExceptions))
+		s.delivered(c.byService, true)
 	}
 	if ld.LogRecordCount() == 0 {
 		return
@@ -253,6 +287,7 @@ func (s *sender) send(ctx context.Context, td ptrace.Traces, ld plog.Logs, c cou
 	if rb, ok := s.post(ctx, "logs", s.logsURL, lb); ok {
 		s.logs.Add(int64(c.logs))
 		s.exceptions.Add(int64(c.exceptions - c.spanExceptions))
+		s.delivered(c.byService, false)
 		resp := plogotlp.NewExportResponse()
 		if resp.UnmarshalProto(rb) == nil {
 			s.rejectedLogs.Add(resp.PartialSuccess().RejectedLogRecords())
@@ -262,11 +297,12 @@ func (s *sender) send(ctx context.Context, td ptrace.Traces, ld plog.Logs, c cou
 
 func (s *sender) totals(d time.Duration) Totals {
 	s.mu.Lock()
-	fails := make(map[string]int64, len(s.failures))
-	for k, v := range s.failures {
-		fails[k] = v
-	}
+	fails := maps.Clone(s.failures)
+	byService := maps.Clone(s.byService)
 	s.mu.Unlock()
+	if fails == nil {
+		fails = map[string]int64{}
+	}
 	t := Totals{
 		Seconds:       d.Seconds(),
 		Traces:        s.traces.Load(),
@@ -278,6 +314,7 @@ func (s *sender) totals(d time.Duration) Totals {
 		RejectedSpans: s.rejectedSpans.Load(),
 		RejectedLogs:  s.rejectedLogs.Load(),
 		HTTPErrors:    fails,
+		ByService:     byService,
 	}
 	if t.Seconds > 0 {
 		t.SpansPerSecond = float64(t.Spans) / t.Seconds

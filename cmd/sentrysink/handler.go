@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 
 // maxBodySize bounds a request body before and after decompression: Relay's default
@@ -26,11 +27,12 @@ const maxBodySize = 200 << 20
 type handlerConfig struct {
 	// Delay is added before every answer (a slow Sentry, for load tests).
 	Delay time.Duration
-	// RateLimit, when set, is sent as X-Sentry-Rate-Limits on every answer, such as
+	// RateLimit, when set, is an X-Sentry-Rate-Limits value such as
 	// "60::organization" or "30:transaction;span:key".
 	RateLimit string
-	// RateLimitStatus is the status sent with RateLimit: 429 (the envelope is dropped)
-	// or 200 (the envelope is accepted and the limit only announced).
+	// RateLimitStatus says what RateLimit does: 429 rejects the envelopes whose
+	// items it covers (with the header and Retry-After) and accepts the others,
+	// as Relay does; 200 accepts every envelope and announces the limit on each.
 	RateLimitStatus int
 	// Limits are the size limits envelopes are validated against.
 	Limits envelope.Limits
@@ -70,6 +72,27 @@ func longestRetryAfter(v string) int {
 		}
 	}
 	return longest
+}
+
+// rateLimited reports whether the limits in header reject env, as Relay
+// decides for the envelopes the exporter sends (one data category each, maybe
+// with a client report): rejected when a data item's category is limited, or,
+// for an envelope of client reports only, when the internal category is (only
+// an all-category limit does that).
+func rateLimited(env *envelope.Envelope, header string, now time.Time) bool {
+	limits, _ := ratelimit.Parse(header, now)
+	data := false
+	for i := range env.Items {
+		typ := env.Items[i].Type
+		if typ == envelope.ItemTypeClientReport {
+			continue
+		}
+		data = true
+		if limits.ItemActive(typ, now) {
+			return true
+		}
+	}
+	return !data && limits.ItemActive(envelope.ItemTypeClientReport, now)
 }
 
 // projectFromPath returns <project> of /api/<project>/envelope/ (trailing slash optional).
@@ -197,8 +220,10 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 	}
 
 	if h.cfg.RateLimit != "" {
-		w.Header().Set("X-Sentry-Rate-Limits", h.cfg.RateLimit)
-		if h.cfg.RateLimitStatus == http.StatusTooManyRequests {
+		if h.cfg.RateLimitStatus != http.StatusTooManyRequests {
+			w.Header().Set("X-Sentry-Rate-Limits", h.cfg.RateLimit)
+		} else if rateLimited(env, h.cfg.RateLimit, time.Now()) {
+			w.Header().Set("X-Sentry-Rate-Limits", h.cfg.RateLimit)
 			w.Header().Set("Retry-After", h.retryAfter)
 			h.stats.rateLimited(env)
 			return detail(w, http.StatusTooManyRequests, "event submission rejected due to rate limiting")

@@ -118,6 +118,10 @@ func TestAcceptsValidEnvelopes(t *testing.T) {
 	if tot.ClientReports["ratelimit_backoff/span"] != 40 || tot.ClientReports["queue_overflow/log_item"] != 3 {
 		t.Errorf("client reports %v", tot.ClientReports)
 	}
+	p := tot.ByProject["1"]
+	if p.Envelopes != 4 || p.Transactions != 1 || p.Spans != 4 || p.Logs != 2 || p.Errors != 1 || p.ClientReports["ratelimit_backoff/span"] != 40 || len(tot.ByProject) != 1 {
+		t.Errorf("by project %+v", tot.ByProject)
+	}
 	wantLines := []string{
 		`envelope project=1 event_id=` + eventID + ` items=transaction(spans=2 name="GET /users/{id}") client_report(discarded: ratelimit_backoff/span=40 queue_overflow/log_item=3)`,
 		`envelope project=1 items=log(item_count=2)`,
@@ -237,6 +241,43 @@ func TestRateLimit(t *testing.T) {
 	}
 	if tot := st.snapshot(time.Now()); tot.Envelopes != 1 || tot.Logs != 2 {
 		t.Errorf("totals %+v", tot)
+	}
+}
+
+// In 429 mode only the envelopes whose items the limit covers are rejected;
+// the rest are accepted without the header, as Relay answers.
+func TestRateLimitByCategory(t *testing.T) {
+	reportOnly := build(`{}`, `{"type":"client_report"}`,
+		`{"timestamp":"2026-01-01T00:00:00Z","discarded_events":[{"reason":"ratelimit_backoff","category":"error","quantity":2}]}`)
+	tests := []struct {
+		limit   string
+		env     []byte
+		limited bool
+	}{
+		{"60:error:organization", errorEnv, true},
+		{"60:error:organization", logEnv, false},
+		{"60:error:organization", transactionEnv, false},
+		{"60:error:organization", reportOnly, false},
+		{"60:transaction:key", transactionEnv, true}, // the report riding along goes with it
+		{"60:log_byte:organization", logEnv, true},
+		{"60:span:organization", spanEnv, true},
+		{"60::organization", reportOnly, true},
+		{"60:internal:organization", reportOnly, false}, // internal is never limited on its own
+		{"60:error:organization", spanEnv, false},
+	}
+	for _, tt := range tests {
+		h, st, _ := newTestHandler(handlerConfig{RateLimit: tt.limit})
+		r := post(t, h, "/api/7/envelope/", tt.env, nil)
+		if tt.limited {
+			if r.status != 429 || r.header.Get("X-Sentry-Rate-Limits") != tt.limit || r.header.Get("Retry-After") != "60" {
+				t.Errorf("%s on %.40q: status %d headers %v, want 429", tt.limit, tt.env, r.status, r.header)
+			}
+			continue
+		}
+		tot := st.snapshot(time.Now())
+		if r.status != 200 || r.header.Get("X-Sentry-Rate-Limits") != "" || tot.ByProject["7"].Envelopes != 1 {
+			t.Errorf("%s on %.40q: status %d headers %v, want 200 without the header", tt.limit, tt.env, r.status, r.header)
+		}
 	}
 }
 

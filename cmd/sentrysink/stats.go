@@ -42,6 +42,8 @@ type Totals struct {
 	ClientReports map[string]uint64 `json:"client_report_discarded"`
 	// Projects counts accepted envelopes by project id.
 	Projects map[string]uint64 `json:"projects"`
+	// ByProject counts the accepted data of each project, as the totals above do.
+	ByProject map[string]ProjectTotals `json:"by_project"`
 	// ContentEncoding counts accepted envelopes by Content-Encoding ("identity" if none).
 	ContentEncoding map[string]uint64 `json:"content_encoding"`
 	// WireBytes and EnvelopeBytes sum the body sizes before and after decompression.
@@ -59,6 +61,18 @@ type Totals struct {
 	Aborted uint64 `json:"aborted"`
 }
 
+// ProjectTotals is what one project received.
+type ProjectTotals struct {
+	Envelopes    uint64 `json:"envelopes"`
+	Transactions uint64 `json:"transactions"`
+	Spans        uint64 `json:"spans"`
+	Logs         uint64 `json:"logs"`
+	Errors       uint64 `json:"errors"`
+	// ClientReports are the discarded_events of this project's client reports,
+	// summed by "reason/category".
+	ClientReports map[string]uint64 `json:"client_report_discarded"`
+}
+
 // stats collects Totals from concurrent requests.
 type stats struct {
 	mu sync.Mutex
@@ -73,6 +87,7 @@ func newStats(now time.Time) *stats {
 		ItemCount:        map[string]uint64{},
 		ClientReports:    map[string]uint64{},
 		Projects:         map[string]uint64{},
+		ByProject:        map[string]ProjectTotals{},
 		ContentEncoding:  map[string]uint64{},
 		RateLimitedItems: map[string]uint64{},
 	}}
@@ -116,6 +131,8 @@ func (s *stats) accepted(project, encoding string, wire, size int, sum *envSumma
 	t := &s.t
 	t.Envelopes++
 	t.Projects[project]++
+	p := t.ByProject[project]
+	p.Envelopes++
 	t.ContentEncoding[encoding]++
 	t.WireBytes += uint64(wire)
 	t.EnvelopeBytes += uint64(size)
@@ -125,20 +142,30 @@ func (s *stats) accepted(project, encoding string, wire, size int, sum *envSumma
 		case envelope.ItemTypeTransaction:
 			t.TransactionSpans += uint64(it.spans)
 			t.Spans += uint64(it.spans) + 1
+			p.Transactions++
+			p.Spans += uint64(it.spans) + 1
 		case envelope.ItemTypeSpan:
 			t.ItemCount[it.typ] += uint64(it.itemCount)
 			t.Spans += uint64(it.itemCount)
+			p.Spans += uint64(it.itemCount)
 		case envelope.ItemTypeLog:
 			t.ItemCount[it.typ] += uint64(it.itemCount)
 			t.Logs += uint64(it.itemCount)
+			p.Logs += uint64(it.itemCount)
 		case envelope.ItemTypeEvent:
 			t.Errors++
+			p.Errors++
 		case envelope.ItemTypeClientReport:
 			for _, d := range it.discarded {
 				t.ClientReports[d.Reason+"/"+d.Category] += d.Quantity
+				if p.ClientReports == nil {
+					p.ClientReports = map[string]uint64{}
+				}
+				p.ClientReports[d.Reason+"/"+d.Category] += d.Quantity
 			}
 		}
 	}
+	t.ByProject[project] = p
 }
 
 // snapshot returns a deep copy of the totals.
@@ -152,6 +179,11 @@ func (s *stats) snapshot(now time.Time) Totals {
 	t.ItemCount = maps.Clone(t.ItemCount)
 	t.ClientReports = maps.Clone(t.ClientReports)
 	t.Projects = maps.Clone(t.Projects)
+	t.ByProject = maps.Clone(t.ByProject)
+	for k, p := range t.ByProject {
+		p.ClientReports = maps.Clone(p.ClientReports)
+		t.ByProject[k] = p
+	}
 	t.ContentEncoding = maps.Clone(t.ContentEncoding)
 	t.RateLimitedItems = maps.Clone(t.RateLimitedItems)
 	return t
