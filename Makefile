@@ -6,7 +6,7 @@ OCB_VERSION := v0.165.0
 OCB         := $(GOBIN_DIR)/builder
 OTELCOL     := $(BIN)/otelcol-sentry
 
-.PHONY: test vet generate otelcol demo load soak fuzz bench sink
+.PHONY: test vet generate otelcol demo gateway load soak fuzz bench sink
 
 ## test: vet, gofmt check, and every package's tests under the race detector (the CI command).
 test: vet
@@ -43,6 +43,10 @@ sink:
 ## demo: build the collector, start the local Sentry sink, send a minute of traffic, print what arrived.
 demo: otelcol sink
 	./scripts/demo.sh
+
+## gateway: four services through the built collector, routed to three projects (one over its error quota) and checked.
+gateway: otelcol sink
+	./scripts/gateway.sh
 
 ## load: envelopes/s through the built collector to a sink that answers after 50 ms.
 load: otelcol sink

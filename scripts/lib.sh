@@ -142,13 +142,22 @@ scrape() {
 	http_get "$1" /metrics >"$2" || : >"$2"
 }
 
-# metric_sum FILE NAME [LABEL_FILTER]: sum of all series of NAME or NAME_total (the collector's
-# Prometheus exporter adds the suffix or not depending on its version), optionally only
-# the lines containing LABEL_FILTER such as 'category="span"'; 0 if none.
+# metric_sum FILE NAME [LABEL_FILTER...]: sum of all series of NAME or NAME_total (the
+# collector's Prometheus exporter adds the suffix or not depending on its version),
+# optionally only the lines containing every LABEL_FILTER such as 'category="span"'; 0 if none.
 metric_sum() {
-	awk -v n="$2" -v f="${3:-}" '
-		$1 == n || $1 == n "_total" || index($1, n "{") == 1 || index($1, n "_total{") == 1 { if (f == "" || index($0, f) > 0) s += $NF }
-		END { printf "%.0f\n", s + 0 }' "$1"
+	local file=$1 name=$2
+	shift 2
+	local filters=""
+	(($# == 0)) || filters=$(printf '%s\037' "$@")
+	awk -v n="$name" -v fl="$filters" '
+		BEGIN { nf = split(fl, f, "\037") }
+		$1 == n || $1 == n "_total" || index($1, n "{") == 1 || index($1, n "_total{") == 1 {
+			ok = 1
+			for (i = 1; i <= nf; i++) if (f[i] != "" && index($0, f[i]) == 0) ok = 0
+			if (ok) s += $NF
+		}
+		END { printf "%.0f\n", s + 0 }' "$file"
 }
 
 # metric_lines FILE PREFIX: the series whose name starts with PREFIX.
@@ -157,7 +166,7 @@ metric_lines() {
 }
 
 # write_collector_config FILE OTLP_GRPC_PORT OTLP_HTTP_PORT METRICS_PORT SINK_PORT [EXTRA_EXPORTER_YAML [PROCESSORS]]
-# EXTRA_EXPORTER_YAML is indented into the sentry exporter's block (4 spaces). PROCESSORS is
+# SINK_PORT "" writes no `dsn` (routing gives the DSNs). EXTRA_EXPORTER_YAML is indented into the sentry exporter's block (4 spaces). PROCESSORS is
 # the pipelines' processor list (default "batch"; "" for none, "memory_limiter, batch"…).
 write_collector_config() {
 	local file=$1 grpc=$2 http=$3 metrics=$4 sink=$5 extra=${6:-} processors=${7-batch}
@@ -181,7 +190,7 @@ processors:
 
 exporters:
   sentry:
-    dsn: http://public@127.0.0.1:$sink/1
+$([[ -z "$sink" ]] || echo "    dsn: http://public@127.0.0.1:$sink/1")
 $(printf '%s\n' "$extra" | sed '/^$/d; s/^/    /')
 
 service:

@@ -78,21 +78,28 @@ func longestRetryAfter(v string) int {
 // decides for the envelopes the exporter sends (one data category each, maybe
 // with a client report): rejected when a data item's category is limited, or,
 // for an envelope of client reports only, when the internal category is (only
-// an all-category limit does that).
-func rateLimited(env *envelope.Envelope, header string, now time.Time) bool {
+// an all-category limit does that). keepReports says whether the client
+// reports of a rejected envelope are still ingested, as Relay ingests the
+// items that are not limited and answers 429 all the same.
+func rateLimited(env *envelope.Envelope, header string, now time.Time) (limited, keepReports bool) {
 	limits, _ := ratelimit.Parse(header, now)
-	data := false
+	reportsLimited := limits.ItemActive(envelope.ItemTypeClientReport, now)
+	data, reports := false, false
 	for i := range env.Items {
 		typ := env.Items[i].Type
 		if typ == envelope.ItemTypeClientReport {
+			reports = true
 			continue
 		}
 		data = true
 		if limits.ItemActive(typ, now) {
-			return true
+			limited = true
 		}
 	}
-	return !data && limits.ItemActive(envelope.ItemTypeClientReport, now)
+	if !data {
+		return reportsLimited, false
+	}
+	return limited, limited && reports && !reportsLimited
 }
 
 // projectFromPath returns <project> of /api/<project>/envelope/ (trailing slash optional).
@@ -222,10 +229,15 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 	if h.cfg.RateLimit != "" {
 		if h.cfg.RateLimitStatus != http.StatusTooManyRequests {
 			w.Header().Set("X-Sentry-Rate-Limits", h.cfg.RateLimit)
-		} else if rateLimited(env, h.cfg.RateLimit, time.Now()) {
+		} else if limited, keepReports := rateLimited(env, h.cfg.RateLimit, time.Now()); limited {
 			w.Header().Set("X-Sentry-Rate-Limits", h.cfg.RateLimit)
 			w.Header().Set("Retry-After", h.retryAfter)
-			h.stats.rateLimited(env)
+			var reports *envSummary
+			if keepReports {
+				sum := summarize(env)
+				reports = &sum
+			}
+			h.stats.rateLimited(project, env, reports)
 			return detail(w, http.StatusTooManyRequests, "event submission rejected due to rate limiting")
 		}
 	}

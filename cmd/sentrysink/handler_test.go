@@ -268,15 +268,33 @@ func TestRateLimitByCategory(t *testing.T) {
 	for _, tt := range tests {
 		h, st, _ := newTestHandler(handlerConfig{RateLimit: tt.limit})
 		r := post(t, h, "/api/7/envelope/", tt.env, nil)
+		tot := st.snapshot(time.Now())
 		if tt.limited {
 			if r.status != 429 || r.header.Get("X-Sentry-Rate-Limits") != tt.limit || r.header.Get("Retry-After") != "60" {
 				t.Errorf("%s on %.40q: status %d headers %v, want 429", tt.limit, tt.env, r.status, r.header)
 			}
+			if tot.Envelopes != 0 || tot.RateLimited != 1 {
+				t.Errorf("%s on %.40q: totals %+v", tt.limit, tt.env, tot)
+			}
 			continue
 		}
-		tot := st.snapshot(time.Now())
 		if r.status != 200 || r.header.Get("X-Sentry-Rate-Limits") != "" || tot.ByProject["7"].Envelopes != 1 {
 			t.Errorf("%s on %.40q: status %d headers %v, want 200 without the header", tt.limit, tt.env, r.status, r.header)
+		}
+	}
+}
+
+// The client report riding on a rejected envelope is ingested all the same
+// (Relay's partial ingestion), unless the limit covers every category.
+func TestRateLimitKeepsRidingReport(t *testing.T) {
+	for limit, kept := range map[string]uint64{"60:transaction:key": 40, "60::organization": 0} {
+		h, st, _ := newTestHandler(handlerConfig{RateLimit: limit})
+		if r := post(t, h, "/api/7/envelope/", transactionEnv, nil); r.status != 429 {
+			t.Fatalf("%s: status %d", limit, r.status)
+		}
+		tot := st.snapshot(time.Now())
+		if tot.ClientReports["ratelimit_backoff/span"] != kept || tot.ByProject["7"].ClientReports["ratelimit_backoff/span"] != kept || tot.ByProject["7"].Spans != 0 {
+			t.Errorf("%s: client reports %v, by project %+v; want %d kept", limit, tot.ClientReports, tot.ByProject, kept)
 		}
 	}
 }

@@ -113,13 +113,37 @@ func (s *stats) aborted() {
 	s.mu.Unlock()
 }
 
-func (s *stats) rateLimited(env *envelope.Envelope) {
+// rateLimited counts an envelope answered 429. reports, when not nil, is its
+// summary: its client reports were ingested all the same (Relay's partial
+// ingestion) and are counted like accepted ones.
+func (s *stats) rateLimited(project string, env *envelope.Envelope, reports *envSummary) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.t.RateLimited++
 	for i := range env.Items {
 		s.t.RateLimitedItems[env.Items[i].Type]++
 	}
-	s.mu.Unlock()
+	if reports == nil {
+		return
+	}
+	p := s.t.ByProject[project]
+	for _, it := range reports.items {
+		if it.typ == envelope.ItemTypeClientReport {
+			s.reported(&p, it.discarded)
+		}
+	}
+	s.t.ByProject[project] = p
+}
+
+// reported adds a client report's discarded events to the totals and to p.
+func (s *stats) reported(p *ProjectTotals, discarded []discard) {
+	for _, d := range discarded {
+		s.t.ClientReports[d.Reason+"/"+d.Category] += d.Quantity
+		if p.ClientReports == nil {
+			p.ClientReports = map[string]uint64{}
+		}
+		p.ClientReports[d.Reason+"/"+d.Category] += d.Quantity
+	}
 }
 
 func (s *stats) accepted(project, encoding string, wire, size int, sum *envSummary) {
@@ -156,13 +180,7 @@ func (s *stats) accepted(project, encoding string, wire, size int, sum *envSumma
 			t.Errors++
 			p.Errors++
 		case envelope.ItemTypeClientReport:
-			for _, d := range it.discarded {
-				t.ClientReports[d.Reason+"/"+d.Category] += d.Quantity
-				if p.ClientReports == nil {
-					p.ClientReports = map[string]uint64{}
-				}
-				p.ClientReports[d.Reason+"/"+d.Category] += d.Quantity
-			}
+			s.reported(&p, it.discarded)
 		}
 	}
 	t.ByProject[project] = p
