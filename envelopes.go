@@ -80,7 +80,7 @@ func spanOutgoing(trace *envelope.TraceContext, items [][]byte) outgoing {
 			Header: envelope.Header{SDK: sdk, Trace: trace},
 			Items: []envelope.Item{{
 				Type: envelope.ItemTypeSpan, ContentType: envelope.ContentTypeSpanContainer,
-				ItemCount: len(items), Payload: envelope.AppendContainer(nil, items),
+				ItemCount: len(items), Payload: envelope.Container(items),
 			}},
 		},
 		gate:   gateSpan,
@@ -112,7 +112,7 @@ func logOutgoing(items [][]byte) outgoing {
 			Header: envelope.Header{SDK: sdk},
 			Items: []envelope.Item{{
 				Type: envelope.ItemTypeLog, ContentType: envelope.ContentTypeLogContainer,
-				ItemCount: len(items), Payload: envelope.AppendContainer(nil, items),
+				ItemCount: len(items), Payload: envelope.Container(items),
 			}},
 		},
 		gate:  gateLogs,

@@ -16,6 +16,12 @@ func AppendContainer(dst []byte, items [][]byte) []byte {
 	return append(dst, ']', '}')
 }
 
+// Container returns the container payload for items in one allocation of
+// exactly its size.
+func Container(items [][]byte) []byte {
+	return AppendContainer(make([]byte, 0, ContainerLen(items)), items)
+}
+
 // ContainerLen returns len(AppendContainer(nil, items)).
 func ContainerLen(items [][]byte) int {
 	n := containerOverhead

@@ -13,6 +13,11 @@ import (
 func TestAppendContainer(t *testing.T) {
 	assert.Equal(t, `{"items":[]}`, string(AppendContainer(nil, nil)))
 	assert.Equal(t, `{"items":[{"a":1}]}`, string(AppendContainer(nil, [][]byte{[]byte(`{"a":1}`)})))
+	two := [][]byte{[]byte(`{"a":1}`), []byte(`{"b":2}`)}
+	c := Container(two)
+	assert.Equal(t, `{"items":[{"a":1},{"b":2}]}`, string(c))
+	assert.Equal(t, len(c), cap(c), "one allocation of exactly the size")
+	assert.Equal(t, `{"items":[]}`, string(Container(nil)))
 	items := [][]byte{[]byte(`{"a":1}`), []byte(`{}`), []byte(`{"b":"c"}`)}
 	got := AppendContainer([]byte("x"), items)
 	assert.Equal(t, `x{"items":[{"a":1},{},{"b":"c"}]}`, string(got))
