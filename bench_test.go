@@ -101,8 +101,10 @@ func BenchmarkEncodeLogs1000(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		res := e.translator.Logs(ld, translate.LogsWant{Logs: true, Errors: true})
-		out := e.def.appendLogEnvelopes(ctx, nil, res.Logs)
+		payloads := e.payloads.get()
+		out := e.def.appendLogEnvelopes(ctx, nil, res.Logs, payloads)
 		buf = encodeAll(out, buf)
+		e.payloads.put(payloads)
 		res.Release()
 	}
 	b.ReportMetric(1000*float64(b.N)/b.Elapsed().Seconds(), "logs/s")

@@ -64,23 +64,24 @@ func (p *project) errorEnvelope(ev *translate.ErrorEvent) outgoing {
 
 // appendSpanEnvelopes splits one trace's span v2 items into containers of at
 // most maxSpansPerEnvelope; each envelope carries the DSC Relay requires.
-func (p *project) appendSpanEnvelopes(ctx context.Context, out []outgoing, g *translate.SpanGroup) []outgoing {
+// Their payloads are written into a.
+func (p *project) appendSpanEnvelopes(ctx context.Context, out []outgoing, g *translate.SpanGroup, a *payloadArena) []outgoing {
 	chunks, oversized := envelope.Chunk(g.Items, maxSpansPerEnvelope, maxSpanContainerBytes)
 	p.acct.dropped(ctx, reasonInvalid, counts{catSpan: int64(len(oversized))})
 	trace := p.dsc(g.TraceID, g.Environment, g.Release, g.Segment)
-	for _, items := range chunks {
-		out = append(out, spanOutgoing(trace, items))
+	for i, payload := range a.containers(chunks) {
+		out = append(out, spanOutgoing(trace, chunks[i], payload))
 	}
 	return out
 }
 
-func spanOutgoing(trace *envelope.TraceContext, items [][]byte) outgoing {
+func spanOutgoing(trace *envelope.TraceContext, items [][]byte, payload []byte) outgoing {
 	return outgoing{
 		env: envelope.Envelope{
 			Header: envelope.Header{SDK: sdk, Trace: trace},
 			Items: []envelope.Item{{
 				Type: envelope.ItemTypeSpan, ContentType: envelope.ContentTypeSpanContainer,
-				ItemCount: len(items), Payload: envelope.Container(items),
+				ItemCount: len(items), Payload: payload,
 			}},
 		},
 		gate:   gateSpan,
@@ -91,8 +92,9 @@ func spanOutgoing(trace *envelope.TraceContext, items [][]byte) outgoing {
 
 // appendLogEnvelopes packs log items into containers of at most
 // maxLogsPerEnvelope. Logs of many traces share a container, so the envelope
-// has no `trace` header (Relay would reject a mismatching one).
-func (p *project) appendLogEnvelopes(ctx context.Context, out []outgoing, logs [][]byte) []outgoing {
+// has no `trace` header (Relay would reject a mismatching one). Their
+// payloads are written into a.
+func (p *project) appendLogEnvelopes(ctx context.Context, out []outgoing, logs [][]byte, a *payloadArena) []outgoing {
 	chunks, oversized := envelope.Chunk(logs, maxLogsPerEnvelope, maxLogContainerBytes)
 	var invalid counts
 	for _, i := range oversized {
@@ -100,19 +102,19 @@ func (p *project) appendLogEnvelopes(ctx context.Context, out []outgoing, logs [
 		invalid[catLogByte] += int64(len(logs[i]))
 	}
 	p.acct.dropped(ctx, reasonInvalid, invalid)
-	for _, items := range chunks {
-		out = append(out, logOutgoing(items))
+	for i, payload := range a.containers(chunks) {
+		out = append(out, logOutgoing(chunks[i], payload))
 	}
 	return out
 }
 
-func logOutgoing(items [][]byte) outgoing {
+func logOutgoing(items [][]byte, payload []byte) outgoing {
 	o := outgoing{
 		env: envelope.Envelope{
 			Header: envelope.Header{SDK: sdk},
 			Items: []envelope.Item{{
 				Type: envelope.ItemTypeLog, ContentType: envelope.ContentTypeLogContainer,
-				ItemCount: len(items), Payload: envelope.Container(items),
+				ItemCount: len(items), Payload: payload,
 			}},
 		},
 		gate:  gateLogs,
@@ -130,9 +132,9 @@ func (o *outgoing) halves() [2]outgoing {
 	mid := len(o.items) / 2
 	build := func(items [][]byte) outgoing {
 		if o.gate == gateLogs {
-			return logOutgoing(items)
+			return logOutgoing(items, envelope.Container(items))
 		}
-		return spanOutgoing(o.env.Header.Trace, items)
+		return spanOutgoing(o.env.Header.Trace, items, envelope.Container(items))
 	}
 	a, b := build(o.items[:mid]), build(o.items[mid:])
 	a.items, b.items = nil, nil // sent once: no further split

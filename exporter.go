@@ -30,6 +30,7 @@ type sentryExporter struct {
 	set        exporter.Settings
 	logger     *zap.Logger
 	translator *translate.Translator
+	payloads   payloadArenas // container payloads, reused across pushes
 	tb         *metadata.TelemetryBuilder
 	clk        clocks
 	userAgent  string

@@ -51,14 +51,17 @@ func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	for i := range res.Transactions {
 		out = append(out, p.transactionEnvelope(&res.Transactions[i]))
 	}
+	payloads := p.exp.payloads.get()
 	for i := range res.SpanGroups {
-		out = p.appendSpanEnvelopes(ctx, out, &res.SpanGroups[i])
+		out = p.appendSpanEnvelopes(ctx, out, &res.SpanGroups[i], payloads)
 	}
 	for i := range res.Errors {
 		out = append(out, p.errorEnvelope(&res.Errors[i]))
 	}
 	p.sendAll(ctx, out)
-	res.Release() // every envelope is settled: the payload buffer can be reused
+	// every envelope is settled: the payload buffers can be reused
+	p.exp.payloads.put(payloads)
+	res.Release()
 	return nil
 }
 
@@ -74,11 +77,13 @@ func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
 	})
 	p.acct.dropped(ctx, reasonInvalid, counts{catLogItem: int64(res.InvalidLogs), catError: int64(res.InvalidErrors)})
 
-	out := p.appendLogEnvelopes(ctx, make([]outgoing, 0, len(res.Logs)/maxLogsPerEnvelope+1+len(res.Errors)), res.Logs)
+	payloads := p.exp.payloads.get()
+	out := p.appendLogEnvelopes(ctx, make([]outgoing, 0, len(res.Logs)/maxLogsPerEnvelope+1+len(res.Errors)), res.Logs, payloads)
 	for i := range res.Errors {
 		out = append(out, p.errorEnvelope(&res.Errors[i]))
 	}
 	p.sendAll(ctx, out)
+	p.exp.payloads.put(payloads)
 	res.Release()
 	return nil
 }

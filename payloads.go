@@ -1,0 +1,57 @@
+package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+
+import (
+	"sync"
+
+	"github.com/otel-sentry/sentryexporter/envelope"
+)
+
+// maxPooledPayloads bounds the buffer a payloadArena keeps between pushes: a
+// push with more container bytes than this lets its buffer go to the GC.
+const maxPooledPayloads = 16 << 20
+
+// payloadArena lays the container payloads of one push end to end in one
+// buffer. The buffer comes from a pool and goes back to it once every envelope
+// of the push is settled, so steady log and span traffic builds its
+// containers without allocating.
+type payloadArena struct{ buf []byte }
+
+// payloadArenas is the pool the arenas of all pushes share.
+type payloadArenas struct{ pool sync.Pool }
+
+func (p *payloadArenas) get() *payloadArena {
+	if a, ok := p.pool.Get().(*payloadArena); ok {
+		return a
+	}
+	return &payloadArena{}
+}
+
+// put takes a back. Nothing may use a payload of a after this.
+func (p *payloadArenas) put(a *payloadArena) {
+	if cap(a.buf) > maxPooledPayloads {
+		a.buf = nil
+	}
+	a.buf = a.buf[:0]
+	p.pool.Put(a)
+}
+
+// containers writes the container payload of each chunk into a and returns
+// them, each a slice of a's buffer that later writes cannot touch. When the
+// buffer is too small it is replaced: the payloads already handed out keep
+// the old one alive for as long as they are used.
+func (a *payloadArena) containers(chunks [][][]byte) [][]byte {
+	need := 0
+	for _, items := range chunks {
+		need += envelope.ContainerLen(items)
+	}
+	if cap(a.buf)-len(a.buf) < need {
+		a.buf = make([]byte, 0, max(need, 2*cap(a.buf)))
+	}
+	out := make([][]byte, len(chunks))
+	for i, items := range chunks {
+		start := len(a.buf)
+		a.buf = envelope.AppendContainer(a.buf, items)
+		out[i] = a.buf[start:len(a.buf):len(a.buf)]
+	}
+	return out
+}
