@@ -37,12 +37,11 @@ type Totals struct {
 	Logs uint64 `json:"logs"`
 	// Errors counts accepted error events.
 	Errors uint64 `json:"errors"`
-	// ClientReports are the discarded_events of accepted client reports, summed
+	// ClientReports are the discarded_events of ingested client reports, summed
 	// by "reason/category".
 	ClientReports map[string]uint64 `json:"client_report_discarded"`
-	// Projects counts accepted envelopes by project id.
-	Projects map[string]uint64 `json:"projects"`
-	// ByProject counts the accepted data of each project, as the totals above do.
+	// ByProject is what each project (by id) received; Spans, Logs, Errors and
+	// ClientReports above are its sums.
 	ByProject map[string]ProjectTotals `json:"by_project"`
 	// ContentEncoding counts accepted envelopes by Content-Encoding ("identity" if none).
 	ContentEncoding map[string]uint64 `json:"content_encoding"`
@@ -61,15 +60,13 @@ type Totals struct {
 	Aborted uint64 `json:"aborted"`
 }
 
-// ProjectTotals is what one project received.
+// ProjectTotals is what one project received, counted as in Totals.
 type ProjectTotals struct {
-	Envelopes    uint64 `json:"envelopes"`
-	Transactions uint64 `json:"transactions"`
-	Spans        uint64 `json:"spans"`
-	Logs         uint64 `json:"logs"`
-	Errors       uint64 `json:"errors"`
-	// ClientReports are the discarded_events of this project's client reports,
-	// summed by "reason/category".
+	Envelopes     uint64            `json:"envelopes"`
+	Transactions  uint64            `json:"transactions"`
+	Spans         uint64            `json:"spans"`
+	Logs          uint64            `json:"logs"`
+	Errors        uint64            `json:"errors"`
 	ClientReports map[string]uint64 `json:"client_report_discarded"`
 }
 
@@ -85,8 +82,6 @@ func newStats(now time.Time) *stats {
 		RequestsStatus:   map[string]uint64{},
 		Items:            map[string]uint64{},
 		ItemCount:        map[string]uint64{},
-		ClientReports:    map[string]uint64{},
-		Projects:         map[string]uint64{},
 		ByProject:        map[string]ProjectTotals{},
 		ContentEncoding:  map[string]uint64{},
 		RateLimitedItems: map[string]uint64{},
@@ -129,16 +124,15 @@ func (s *stats) rateLimited(project string, env *envelope.Envelope, reports *env
 	p := s.t.ByProject[project]
 	for _, it := range reports.items {
 		if it.typ == envelope.ItemTypeClientReport {
-			s.reported(&p, it.discarded)
+			p.reported(it.discarded)
 		}
 	}
 	s.t.ByProject[project] = p
 }
 
-// reported adds a client report's discarded events to the totals and to p.
-func (s *stats) reported(p *ProjectTotals, discarded []discard) {
+// reported adds a client report's discarded events.
+func (p *ProjectTotals) reported(discarded []discard) {
 	for _, d := range discarded {
-		s.t.ClientReports[d.Reason+"/"+d.Category] += d.Quantity
 		if p.ClientReports == nil {
 			p.ClientReports = map[string]uint64{}
 		}
@@ -154,7 +148,6 @@ func (s *stats) accepted(project, encoding string, wire, size int, sum *envSumma
 	defer s.mu.Unlock()
 	t := &s.t
 	t.Envelopes++
-	t.Projects[project]++
 	p := t.ByProject[project]
 	p.Envelopes++
 	t.ContentEncoding[encoding]++
@@ -165,22 +158,18 @@ func (s *stats) accepted(project, encoding string, wire, size int, sum *envSumma
 		switch it.typ {
 		case envelope.ItemTypeTransaction:
 			t.TransactionSpans += uint64(it.spans)
-			t.Spans += uint64(it.spans) + 1
 			p.Transactions++
 			p.Spans += uint64(it.spans) + 1
 		case envelope.ItemTypeSpan:
 			t.ItemCount[it.typ] += uint64(it.itemCount)
-			t.Spans += uint64(it.itemCount)
 			p.Spans += uint64(it.itemCount)
 		case envelope.ItemTypeLog:
 			t.ItemCount[it.typ] += uint64(it.itemCount)
-			t.Logs += uint64(it.itemCount)
 			p.Logs += uint64(it.itemCount)
 		case envelope.ItemTypeEvent:
-			t.Errors++
 			p.Errors++
 		case envelope.ItemTypeClientReport:
-			s.reported(&p, it.discarded)
+			p.reported(it.discarded)
 		}
 	}
 	t.ByProject[project] = p
@@ -195,10 +184,15 @@ func (s *stats) snapshot(now time.Time) Totals {
 	t.RequestsStatus = maps.Clone(t.RequestsStatus)
 	t.Items = maps.Clone(t.Items)
 	t.ItemCount = maps.Clone(t.ItemCount)
-	t.ClientReports = maps.Clone(t.ClientReports)
-	t.Projects = maps.Clone(t.Projects)
+	t.ClientReports = map[string]uint64{}
 	t.ByProject = maps.Clone(t.ByProject)
 	for k, p := range t.ByProject {
+		t.Spans += p.Spans
+		t.Logs += p.Logs
+		t.Errors += p.Errors
+		for r, n := range p.ClientReports {
+			t.ClientReports[r] += n
+		}
 		p.ClientReports = maps.Clone(p.ClientReports)
 		t.ByProject[k] = p
 	}
