@@ -1,10 +1,12 @@
 package envelope
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // sentAt is the fixed clock of these tests.
@@ -127,4 +129,41 @@ func TestAppendToAllocs(t *testing.T) {
 	assert.Zero(t, allocs)
 	allocs = testing.AllocsPerRun(100, func() { _ = e.EncodedLen() })
 	assert.Zero(t, allocs, "EncodedLen")
+}
+
+// appendTime writes what AppendFormat writes with the RFC 3339 layouts, for
+// instants across the four-digit years, with and without nanoseconds, and in
+// any zone (it writes UTC).
+func TestAppendTimeMatchesAppendFormat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	zones := []*time.Location{time.UTC, time.FixedZone("x", -7*3600-1800), time.FixedZone("y", 14*3600)}
+	ref := func(tm time.Time) string {
+		tm = tm.UTC()
+		layout := "2006-01-02T15:04:05.000000Z07:00"
+		if tm.Nanosecond()%1000 != 0 {
+			layout = "2006-01-02T15:04:05.000000000Z07:00"
+		}
+		return `"` + tm.Format(layout) + `"`
+	}
+	fixed := []time.Time{
+		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(2026, 11, 30, 23, 59, 59, 1000, time.UTC),
+		time.Date(2026, 2, 3, 4, 5, 6, 7, time.UTC),
+		time.Date(-5, 1, 1, 0, 0, 0, 0, time.UTC),    // AppendFormat's own form
+		time.Date(12345, 1, 1, 0, 0, 0, 0, time.UTC), // likewise
+		time.Unix(0, 0),
+	}
+	for _, tm := range fixed {
+		require.Equal(t, ref(tm), string(appendTime(nil, tm)), "%v", tm)
+	}
+	for range 20000 {
+		sec := rng.Int64N(253402300800) // year 0 to 9999, from 0000-01-01
+		ns := rng.Int64N(1e9)
+		if rng.IntN(2) == 0 {
+			ns -= ns % 1000
+		}
+		tm := time.Unix(sec-62167219200, ns).In(zones[rng.IntN(len(zones))])
+		require.Equal(t, ref(tm), string(appendTime([]byte{}, tm)), "%v", tm)
+	}
 }
