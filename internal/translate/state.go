@@ -75,7 +75,8 @@ type resInfo struct {
 	res                                         pcommon.Resource
 	env, release, server, lang, platform, svcNS string
 	service                                     string
-	plain, tags                                 frag     // contexts.otel.resource and tags objects at level 0, in s.frag
+	plain                                       frag     // contexts.otel.resource at level 0, in s.frag
+	common                                      frag     // the event members eventCommon writes, in s.frag
 	typedA, typedB                              int      // range of s.tfrags; typedA < 0 until rendered
 	blocks                                      [2]block // sentry.* attributes for span v2 and logs
 	estimate                                    int      // rough serialised size of the resource attributes
@@ -144,16 +145,8 @@ func (s *state) resource(r pcommon.Resource) int32 {
 	ri.plain = frag{a, s.frag.len()}
 
 	a = s.frag.len()
-	s.frag.byte('{')
-	n := 0
-	if ri.service != "" {
-		s.frag.strField(&n, "service.name", ri.service, maxTagValue)
-	}
-	if ri.svcNS != "" {
-		s.frag.strField(&n, "service.namespace", ri.svcNS, maxTagValue)
-	}
-	s.frag.byte('}')
-	ri.tags = frag{a, s.frag.len()}
+	s.writeEventCommon(&s.frag, &ri)
+	ri.common = frag{a, s.frag.len()}
 	s.res = append(s.res, ri)
 	return int32(len(s.res) - 1)
 }
@@ -234,21 +227,39 @@ func (s *state) sdk(w *jw, n *int) {
 	w.byte('}')
 }
 
-// eventCommon writes platform, environment, release, server_name and sdk.
+// eventCommon writes the members every event of a resource shares:
+// platform, environment, release, server_name, sdk and tags. They are
+// rendered once per resource (writeEventCommon) and copied.
 func (s *state) eventCommon(w *jw, n *int, ri *resInfo) {
-	w.strField(n, "platform", ri.platform, 0)
+	w.comma(n)
+	w.b = append(w.b, s.frag.b[ri.common.a:ri.common.b]...)
+}
+
+// writeEventCommon renders the members eventCommon copies, without a
+// leading separator.
+func (s *state) writeEventCommon(w *jw, ri *resInfo) {
+	n := 0
+	w.strField(&n, "platform", ri.platform, 0)
 	if ri.env != "" {
-		w.strField(n, "environment", ri.env, 512)
+		w.strField(&n, "environment", ri.env, 512)
 	}
 	if ri.release != "" {
-		w.strField(n, "release", ri.release, 512)
+		w.strField(&n, "release", ri.release, 512)
 	}
 	if ri.server != "" {
-		w.strField(n, "server_name", ri.server, 512)
+		w.strField(&n, "server_name", ri.server, 512)
 	}
-	s.sdk(w, n)
-	w.key(n, "tags")
-	w.b = append(w.b, s.frag.b[ri.tags.a:ri.tags.b]...)
+	s.sdk(w, &n)
+	w.key(&n, "tags")
+	w.byte('{')
+	m := 0
+	if ri.service != "" {
+		w.strField(&m, "service.name", ri.service, maxTagValue)
+	}
+	if ri.svcNS != "" {
+		w.strField(&m, "service.namespace", ri.svcNS, maxTagValue)
+	}
+	w.byte('}')
 }
 
 // Origins of span v2 and log items, indexing resInfo.blocks.
