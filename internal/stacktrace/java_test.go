@@ -36,29 +36,12 @@ func TestParseJavaChain(t *testing.T) {
 		require.True(t, ok, lang)
 		require.Len(t, excs, 3, lang)
 
-		type head struct{ module, typ, value string }
-		var heads []head
-		for _, e := range excs {
-			heads = append(heads, head{e.Module, e.Type, e.Value})
-		}
 		assert.Equal(t, []head{
 			{"java.net", "ConnectException", "Connection refused"},
 			{"org.springframework.dao", "DataAccessResourceFailureException", "Could not open connection"},
 			{"java.lang", "IllegalStateException", "Failed to load order 42"},
-		}, heads, lang)
+		}, heads(excs), lang)
 
-		type frame struct {
-			module, fn, file string
-			line             int
-			inApp            bool
-		}
-		frames := func(e Exception) []frame {
-			var out []frame
-			for _, f := range e.Frames {
-				out = append(out, frame{f.Module, f.Function, f.Filename, f.Lineno, f.InApp})
-			}
-			return out
-		}
 		// The thrown exception: caller first, the suppressed block skipped.
 		thrown := []frame{
 			{"com.acme.shop.Main", "main", "Main.java", 12, true},

@@ -42,31 +42,17 @@ func TestParsePythonChain(t *testing.T) {
 		require.True(t, ok, lang)
 		require.Len(t, excs, 3, lang)
 
-		type head struct{ module, typ, value string }
-		var heads []head
-		for _, e := range excs {
-			heads = append(heads, head{e.Module, e.Type, e.Value})
-		}
 		assert.Equal(t, []head{
 			{"", "KeyError", "'order:42'"},
 			{"", "LookupError", "cache miss"},
 			{"shop.errors", "OrderError", "order 42 unavailable"},
-		}, heads, lang)
+		}, heads(excs), lang)
 
-		type frame struct {
-			module, fn, file string
-			line             int
-			inApp            bool
-		}
-		var got []frame
-		for _, f := range excs[2].Frames {
-			got = append(got, frame{f.Module, f.Function, f.Filename, f.Lineno, f.InApp})
-		}
 		assert.Equal(t, []frame{
 			{"flask.app", "full_dispatch_request", "app.py", 880, false},
 			{"", "order", "views.py", 31, true},
 			{"", "load", "orders.py", 9, true},
-		}, got, lang)
+		}, frames(excs[2]), lang)
 		assert.Equal(t, "/app/shop/orders.py", excs[2].Frames[2].AbsPath)
 		assert.False(t, excs[1].Frames[0].InApp, "standard library")
 		assert.Len(t, excs[0].Frames, 1)
