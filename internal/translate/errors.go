@@ -138,9 +138,7 @@ func (s *state) writeError(in *errInput, ev span32, lvl int, typ, msg, stack str
 	w.key(&n, "timestamp")
 	w.ts(in.ts)
 	w.strField(&n, "level", in.level, 0)
-	if in.logger != "" {
-		w.strField(&n, "logger", in.logger, 128)
-	}
+	w.optStrField(&n, "logger", in.logger, 128)
 	s.eventCommon(w, &n, in.ri)
 	if !in.tx.empty() {
 		w.key(&n, "transaction")
@@ -186,12 +184,8 @@ func (s *state) writeError(in *errInput, ev span32, lvl int, typ, msg, stack str
 		w.key(&m, "parent_span_id")
 		w.hex(in.parentID[:])
 	}
-	if in.op != "" {
-		w.strField(&m, "op", in.op, 128)
-	}
-	if in.status != "" {
-		w.strField(&m, "status", in.status, 0)
-	}
+	w.optStrField(&m, "op", in.op, 128)
+	w.optStrField(&m, "status", in.status, 0)
 	w.strField(&m, "origin", in.origin, 0)
 	w.raw(`},"otel":{"resource":`)
 	s.resourcePlain(w, in.ri, lvl)
@@ -221,15 +215,9 @@ func (s *state) exception(w *jw, typ, value, module string, frames []stacktrace.
 	if typ == "" && value == "" {
 		typ = "Error"
 	}
-	if typ != "" {
-		w.strField(&n, "type", typ, l.value)
-	}
-	if value != "" {
-		w.strField(&n, "value", value, l.value)
-	}
-	if module != "" {
-		w.strField(&n, "module", module, l.value)
-	}
+	w.optStrField(&n, "type", typ, l.value)
+	w.optStrField(&n, "value", value, l.value)
+	w.optStrField(&n, "module", module, l.value)
 	if last {
 		w.key(&n, "mechanism")
 		w.raw(`{"type":"`)
@@ -251,18 +239,10 @@ func (s *state) exception(w *jw, typ, value, module string, frames []stacktrace.
 			}
 			m := 0
 			w.byte('{')
-			if f.Function != "" {
-				w.strField(&m, "function", f.Function, 1024)
-			}
-			if f.Module != "" {
-				w.strField(&m, "module", f.Module, 1024)
-			}
-			if f.Filename != "" {
-				w.strField(&m, "filename", f.Filename, 1024)
-			}
-			if f.AbsPath != "" {
-				w.strField(&m, "abs_path", f.AbsPath, 1024)
-			}
+			w.optStrField(&m, "function", f.Function, 1024)
+			w.optStrField(&m, "module", f.Module, 1024)
+			w.optStrField(&m, "filename", f.Filename, 1024)
+			w.optStrField(&m, "abs_path", f.AbsPath, 1024)
 			if f.Lineno > 0 {
 				w.key(&m, "lineno")
 				w.int(int64(f.Lineno))

@@ -47,6 +47,13 @@ func (w *jw) key(n *int, k string) {
 	w.b = append(b, '"', ':')
 }
 
+// optStrField is strField for a member left out when v is empty.
+func (w *jw) optStrField(n *int, k, v string, limit int) {
+	if v != "" {
+		w.strField(n, k, v, limit)
+	}
+}
+
 // strField writes "k":"v" with v escaped and cut at limit.
 func (w *jw) strField(n *int, k, v string, limit int) {
 	b := w.b

@@ -240,25 +240,15 @@ func (s *state) eventCommon(w *jw, n *int, ri *resInfo) {
 func (s *state) writeEventCommon(w *jw, ri *resInfo) {
 	n := 0
 	w.strField(&n, "platform", ri.platform, 0)
-	if ri.env != "" {
-		w.strField(&n, "environment", ri.env, 512)
-	}
-	if ri.release != "" {
-		w.strField(&n, "release", ri.release, 512)
-	}
-	if ri.server != "" {
-		w.strField(&n, "server_name", ri.server, 512)
-	}
+	w.optStrField(&n, "environment", ri.env, 512)
+	w.optStrField(&n, "release", ri.release, 512)
+	w.optStrField(&n, "server_name", ri.server, 512)
 	s.sdk(w, &n)
 	w.key(&n, "tags")
 	w.byte('{')
 	m := 0
-	if ri.service != "" {
-		w.strField(&m, "service.name", ri.service, maxTagValue)
-	}
-	if ri.svcNS != "" {
-		w.strField(&m, "service.namespace", ri.svcNS, maxTagValue)
-	}
+	w.optStrField(&m, "service.name", ri.service, maxTagValue)
+	w.optStrField(&m, "service.namespace", ri.svcNS, maxTagValue)
 	w.byte('}')
 }
 
