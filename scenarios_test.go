@@ -167,12 +167,7 @@ func TestScenarioOneProbePerWindow(t *testing.T) {
 		h.clock.Advance(time.Second)
 	}
 	h.shutdown()
-	var times []time.Duration
-	for _, r := range h.sentry.envelopes() {
-		if len(r.dataTypes()) == 1 && r.dataTypes()[0] == envelope.ItemTypeEvent {
-			times = append(times, r.at.Sub(testClockStart))
-		}
-	}
+	times := errorEnvelopeTimes(h.sentry)
 	// Errors at t=0,1 accepted; t=2 answered 429; then one probe at t=7, 12, 17.
 	assert.Equal(t, []time.Duration{0, time.Second, 2 * time.Second, 7 * time.Second, 12 * time.Second, 17 * time.Second}, times)
 	assert.EqualValues(t, 4, h.dropped("error", "rate_limited"))
@@ -180,6 +175,18 @@ func TestScenarioOneProbePerWindow(t *testing.T) {
 }
 
 var testClockStart = newFakeClock().Now()
+
+// errorEnvelopeTimes is when each envelope holding only an error event
+// arrived, from the fake clock's start.
+func errorEnvelopeTimes(f *fakeSentry) []time.Duration {
+	var times []time.Duration
+	for _, r := range f.envelopes() {
+		if len(r.dataTypes()) == 1 && r.dataTypes()[0] == envelope.ItemTypeEvent {
+			times = append(times, r.at.Sub(testClockStart))
+		}
+	}
+	return times
+}
 
 // Scenario 5: the quota refills 6 s after the cap. The probe at the end of
 // the first 5 s window still meets the exhausted quota (429, new window); the
@@ -195,12 +202,7 @@ func TestScenarioRefill(t *testing.T) {
 		h.clock.Advance(time.Second)
 	}
 	h.shutdown()
-	var times []time.Duration
-	for _, r := range h.sentry.envelopes() {
-		if len(r.dataTypes()) == 1 && r.dataTypes()[0] == envelope.ItemTypeEvent {
-			times = append(times, r.at.Sub(testClockStart))
-		}
-	}
+	times := errorEnvelopeTimes(h.sentry)
 	// t=0,1 stored; t=2 429 (quota refills at t=8); t=7 probe 429; t=12 probe
 	// stored, t=13 stored (the refilled cap of 2), t=14 429 again.
 	assert.Equal(t, []time.Duration{0, 1 * time.Second, 2 * time.Second, 7 * time.Second, 12 * time.Second, 13 * time.Second, 14 * time.Second}, times)
