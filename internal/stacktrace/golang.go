@@ -70,8 +70,36 @@ func goFinish(excs []Exception, frames []Frame) []Exception {
 	if len(excs) == 0 {
 		excs = []Exception{{}}
 	}
-	excs[len(excs)-1].Frames = reverseFrames(frames)
+	excs[len(excs)-1].Frames = trimParentPrefix(skipRuntime(reverseFrames(frames)))
 	return excs
+}
+
+// skipRuntime leaves out the frames of packages runtime and testing, as
+// sentry-go does (shouldSkipFrame), unless no frame would be left.
+func skipRuntime(frames []Frame) []Frame {
+	kept := frames[:0:0]
+	for _, f := range frames {
+		if f.Module != "runtime" && f.Module != "testing" {
+			kept = append(kept, f)
+		}
+	}
+	if len(kept) == 0 {
+		return frames
+	}
+	return kept
+}
+
+// trimParentPrefix shortens a closure's name to what follows its caller's, as
+// sentry-go does (cleanupFunctionNamePrefix) since Go 1.21 qualifies closures
+// fully: "(*T).m.func1" called from "(*T).m" becomes "func1". Frames are
+// caller first. Same names, same issue grouping as the official SDK.
+func trimParentPrefix(frames []Frame) []Frame {
+	for i := len(frames) - 1; i > 0; i-- {
+		if rest, ok := strings.CutPrefix(frames[i].Function, frames[i-1].Function+"."); ok && frames[i-1].Function != "" {
+			frames[i].Function = rest
+		}
+	}
+	return frames
 }
 
 // isGoroutineHeader matches "goroutine 1 [running]:" and the Go 1.23
@@ -123,14 +151,43 @@ func goFrame(line string, r *lineReader) (Frame, bool) {
 	}
 	r.next()
 	module := goPackage(fn)
-	return Frame{
-		Function: fn,
+	f := Frame{
+		Function: goFunction(fn, module),
 		Module:   module,
-		Filename: basename(path),
-		AbsPath:  path,
 		Lineno:   lineno,
 		InApp:    goInApp(fn, module, path),
-	}, true
+	}
+	// As sentry-go: an absolute path is abs_path only (a base name would be
+	// ambiguous); a -trimpath one is the filename.
+	if isAbsPath(path) {
+		f.AbsPath = path
+	} else {
+		f.Filename = path
+	}
+	return f, true
+}
+
+// goFunction is the function name without its package, as sentry-go writes it
+// (splitQualifiedFunctionName): "github.com/a/b.(*T).m" in "github.com/a/b"
+// is "(*T).m". Sentry groups Go frames by module and function, so this is what
+// makes an exception group into the same issue as the official SDK's.
+func goFunction(fn, module string) string {
+	if module == "" {
+		return fn
+	}
+	return fn[len(module)+1:]
+}
+
+// isAbsPath is true for "/src/x.go", `\\host\x.go`, "C:/x.go" and `C:\x.go`, on any platform.
+func isAbsPath(p string) bool {
+	switch {
+	case p == "":
+		return false
+	case p[0] == '/' || p[0] == '\\':
+		return true
+	default:
+		return len(p) >= 3 && p[1] == ':' && (p[2] == '/' || p[2] == '\\')
+	}
 }
 
 // goFileLine parses "\t/src/app/main.go:42 +0x1d", also with the

@@ -77,13 +77,13 @@ func TestParseGo(t *testing.T) {
 			text:     goPanic,
 			wantExcs: []Exception{{Type: "panic", Value: "assignment to entry in nil map"}},
 			frames: []frame{
-				{"net/http.(*Server).Serve", "net/http", "server.go", 3285, false},
-				{"github.com/gorilla/mux.(*Router).ServeHTTP", "github.com/gorilla/mux", "mux.go", 212, false},
-				{"net/http.HandlerFunc.ServeHTTP", "net/http", "server.go", 2166, false},
-				{"main.(*Server).handle", "main", "main.go", 88, true},
-				{"github.com/acme/shop/internal/cart.(*Store).Add", "github.com/acme/shop/internal/cart", "store.go", 42, true},
+				{"(*Server).Serve", "net/http", "server.go", 3285, false},
+				{"(*Router).ServeHTTP", "github.com/gorilla/mux", "mux.go", 212, false},
+				{"HandlerFunc.ServeHTTP", "net/http", "server.go", 2166, false},
+				{"(*Server).handle", "main", "main.go", 88, true},
+				{"(*Store).Add", "github.com/acme/shop/internal/cart", "store.go", 42, true},
 				{"panic", "", "panic.go", 770, false},
-				{"net/http.(*conn).serve.func1", "net/http", "server.go", 1898, false},
+				{"(*conn).serve.func1", "net/http", "server.go", 1898, false},
 			},
 		},
 		{
@@ -91,9 +91,9 @@ func TestParseGo(t *testing.T) {
 			text:     goDebugStack,
 			wantExcs: []Exception{{}},
 			frames: []frame{
-				{"main.main", "main", "main.go", 9, true},
-				{"main.report", "main", "report.go", 17, true},
-				{"runtime/debug.Stack", "runtime/debug", "stack.go", 26, false},
+				{"main", "main", "main.go", 9, true},
+				{"report", "main", "report.go", 17, true},
+				{"Stack", "runtime/debug", "stack.go", 26, false},
 			},
 		},
 		{
@@ -101,10 +101,8 @@ func TestParseGo(t *testing.T) {
 			text:     goPkgErrors,
 			wantExcs: []Exception{{}},
 			frames: []frame{
-				{"runtime.goexit", "runtime", "asm_amd64.s", 1695, false},
-				{"runtime.main", "runtime", "proc.go", 271, false},
-				{"main.main", "main", "main.go", 12, true},
-				{"main.loadConfig", "main", "config.go", 21, true},
+				{"main", "main", "main.go", 12, true},
+				{"loadConfig", "main", "config.go", 21, true},
 			},
 		},
 		{
@@ -114,20 +112,20 @@ func TestParseGo(t *testing.T) {
 				{Type: "panic", Value: "first"},
 				{Type: "panic", Value: "second"},
 			},
-			frames: []frame{{"main.main", "main", "main.go", 7, true}},
+			frames: []frame{{"main", "main", "main.go", 7, true}},
 		},
 		{
 			name:     "multi-line panic value",
 			text:     "panic: query failed:\nline two\n\ngoroutine 1 [running]:\nmain.main()\n\t/app/main.go:7 +0x1d\n",
 			wantExcs: []Exception{{Type: "panic", Value: "query failed:\nline two"}},
-			frames:   []frame{{"main.main", "main", "main.go", 7, true}},
+			frames:   []frame{{"main", "main", "main.go", 7, true}},
 		},
 		{
 			name: "fatal error, GOTRACEBACK=system",
 			text: "fatal error: concurrent map writes\n\ngoroutine 7 gp=0xc000007340 m=3 mp=0xc00005e808 [running]:\n" +
 				"main.fill(0xc000012345)\n\t/app/fill.go:5 +0x2c fp=0xc000049f80 sp=0xc000049f58 pc=0x4a1b2c\n",
 			wantExcs: []Exception{{Type: "fatal error", Value: "concurrent map writes"}},
-			frames:   []frame{{"main.fill", "main", "fill.go", 5, true}},
+			frames:   []frame{{"fill", "main", "fill.go", 5, true}},
 		},
 	}
 	for _, tt := range tests {
@@ -142,7 +140,7 @@ func TestParseGo(t *testing.T) {
 				}
 				var got []frame
 				for _, f := range excs[len(excs)-1].Frames {
-					got = append(got, frame{f.Function, f.Module, f.Filename, f.Lineno, f.InApp})
+					got = append(got, frame{f.Function, f.Module, basename(f.AbsPath + f.Filename), f.Lineno, f.InApp}) // one of the two is set
 				}
 				assert.Equal(t, tt.frames, got, lang)
 			}
@@ -156,9 +154,8 @@ func TestGoFrameFields(t *testing.T) {
 	frames := excs[len(excs)-1].Frames
 	handle := frames[3]
 	assert.Equal(t, Frame{
-		Function: "main.(*Server).handle",
+		Function: "(*Server).handle",
 		Module:   "main",
-		Filename: "main.go",
 		AbsPath:  "/src/shop/main.go",
 		Lineno:   88,
 		InApp:    true,
@@ -198,4 +195,28 @@ func TestGoInApp(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, goInApp(tt.fn, goPackage(tt.fn), tt.path), "%s %s", tt.fn, tt.path)
 	}
+}
+
+// TestGoFramesLikeSentryGo: function names without their package, closures
+// named after their caller's frame, -trimpath files as filename, runtime and
+// testing frames left out — what sentry-go's NewStacktrace writes, so that an
+// exception groups into the same issue.
+func TestGoFramesLikeSentryGo(t *testing.T) {
+	text := "goroutine 1 [running]:\n" +
+		"github.com/acme/shop.(*Cart).Checkout.func1()\n\tgithub.com/acme/shop/cart.go:30 +0x1d\n" +
+		"github.com/acme/shop.(*Cart).Checkout(0xc0)\n\tgithub.com/acme/shop/cart.go:25 +0x2a\n" +
+		"testing.tRunner(0xc0, 0x1)\n\ttesting/testing.go:1690 +0xf4\n" +
+		"runtime.goexit()\n\truntime/asm_amd64.s:1700 +0x1\n"
+	excs, ok := Parse(text, "go")
+	require.True(t, ok)
+	assert.Equal(t, []Frame{
+		{Function: "(*Cart).Checkout", Module: "github.com/acme/shop", Filename: "github.com/acme/shop/cart.go", Lineno: 25, InApp: true},
+		{Function: "func1", Module: "github.com/acme/shop", Filename: "github.com/acme/shop/cart.go", Lineno: 30, InApp: true},
+	}, excs[0].Frames)
+
+	only := "goroutine 1 [running]:\nruntime.main()\n\t/usr/local/go/src/runtime/proc.go:271 +0x1\n"
+	excs, ok = Parse(only, "go")
+	require.True(t, ok)
+	require.Len(t, excs[0].Frames, 1, "a stack of runtime frames only is kept")
+	assert.Equal(t, "main", excs[0].Frames[0].Function)
 }
