@@ -21,6 +21,7 @@ func (n name) empty() bool { return n[0] == "" && n[1] == "" && n[2] == "" }
 const (
 	sourceRoute  = "route"
 	sourceURL    = "url"
+	sourceTask   = "task"
 	sourceCustom = "custom"
 )
 
@@ -149,7 +150,7 @@ func semantics(sp ptrace.Span) semInfo {
 			si.op = "http"
 		}
 	case a.dbSystem != "":
-		si.op = "db"
+		si.op, si.source = "db", sourceTask
 		switch {
 		case a.dbQuery != "":
 			si.name = name{a.dbQuery}
@@ -157,14 +158,14 @@ func semantics(sp ptrace.Span) semInfo {
 			si.name = join(a.dbOperation, a.dbCollection)
 		}
 	case a.rpcSystem != "" || a.hasGRPC:
-		si.op = "rpc"
+		si.op, si.source = "rpc", sourceRoute
 		if a.rpcService != "" && a.rpcMethod != "" {
 			si.name = name{a.rpcService, "/", a.rpcMethod}
 		}
 	case a.msgSystem != "":
-		si.op = messagingOp(a.msgOperation, kind)
+		si.op, si.source = messagingOp(a.msgOperation, kind), sourceRoute
 	case a.faasTrigger != "":
-		si.op = faasOp(a.faasTrigger)
+		si.op, si.source = a.faasTrigger, sourceRoute // the trigger value, as both official OTel mappings do
 	default:
 		si.op = kindOp(kind)
 	}
@@ -249,20 +250,6 @@ func messagingOp(op string, kind ptrace.SpanKind) string {
 	return "message"
 }
 
-func faasOp(trigger string) string {
-	switch trigger {
-	case "http":
-		return "function.http"
-	case "pubsub":
-		return "function.pubsub"
-	case "datasource":
-		return "function.datasource"
-	case "timer":
-		return "function.timer"
-	}
-	return "function"
-}
-
 func kindOp(k ptrace.SpanKind) string {
 	switch k {
 	case ptrace.SpanKindServer:
@@ -279,7 +266,8 @@ func kindOp(k ptrace.SpanKind) string {
 
 // status maps OTel status plus the HTTP or gRPC code to a Sentry span status.
 // An explicit OK wins; otherwise the codes decide; an error without a code is
-// unknown_error unless its message already is a Sentry status.
+// internal_error (as in sentry-go's and @sentry/opentelemetry's mappings)
+// unless its message already is a Sentry status.
 func status(st ptrace.Status, httpCode, grpcCode int64, hasGRPC bool) string {
 	if st.Code() == ptrace.StatusCodeOk {
 		return "ok"
@@ -305,7 +293,7 @@ func status(st ptrace.Status, httpCode, grpcCode int64, hasGRPC bool) string {
 	if m := st.Message(); m != "" && knownStatus(m) && m != "ok" {
 		return sentryStatus[m]
 	}
-	return "unknown_error"
+	return "internal_error"
 }
 
 // grpcStatus is indexed by gRPC code 0..16.
