@@ -16,7 +16,7 @@ func (n name) String() string { return n[0] + n[1] + n[2] }
 
 func (n name) empty() bool { return n[0] == "" && n[1] == "" && n[2] == "" }
 
-// Transaction sources (transaction_info.source, sentry.span.source). Relay sets
+// Transaction sources (transaction_info.source, sentry.segment.name.source). Relay sets
 // "unknown" itself; clients must not send it.
 const (
 	sourceRoute  = "route"
@@ -373,6 +373,24 @@ func platform(lang string) string {
 		return "cocoa"
 	}
 	return "other"
+}
+
+// kindValue is written as sentry.kind on span v2 items: the lower-case span
+// kind, as in @sentry/conventions' examples.
+func kindValue(k ptrace.SpanKind) string {
+	switch k {
+	case ptrace.SpanKindServer:
+		return "server"
+	case ptrace.SpanKindClient:
+		return "client"
+	case ptrace.SpanKindProducer:
+		return "producer"
+	case ptrace.SpanKindConsumer:
+		return "consumer"
+	case ptrace.SpanKindInternal:
+		return "internal"
+	}
+	return ""
 }
 
 // kindName is written as otel.kind, like Sentry's OTel span processors do.
