@@ -102,7 +102,7 @@ func (s *state) spanV2(r, root *spanRef, lvl int) {
 	dropped := int(r.sp.DroppedAttributesCount())
 	s.members(w, r.sp.Attributes(), true, &m, &l, &dropped)
 	s.typedResource(ri)
-	s.resourceTyped(w, ri, &m, &l, &dropped)
+	s.resourceTyped(w, ri, &m, &l, &dropped, false)
 	droppedMember(w, &m, dropped, true)
 	w.byte('}')
 

@@ -79,7 +79,7 @@ type resInfo struct {
 	common                                      frag     // the event members eventCommon writes, in s.frag
 	typedA, typedB                              int      // range of s.tfrags; typedA < 0 until rendered
 	blocks                                      [2]block // sentry.* attributes for span v2 and logs
-	estimate                                    int      // rough serialised size of the resource attributes
+	estimate                                    int      // rough serialised size of the resource attributes logs carry
 }
 
 type frag struct{ a, b int }
@@ -89,6 +89,7 @@ type typedFrag struct {
 	key  string
 	sk   seenKey
 	dup  bool // the key repeats an earlier one of the resource: never written
+	log  bool // copied onto log records (Options.LogResourceAttributes)
 	a, b int
 }
 
@@ -129,9 +130,11 @@ func (s *state) resource(r pcommon.Resource) int32 {
 		case "service.namespace":
 			ri.svcNS = v.AsString()
 		}
-		ri.estimate += len(k) + 32
-		if v.Type() == pcommon.ValueTypeStr {
-			ri.estimate += len(v.Str())
+		if s.t.logRes.has(k) {
+			ri.estimate += len(k) + 32
+			if v.Type() == pcommon.ValueTypeStr {
+				ri.estimate += len(v.Str())
+			}
 		}
 	}
 	if ri.env == "" {
@@ -192,19 +195,20 @@ func (s *state) typedResource(ri *resInfo) {
 		s.typed(&s.frag, v, &l)
 		sk := keyOf(k)
 		dup := !s.rseen.addKey(&sk, k)
-		s.tfrags = append(s.tfrags, typedFrag{key: k, sk: sk, dup: dup, a: a, b: s.frag.len()})
+		s.tfrags = append(s.tfrags, typedFrag{key: k, sk: sk, dup: dup, log: s.t.logRes.has(k), a: a, b: s.frag.len()})
 	}
 	ri.typedB = len(s.tfrags)
 }
 
 // resourceTyped writes the resource attributes as typed members of the open
-// object, skipping keys already written (record or span attributes win). It
-// ends the object's members, so it checks s.seen without adding to it; a
-// key repeated within the resource is marked dup once, when rendered.
-func (s *state) resourceTyped(w *jw, ri *resInfo, n *int, l *limits, dropped *int) {
+// object, skipping keys already written (record or span attributes win), and,
+// for a log record, the keys not selected for logs. It ends the object's
+// members, so it checks s.seen without adding to it; a key repeated within the
+// resource is marked dup once, when rendered.
+func (s *state) resourceTyped(w *jw, ri *resInfo, n *int, l *limits, dropped *int, forLog bool) {
 	for i := range s.tfrags[ri.typedA:ri.typedB] {
 		f := &s.tfrags[ri.typedA+i]
-		if f.dup || s.seen.has(&f.sk, f.key) {
+		if f.dup || (forLog && !f.log) || s.seen.has(&f.sk, f.key) {
 			continue
 		}
 		if *n >= l.attrs || (l.attrs < MaxAttributes && f.b-f.a > l.value+64) {
