@@ -187,7 +187,9 @@ func (s *state) writeError(in *errInput, ev span32, lvl int, typ, msg, stack str
 	w.optStrField(&m, "op", in.op, 128)
 	w.optStrField(&m, "status", in.status, 0)
 	w.strField(&m, "origin", in.origin, 0)
-	w.raw(`},"otel":{"resource":`)
+	w.byte('}')
+	s.resourceContexts(w, in.ri)
+	w.raw(`,"otel":{"resource":`)
 	s.resourcePlain(w, in.ri, lvl)
 	w.raw(`}}`)
 

@@ -77,6 +77,7 @@ type resInfo struct {
 	service                                     string
 	plain                                       frag     // contexts.otel.resource at level 0, in s.frag
 	common                                      frag     // the event members eventCommon writes, in s.frag
+	ctx                                         frag     // runtime, os, device... contexts (contexts.go), in s.frag
 	typedA, typedB                              int      // range of s.tfrags; typedA < 0 until rendered
 	blocks                                      [2]block // sentry.* attributes for span v2 and logs
 	estimate                                    int      // rough serialised size of the resource attributes logs carry
@@ -109,7 +110,9 @@ func (s *state) resource(r pcommon.Resource) int32 {
 	o := &s.t.o
 	ri := resInfo{res: r, env: o.Environment, release: o.Release, typedA: -1}
 	var envOld string
+	var ca ctxAttrs
 	for k, v := range r.Attributes().All() {
+		ca.see(k, v)
 		switch k {
 		case "deployment.environment.name":
 			if o.Environment == "" {
@@ -150,6 +153,10 @@ func (s *state) resource(r pcommon.Resource) int32 {
 	a = s.frag.len()
 	s.writeEventCommon(&s.frag, &ri)
 	ri.common = frag{a, s.frag.len()}
+
+	a = s.frag.len()
+	s.writeResourceContexts(&s.frag, r, &ca)
+	ri.ctx = frag{a, s.frag.len()}
 	s.res = append(s.res, ri)
 	return int32(len(s.res) - 1)
 }
