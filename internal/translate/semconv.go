@@ -31,6 +31,7 @@ type semInfo struct {
 	name   name
 	source string
 	status string // Sentry span status
+	http   bool   // an HTTP span: method, status code or route
 }
 
 // semAttrs are the attributes the conventions look at, found in one pass.
@@ -126,6 +127,7 @@ func semantics(sp ptrace.Span) semInfo {
 	si := semInfo{source: sourceCustom, name: name{sp.Name()}}
 	switch {
 	case a.method != "" || a.httpCode != 0 || a.route != "":
+		si.http = true
 		switch kind {
 		case ptrace.SpanKindServer:
 			si.op = "http.server"

@@ -100,7 +100,9 @@ func (s *state) spanV2(r, root *spanRef, lvl int) {
 	s.copyBlock(w, &m, &s.scopes[r.scopeIdx].typed)
 	s.typedStr(w, &m, "sentry.status.message", r.sp.Status().Message())
 	dropped := int(r.sp.DroppedAttributesCount())
+	s.scrub = true
 	s.members(w, r.sp.Attributes(), true, &m, &l, &dropped)
+	s.scrub = false
 	s.typedResource(ri)
 	s.resourceTyped(w, ri, &m, &l, &dropped, false)
 	droppedMember(w, &m, dropped, true)

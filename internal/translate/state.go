@@ -13,6 +13,7 @@ type state struct {
 	frag  jw     // per-resource fragments rendered once and copied
 	arena []byte // strings returned to the caller (ids, names), converted once
 	seen  seenSet
+	scrub bool    // members applies scrubFor: span attributes (scrub.go)
 	rseen seenSet // repeated keys of one resource (typedResource)
 
 	res    []resInfo
