@@ -173,19 +173,19 @@ func (s *state) writeRequest(w *jw, m pcommon.Map) int {
 			scheme = "http"
 		}
 		w.key(&n, "url")
-		s.tmp.truncate(0)
-		t := &s.tmp
+		u := name{stripQuery(path)}
 		if host != "" {
-			t.raw(scheme)
-			t.raw("://")
-			t.raw(host)
-			if a.port > 0 && !strings.Contains(host, ":") && !defaultPort(scheme, a.port) {
-				t.byte(':')
-				t.int(a.port)
+			pre := "http://"
+			switch scheme {
+			case "https":
+				pre = "https://"
+			case "http":
+			default:
+				pre = scheme + "://" // rare: allocates
 			}
+			u = name{pre, hostPort(host, scheme, a.port), u[0]}
 		}
-		t.raw(stripQuery(path))
-		w.str(string(t.b), limit) // rare enough (once per server segment) to allocate
+		w.name(u, limit)
 	}
 	q := a.query
 	if q == "" {
@@ -249,10 +249,7 @@ func (s *state) writeRequest(w *jw, m pcommon.Map) int {
 		w.str(v, maxHeaderValue)
 	}
 	if !a.hasHost && host != "" {
-		if a.port > 0 && !strings.Contains(host, ":") && !defaultPort(a.scheme, a.port) {
-			host += ":" + strconv.FormatInt(a.port, 10) // rare: allocates
-		}
-		extra("Host", host)
+		extra("Host", hostPort(host, a.scheme, a.port))
 	}
 	if !a.hasUA {
 		extra("User-Agent", a.userAgent)
@@ -273,6 +270,15 @@ func (s *state) writeRequest(w *jw, m pcommon.Map) int {
 		return 0
 	}
 	return int(a.code)
+}
+
+// hostPort is host with ":port" unless the port is the scheme's default or the
+// host already has one.
+func hostPort(host, scheme string, port int64) string {
+	if port <= 0 || strings.Contains(host, ":") || defaultPort(scheme, port) {
+		return host
+	}
+	return host + ":" + strconv.FormatInt(port, 10) // rare: allocates
 }
 
 func defaultPort(scheme string, port int64) bool {
@@ -328,22 +334,54 @@ func headerName(w *jw, name string) {
 	w.b = append(b, '"')
 }
 
-// sensitive reports whether a (lower-case) header, query parameter or cookie
-// name has its value filtered.
-func sensitive(lower string, pii bool) bool {
-	for _, t := range sensitiveTerms {
-		if strings.Contains(lower, t) {
-			return true
-		}
+// sensitive reports whether a header, query parameter or cookie name has its
+// value filtered: whether it contains a term, ignoring ASCII case.
+func sensitive(name string, pii bool) bool {
+	if containsTerm(name, &sensitiveByFirst) {
+		return true
 	}
-	if !pii {
-		for _, t := range ipTerms {
-			if strings.Contains(lower, t) {
+	return !pii && containsTerm(name, &ipByFirst)
+}
+
+// termTable lists terms by their first byte, so a name is scanned once.
+type termTable [256][]string
+
+var sensitiveByFirst, ipByFirst = termsByFirst(sensitiveTerms[:]), termsByFirst(ipTerms[:])
+
+func termsByFirst(terms []string) (t termTable) {
+	for _, term := range terms {
+		t[term[0]] = append(t[term[0]], term)
+	}
+	return t
+}
+
+func lowerASCII(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// containsTerm reports whether s contains one of the (lower-case) terms of t,
+// ignoring ASCII case.
+func containsTerm(s string, t *termTable) bool {
+	for i := 0; i < len(s); i++ {
+		for _, term := range t[lowerASCII(s[i])] {
+			if len(s)-i >= len(term) && hasPrefixFold(s[i:], term) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+func hasPrefixFold(s, lowerPrefix string) bool {
+	for j := 1; j < len(lowerPrefix); j++ {
+		if lowerASCII(s[j]) != lowerPrefix[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // filterQuery replaces the values of sensitive query parameters with
@@ -363,10 +401,20 @@ func filterCookies(c string) string {
 	return filterPairs(c, ";", true)
 }
 
+// anySensitivePart reports whether a name of the name=value parts of s
+// (separated by sep) is sensitive. It does not allocate.
 func anySensitivePart(s string, sep byte, pii bool) bool {
-	for part := range strings.SplitSeq(s, string(sep)) {
-		k, _, _ := strings.Cut(part, "=")
-		if sensitive(strings.ToLower(strings.TrimSpace(k)), pii) {
+	for len(s) > 0 {
+		part := s
+		if i := strings.IndexByte(s, sep); i >= 0 {
+			part, s = s[:i], s[i+1:]
+		} else {
+			s = ""
+		}
+		if i := strings.IndexByte(part, '='); i >= 0 {
+			part = part[:i]
+		}
+		if sensitive(part, pii) {
 			return true
 		}
 	}
@@ -377,7 +425,7 @@ func filterPairs(s, sep string, pii bool) string {
 	parts := strings.Split(s, sep)
 	for i, part := range parts {
 		k, _, hasValue := strings.Cut(part, "=")
-		if hasValue && sensitive(strings.ToLower(strings.TrimSpace(k)), pii) {
+		if hasValue && sensitive(k, pii) {
 			parts[i] = k + "=" + filtered
 		}
 	}

@@ -129,6 +129,9 @@ func (s *state) writeScrubbed(w *jw, v pcommon.Value, act scrubAction, typed boo
 
 // stripUserinfo drops the user:password@ of a URL.
 func stripUserinfo(u string) string {
+	if strings.IndexByte(u, '@') < 0 {
+		return u
+	}
 	i := strings.Index(u, "://")
 	if i < 0 {
 		return u
