@@ -19,7 +19,7 @@ import (
 //	method        http.request.method | http.method
 //	url           url.full | http.url without query, fragment and userinfo; else
 //	              scheme://host[:port]path from url.scheme | http.scheme (default http),
-//	              server.address | http.host | net.host.name | the Host header,
+//	              server.address | http.host | net.host.name | the Host header (no host: no url),
 //	              server.port | net.host.port (left out when it is the scheme's default),
 //	              url.path | http.target (without query)
 //	query_string  url.query, else the query of http.target / url.path / url.full
@@ -62,7 +62,7 @@ const (
 // reqAttrs are the attributes of a server span the request is built from.
 type reqAttrs struct {
 	method, urlFull, scheme, host, hostOld, hostName, path, target, query string
-	userAgent, client, clientPort                                         string
+	userAgent, client, clientPort, hostHeader                             string
 	port                                                                  int64
 	code                                                                  int64
 	headers                                                               int // http.request.header.* count
@@ -111,7 +111,7 @@ func (a *reqAttrs) scan(m pcommon.Map) {
 				case "user-agent":
 					a.hasUA = true
 				case "host":
-					a.hasHost = true
+					a.hasHost, a.hostHeader = true, headerValue(v)
 				case "cookie":
 					a.hasCookie = true
 				}
@@ -161,31 +161,30 @@ func (s *state) writeRequest(w *jw, m pcommon.Map) int {
 	if host == "" {
 		host = a.hostName
 	}
+	if host == "" {
+		host = a.hostHeader
+	}
 	path := a.path
 	if path == "" {
 		path = a.target
 	}
 	if a.urlFull != "" {
 		w.strField(&n, "url", stripURL(a.urlFull), limit)
-	} else if path != "" || host != "" {
+	} else if host != "" { // no host: no url, as @sentry/core's getAbsoluteUrl
 		scheme := a.scheme
 		if scheme == "" {
 			scheme = "http"
 		}
 		w.key(&n, "url")
-		u := name{stripQuery(path)}
-		if host != "" {
-			pre := "http://"
-			switch scheme {
-			case "https":
-				pre = "https://"
-			case "http":
-			default:
-				pre = scheme + "://" // rare: allocates
-			}
-			u = name{pre, hostPort(host, scheme, a.port), u[0]}
+		pre := "http://"
+		switch scheme {
+		case "https":
+			pre = "https://"
+		case "http":
+		default:
+			pre = scheme + "://" // rare: allocates
 		}
-		w.name(u, limit)
+		w.name(name{pre, hostPort(host, scheme, a.port), stripQuery(path)}, limit)
 	}
 	q := a.query
 	if q == "" {

@@ -232,3 +232,14 @@ func TestScrubSpanAttributes(t *testing.T) {
 		assert.Equal(t, tt.want, got, "%s=%q (pii %v)", tt.k, tt.v, tt.pii)
 	}
 }
+
+func TestRequestURLNeedsAHost(t *testing.T) {
+	_, doc, _ := translateServer(t, false, ptrace.SpanKindServer, map[string]any{"http.request.method": "GET", "url.path": "/a", "url.query": "b=1"})
+	assert.NotContains(t, doc.Request, "url", "no host: no url, as @sentry/core")
+	assert.Equal(t, "b=1", doc.Request["query_string"])
+	_, doc, _ = translateServer(t, false, ptrace.SpanKindServer, map[string]any{
+		"http.request.method": "GET", "url.path": "/a", "http.request.header.host": []any{"h.example:8080"},
+	})
+	assert.Equal(t, "http://h.example:8080/a", doc.Request["url"], "the Host header names the host")
+	assert.Equal(t, map[string]any{"Host": "h.example:8080"}, doc.Request["headers"])
+}
