@@ -243,3 +243,31 @@ func TestRequestURLNeedsAHost(t *testing.T) {
 	assert.Equal(t, "http://h.example:8080/a", doc.Request["url"], "the Host header names the host")
 	assert.Equal(t, map[string]any{"Host": "h.example:8080"}, doc.Request["headers"])
 }
+
+// TestScrubKeysFlagTheSpan checks that every key scrubFor may change marks the
+// span in semAttrs.scan, which is what turns scrubbing on for its attributes.
+func TestScrubKeysFlagTheSpan(t *testing.T) {
+	for _, k := range []string{
+		"url.query", "url.full", "http.url", "http.target",
+		"client.address", "http.client_ip", "net.sock.peer.addr", "net.peer.ip",
+		"enduser.id", "user.id", "user.email", "user.name", "user.ip_address",
+		"http.request.header.cookie", "http.request.header.authorization", "http.response.header.set-cookie",
+	} {
+		for _, pii := range []bool{false, true} {
+			if k == "url.full" || k == "http.url" || k == "http.target" || k == "url.query" || !pii {
+				assert.NotEqual(t, scrubKeep, scrubFor(k, pii), "%s is scrubbed (pii %v)", k, pii)
+			}
+		}
+		m := ptrace.NewSpan().Attributes()
+		m.PutStr(k, "v")
+		var a semAttrs
+		a.scan(m)
+		assert.True(t, a.scrub, "%s flags the span", k)
+	}
+	m := ptrace.NewSpan().Attributes()
+	m.PutStr("http.request.method", "GET")
+	m.PutStr("db.query.text", "SELECT 1")
+	var a semAttrs
+	a.scan(m)
+	assert.False(t, a.scrub)
+}

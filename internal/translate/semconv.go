@@ -32,6 +32,7 @@ type semInfo struct {
 	source string
 	status string // Sentry span status
 	http   bool   // an HTTP span: method, status code or route
+	scrub  bool   // has an attribute scrubFor may change (semAttrs.scrub)
 }
 
 // semAttrs are the attributes the conventions look at, found in one pass.
@@ -44,20 +45,26 @@ type semAttrs struct {
 	hasGRPC                                              bool
 	msgSystem, msgOperation, msgDestination, faasTrigger string
 	sentryOp                                             string
+	scrub                                                bool // has an attribute scrubFor may change
 }
 
 func (a *semAttrs) scan(m pcommon.Map) {
 	for k, v := range m.All() {
-		if len(k) < 8 { // no key below is shorter: skip the switch cheaply
+		if len(k) < 7 { // no key below is shorter ("user.id"): skip the switch cheaply
 			continue
 		}
 		switch k {
 		case "http.request.method", "http.method":
 			a.method = str(v)
 		case "url.full", "http.url":
-			a.urlFull = str(v)
-		case "url.path", "http.target":
+			a.urlFull, a.scrub = str(v), true
+		case "url.path":
 			a.urlPath = str(v)
+		case "http.target":
+			a.urlPath, a.scrub = str(v), true
+		case "url.query", "client.address", "http.client_ip", "net.sock.peer.addr", "net.peer.ip",
+			"enduser.id", "user.id", "user.email", "user.name", "user.ip_address":
+			a.scrub = true // see scrubFor
 		case "http.route":
 			a.route = str(v)
 		case "server.address", "net.peer.name", "net.host.name":
@@ -92,6 +99,11 @@ func (a *semAttrs) scan(m pcommon.Map) {
 			a.faasTrigger = str(v)
 		case "sentry.op":
 			a.sentryOp = str(v)
+		default:
+			if k[0] == 'h' && len(k) > len("http.request.header.") &&
+				(strings.HasPrefix(k, "http.request.header.") || strings.HasPrefix(k, "http.response.header.")) {
+				a.scrub = true
+			}
 		}
 	}
 }
@@ -178,6 +190,7 @@ func semantics(sp ptrace.Span) semInfo {
 		si.name = name{si.op}
 	}
 	si.status = status(sp.Status(), a.httpCode, a.grpcCode, a.hasGRPC)
+	si.scrub = a.scrub
 	return si
 }
 

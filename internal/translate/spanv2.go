@@ -100,7 +100,7 @@ func (s *state) spanV2(r, root *spanRef, lvl int) {
 	s.copyBlock(w, &m, &s.scopes[r.scopeIdx].typed)
 	s.typedStr(w, &m, "sentry.status.message", r.sp.Status().Message())
 	dropped := int(r.sp.DroppedAttributesCount())
-	s.scrub = true
+	s.scrub = r.sem.scrub
 	s.members(w, r.sp.Attributes(), true, &m, &l, &dropped)
 	s.scrub = false
 	s.typedResource(ri)

@@ -199,7 +199,7 @@ func (s *state) spanData(w *jw, r *spanRef, l *limits, inherit bool) {
 	}
 	s.plainStr(w, &n, "otel.status_message", r.sp.Status().Message(), l)
 	dropped := int(r.sp.DroppedAttributesCount())
-	s.scrub = true
+	s.scrub = r.sem.scrub
 	s.members(w, r.sp.Attributes(), false, &n, l, &dropped)
 	s.scrub = false
 	droppedMember(w, &n, dropped, false)
