@@ -67,6 +67,18 @@ type ClientReportsConfig struct {
 	_ struct{}
 }
 
+// LogsConfig controls what each log record carries.
+type LogsConfig struct {
+	// ResourceAttributes lists the resource attributes copied onto every log
+	// record (Sentry bills logs by bytes). Default: service.name,
+	// service.namespace, host.name (environment and release are always on the
+	// record as sentry.environment / sentry.release). [] sends none; ["*"]
+	// sends all of them, process.command_line and the like included.
+	ResourceAttributes []string `mapstructure:"resource_attributes"`
+
+	_ struct{}
+}
+
 // RoutingConfig sends each resource to its own Sentry project.
 type RoutingConfig struct {
 	// Attribute is the resource attribute whose value picks the project.
@@ -125,6 +137,16 @@ type Config struct {
 	// MaxConcurrentRequests caps the envelopes in flight to each Sentry project
 	// at once, across all queue consumers. Default 64.
 	MaxConcurrentRequests int `mapstructure:"max_concurrent_requests"`
+
+	// SendDefaultPII adds what Sentry's SDKs add with send_default_pii: the
+	// Cookie header and cookies, the values of IP-address headers
+	// (X-Forwarded-For, X-Real-IP, ...), and the client address as
+	// request.env.REMOTE_ADDR. Default false. Authorization-like headers and
+	// query parameters stay [Filtered] either way.
+	SendDefaultPII bool `mapstructure:"send_default_pii"`
+
+	// Logs controls what each log record carries.
+	Logs LogsConfig `mapstructure:"logs"`
 
 	// ErrorEvents selects the sources of Sentry error events.
 	ErrorEvents ErrorEventsConfig `mapstructure:"error_events"`

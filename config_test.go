@@ -45,6 +45,8 @@ func TestUnmarshalFullConfig(t *testing.T) {
 	want.TracesAs = TracesAsSpans
 	want.MaxConcurrentRequests = 32
 	want.ErrorEvents = ErrorEventsConfig{}
+	want.SendDefaultPII = true
+	want.Logs = LogsConfig{ResourceAttributes: []string{"service.name", "k8s.pod.name"}}
 	want.ClientReports = ClientReportsConfig{Enabled: true, Interval: 10 * time.Second}
 	want.ClientConfig.Endpoint = "https://relay.internal:3000/prefix"
 	want.ClientConfig.Timeout = 10 * time.Second
@@ -61,6 +63,26 @@ func TestUnmarshalFullConfig(t *testing.T) {
 		MaxElapsedTime: time.Minute, Multiplier: 2, RandomizationFactor: 0.1,
 	}
 	assert.Equal(t, want, cfg)
+}
+
+// TestUnmarshalLogResourceAttributes checks that a list replaces the default
+// one instead of merging into it, and that [] really means none.
+func TestUnmarshalLogResourceAttributes(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		raw  map[string]any
+		want []string
+	}{
+		{"default", map[string]any{}, []string{"service.name", "service.namespace", "host.name"}},
+		{"shorter list", map[string]any{"logs": map[string]any{"resource_attributes": []any{"k8s.pod.name"}}}, []string{"k8s.pod.name"}},
+		{"none", map[string]any{"logs": map[string]any{"resource_attributes": []any{}}}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := NewFactory().CreateDefaultConfig().(*Config)
+			require.NoError(t, confmap.NewFromStringMap(tt.raw).Unmarshal(cfg))
+			assert.ElementsMatch(t, tt.want, cfg.Logs.ResourceAttributes)
+		})
+	}
 }
 
 func TestUnmarshalRoutingConfig(t *testing.T) {

@@ -74,6 +74,8 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		SDKVersion:               sdkVersion,
 		ErrorsFromSpanExceptions: cfg.ErrorEvents.FromSpanExceptions,
 		ErrorsFromLogs:           cfg.ErrorEvents.FromLogs,
+		SendDefaultPII:           cfg.SendDefaultPII,
+		LogResourceAttributes:    append([]string{}, cfg.Logs.ResourceAttributes...), // never nil: [] means none
 	})
 	e.unroutable = newAccountant(tb, unroutableProject, nil)
 	if cfg.DSN != "" {

@@ -2,6 +2,7 @@ package sentryexporter // import "github.com/otel-sentry/sentryexporter"
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
+	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
 const (
@@ -70,6 +72,7 @@ func createDefaultConfig() component.Config {
 		TracesAs:              TracesAsTransactions,
 		MaxConcurrentRequests: defaultMaxConcurrentRequests,
 		ErrorEvents:           ErrorEventsConfig{FromSpanExceptions: true, FromLogs: true},
+		Logs:                  LogsConfig{ResourceAttributes: slices.Clone(translate.DefaultLogResourceAttributes)},
 		ClientReports:         ClientReportsConfig{Enabled: true, Interval: defaultClientReportInterval},
 		ClientConfig:          client,
 		QueueConfig:           configoptional.Some(queue),

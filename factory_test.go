@@ -21,6 +21,9 @@ func TestCreateDefaultConfig(t *testing.T) {
 	assert.Equal(t, 64, cfg.MaxConcurrentRequests)
 	assert.True(t, cfg.ErrorEvents.FromSpanExceptions)
 	assert.True(t, cfg.ErrorEvents.FromLogs)
+	assert.False(t, cfg.SendDefaultPII, "as in the SDKs: no cookies, IP addresses or user data by default")
+	assert.Equal(t, []string{"service.name", "service.namespace", "host.name"}, cfg.Logs.ResourceAttributes,
+		"logs are billed by bytes: a small set, never the command line")
 	assert.True(t, cfg.ClientReports.Enabled)
 	assert.Equal(t, 30*time.Second, cfg.ClientReports.Interval, "sentry-go's client report tick")
 	assert.Equal(t, 30*time.Second, cfg.ClientConfig.Timeout)

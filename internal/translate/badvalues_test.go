@@ -42,6 +42,28 @@ func putBadValues(m pcommon.Map) {
 	m.PutEmpty("empty")
 }
 
+// putBadRequest puts hostile HTTP server and resource-context attributes.
+func putBadRequest(m pcommon.Map) {
+	m.PutStr("http.request.method", "GET\x00\xff\"")
+	m.PutStr("url.path", "/p\xff?"+strings.Repeat("token=x&", 100_000))
+	m.PutStr("server.address", "h\"o\xffst")
+	m.PutStr("url.scheme", "ht\"tp")
+	m.PutInt("server.port", -1)
+	m.PutStr("url.query", "a=\xff&session=\x00")
+	m.PutStr("client.address", "\xff")
+	m.PutInt("http.response.status_code", 1_000_000)
+	m.PutEmptySlice("http.request.header.x-a\"b\xff").AppendEmpty().SetStr(strings.Repeat("v", 100_000))
+	m.PutEmptyMap("http.request.header.user-agent").PutStr("k", "v")
+	m.PutStr("http.request.header.cookie", "a=b\xff; session=1")
+	for i := range 200 {
+		m.PutStr("http.request.header.h"+strings.Repeat("x", i), "v")
+	}
+	m.PutStr("os.type", "lin\x00ux\xff")
+	m.PutStr("process.runtime.description", strings.Repeat("d", 100_000))
+	m.PutStr("k8s.pod.name", "\"pod\xff")
+	m.PutStr("cloud.provider", "\xff")
+}
+
 func badTraces() ptrace.Traces {
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
@@ -55,6 +77,8 @@ func badTraces() ptrace.Traces {
 	root.SetStartTimestamp(2_000_000_000_000_000_000)
 	root.SetEndTimestamp(1_000_000_000_000_000_000) // end < start
 	putBadValues(root.Attributes())
+	putBadRequest(root.Attributes())
+	putBadRequest(rs.Resource().Attributes()) // and as contexts: os.*, process.runtime.*, k8s.*
 	ev := root.Events().AppendEmpty()
 	ev.SetName("exception")
 	ev.Attributes().PutStr("exception.type", "Bad\xff\x00Type")
@@ -71,7 +95,16 @@ func badTraces() ptrace.Traces {
 }
 
 func TestBadValuesTraces(t *testing.T) {
-	tr := New(testOptions())
+	t.Run("default", func(t *testing.T) { testBadValuesTraces(t, testOptions()) })
+	t.Run("send_default_pii", func(t *testing.T) {
+		o := testOptions()
+		o.SendDefaultPII = true
+		testBadValuesTraces(t, o)
+	})
+}
+
+func testBadValuesTraces(t *testing.T, o Options) {
+	tr := New(o)
 	r := tr.Traces(badTraces(), TracesWant{Transactions: true, SpanV2: true, Errors: true})
 	require.Zero(t, r.InvalidSpans)
 	require.Zero(t, r.InvalidErrors)

@@ -37,6 +37,8 @@ type errInput struct {
 	origin            string
 	message           pcommon.Value // log body; zero Value when none
 	hasMessage        bool
+	req               frag // the segment's request object in s.frag; empty: none
+	code              int  // the segment's response status code; 0: none
 	attrs             pcommon.Map
 }
 
@@ -67,6 +69,9 @@ func (s *state) spanErrors(r *TracesResult, want bool) {
 			}
 			if in.ts == 0 {
 				in.ts = sr.start
+			}
+			if req, code, ok := s.segmentRequest(sr.seg); ok {
+				in.req, in.code = req, code
 			}
 			if !s.errorEvent(&in, sr.res) {
 				r.InvalidErrors++
@@ -144,6 +149,10 @@ func (s *state) writeError(in *errInput, ev span32, lvl int, typ, msg, stack str
 		w.key(&n, "transaction")
 		w.name(in.tx, l.value)
 	}
+	if in.req.b > in.req.a && lvl < levels-1 {
+		w.key(&n, "request")
+		w.b = append(w.b, s.frag.b[in.req.a:in.req.b]...)
+	}
 	if in.hasMessage {
 		w.key(&n, "message")
 		w.raw(`{"formatted":`)
@@ -187,7 +196,10 @@ func (s *state) writeError(in *errInput, ev span32, lvl int, typ, msg, stack str
 	w.optStrField(&m, "op", in.op, 128)
 	w.optStrField(&m, "status", in.status, 0)
 	w.strField(&m, "origin", in.origin, 0)
-	w.raw(`},"otel":{"resource":`)
+	w.byte('}')
+	responseContext(w, in.code)
+	s.resourceContexts(w, in.ri)
+	w.raw(`,"otel":{"resource":`)
 	s.resourcePlain(w, in.ri, lvl)
 	w.raw(`}}`)
 

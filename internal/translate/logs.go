@@ -16,8 +16,8 @@ import (
 // a string: strings as they are, maps and arrays as JSON text, bytes as base64,
 // other scalars in their JSON form. Attributes: sentry.environment,
 // sentry.release, sentry.sdk.*, sentry.origin "auto.log.otel", otel.scope.name,
-// the record's attributes, then the resource attributes the record does not
-// already have. An item over MaxItemBytes is rendered smaller.
+// the record's attributes, then the resource attributes selected by
+// Options.LogResourceAttributes that the record does not already have. An item over MaxItemBytes is rendered smaller.
 
 const originLog = "auto.log.otel"
 
@@ -178,7 +178,7 @@ func (s *state) writeLog(lr plog.LogRecord, ri *resInfo, scope string, traceID [
 	dropped := int(lr.DroppedAttributesCount())
 	s.members(w, lr.Attributes(), true, &n, &l, &dropped)
 	s.typedResource(ri)
-	s.resourceTyped(w, ri, &n, &l, &dropped)
+	s.resourceTyped(w, ri, &n, &l, &dropped, true)
 	droppedMember(w, &n, dropped, true)
 	w.raw(`}}`)
 }

@@ -38,17 +38,38 @@ type Options struct {
 	MaxItemBytes  int // budget for one log or span v2 item; default 1_000_000
 	MaxValueBytes int // longest string value kept; default 16384; longer ones are cut at a UTF-8 boundary and end with "…[truncated]"
 
+	// SendDefaultPII adds to request what Sentry's SDKs add with
+	// send_default_pii: cookies, IP-address header values and
+	// env.REMOTE_ADDR. Off, those are left out (cookies) or [Filtered].
+	SendDefaultPII bool
+
+	// LogResourceAttributes are the resource attributes copied onto every log
+	// record (logs are billed by bytes). nil: DefaultLogResourceAttributes;
+	// empty but not nil: none; a "*" element: all of them.
+	LogResourceAttributes []string
+
 	NewID func() [16]byte  // id source (event ids, generated trace and span ids); default math/rand/v2 (ChaCha8 per thread, seeded by the runtime from OS entropy)
 	Now   func() time.Time // clock for log records without any timestamp; default time.Now
 }
 
+// DefaultLogResourceAttributes are the resource attributes a log record
+// carries by default: the service that wrote it and its host, which Sentry's
+// log views group and filter by. The environment and release are always there
+// as sentry.environment and sentry.release (from deployment.environment.name /
+// deployment.environment and service.version), so they are not repeated.
+// Everything else (process.command_args, process.command_line,
+// process.owner, process.executable.path, ...) stays out unless asked for:
+// it costs bytes on every record and a command line can carry secrets.
+var DefaultLogResourceAttributes = []string{"service.name", "service.namespace", "host.name"}
+
 // Translator turns pdata into Sentry payloads. It is safe for concurrent use.
 type Translator struct {
-	o     Options
-	pool  sync.Pool    // *state
-	bufs  sync.Pool    // *[]byte: output buffers given back by Release
-	spanB atomic.Int64 // bytes written per span by the last Traces call, to size the next buffer
-	logB  atomic.Int64 // same for Logs
+	o      Options
+	logRes attrSelect   // resource attributes copied onto log records
+	pool   sync.Pool    // *state
+	bufs   sync.Pool    // *[]byte: output buffers given back by Release
+	spanB  atomic.Int64 // bytes written per span by the last Traces call, to size the next buffer
+	logB   atomic.Int64 // same for Logs
 }
 
 // New returns a Translator with the defaults filled in.
@@ -74,7 +95,7 @@ func New(o Options) *Translator {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	t := &Translator{o: o}
+	t := &Translator{o: o, logRes: newAttrSelect(o.LogResourceAttributes, DefaultLogResourceAttributes)}
 	t.pool.New = func() any { return &state{t: t} }
 	t.spanB.Store(1024)
 	t.logB.Store(512)

@@ -48,6 +48,11 @@ type traceRef struct {
 type segRef struct {
 	root int32
 	a, b int32 // range of s.order, root first
+
+	// the request of an HTTP server segment (request.go), rendered once in s.frag
+	reqDone, hasReq bool
+	req             frag
+	code            int
 }
 
 // remoteParent is the span flag pair HAS_IS_REMOTE | IS_REMOTE.

@@ -16,11 +16,12 @@ func (n name) String() string { return n[0] + n[1] + n[2] }
 
 func (n name) empty() bool { return n[0] == "" && n[1] == "" && n[2] == "" }
 
-// Transaction sources (transaction_info.source, sentry.span.source). Relay sets
+// Transaction sources (transaction_info.source, sentry.segment.name.source). Relay sets
 // "unknown" itself; clients must not send it.
 const (
 	sourceRoute  = "route"
 	sourceURL    = "url"
+	sourceTask   = "task"
 	sourceCustom = "custom"
 )
 
@@ -30,6 +31,8 @@ type semInfo struct {
 	name   name
 	source string
 	status string // Sentry span status
+	http   bool   // an HTTP span: method, status code or route
+	scrub  bool   // has an attribute scrubFor may change (semAttrs.scrub)
 }
 
 // semAttrs are the attributes the conventions look at, found in one pass.
@@ -42,20 +45,26 @@ type semAttrs struct {
 	hasGRPC                                              bool
 	msgSystem, msgOperation, msgDestination, faasTrigger string
 	sentryOp                                             string
+	scrub                                                bool // has an attribute scrubFor may change
 }
 
 func (a *semAttrs) scan(m pcommon.Map) {
 	for k, v := range m.All() {
-		if len(k) < 8 { // no key below is shorter: skip the switch cheaply
+		if len(k) < 7 { // no key below is shorter ("user.id"): skip the switch cheaply
 			continue
 		}
 		switch k {
 		case "http.request.method", "http.method":
 			a.method = str(v)
 		case "url.full", "http.url":
-			a.urlFull = str(v)
-		case "url.path", "http.target":
+			a.urlFull, a.scrub = str(v), true
+		case "url.path":
 			a.urlPath = str(v)
+		case "http.target":
+			a.urlPath, a.scrub = str(v), true
+		case "url.query", "client.address", "http.client_ip", "net.sock.peer.addr", "net.peer.ip",
+			"enduser.id", "user.id", "user.email", "user.name", "user.ip_address":
+			a.scrub = true // see scrubFor
 		case "http.route":
 			a.route = str(v)
 		case "server.address", "net.peer.name", "net.host.name":
@@ -90,6 +99,11 @@ func (a *semAttrs) scan(m pcommon.Map) {
 			a.faasTrigger = str(v)
 		case "sentry.op":
 			a.sentryOp = str(v)
+		default:
+			if k[0] == 'h' && len(k) > len("http.request.header.") &&
+				(strings.HasPrefix(k, "http.request.header.") || strings.HasPrefix(k, "http.response.header.")) {
+				a.scrub = true
+			}
 		}
 	}
 }
@@ -125,6 +139,7 @@ func semantics(sp ptrace.Span) semInfo {
 	si := semInfo{source: sourceCustom, name: name{sp.Name()}}
 	switch {
 	case a.method != "" || a.httpCode != 0 || a.route != "":
+		si.http = true
 		switch kind {
 		case ptrace.SpanKindServer:
 			si.op = "http.server"
@@ -149,7 +164,7 @@ func semantics(sp ptrace.Span) semInfo {
 			si.op = "http"
 		}
 	case a.dbSystem != "":
-		si.op = "db"
+		si.op, si.source = "db", sourceTask
 		switch {
 		case a.dbQuery != "":
 			si.name = name{a.dbQuery}
@@ -157,14 +172,14 @@ func semantics(sp ptrace.Span) semInfo {
 			si.name = join(a.dbOperation, a.dbCollection)
 		}
 	case a.rpcSystem != "" || a.hasGRPC:
-		si.op = "rpc"
+		si.op, si.source = "rpc", sourceRoute
 		if a.rpcService != "" && a.rpcMethod != "" {
 			si.name = name{a.rpcService, "/", a.rpcMethod}
 		}
 	case a.msgSystem != "":
-		si.op = messagingOp(a.msgOperation, kind)
+		si.op, si.source = messagingOp(a.msgOperation, kind), sourceRoute
 	case a.faasTrigger != "":
-		si.op = faasOp(a.faasTrigger)
+		si.op, si.source = a.faasTrigger, sourceRoute // the trigger value, as both official OTel mappings do
 	default:
 		si.op = kindOp(kind)
 	}
@@ -175,6 +190,7 @@ func semantics(sp ptrace.Span) semInfo {
 		si.name = name{si.op}
 	}
 	si.status = status(sp.Status(), a.httpCode, a.grpcCode, a.hasGRPC)
+	si.scrub = a.scrub
 	return si
 }
 
@@ -249,20 +265,6 @@ func messagingOp(op string, kind ptrace.SpanKind) string {
 	return "message"
 }
 
-func faasOp(trigger string) string {
-	switch trigger {
-	case "http":
-		return "function.http"
-	case "pubsub":
-		return "function.pubsub"
-	case "datasource":
-		return "function.datasource"
-	case "timer":
-		return "function.timer"
-	}
-	return "function"
-}
-
 func kindOp(k ptrace.SpanKind) string {
 	switch k {
 	case ptrace.SpanKindServer:
@@ -279,7 +281,8 @@ func kindOp(k ptrace.SpanKind) string {
 
 // status maps OTel status plus the HTTP or gRPC code to a Sentry span status.
 // An explicit OK wins; otherwise the codes decide; an error without a code is
-// unknown_error unless its message already is a Sentry status.
+// internal_error (as in sentry-go's and @sentry/opentelemetry's mappings)
+// unless its message already is a Sentry status.
 func status(st ptrace.Status, httpCode, grpcCode int64, hasGRPC bool) string {
 	if st.Code() == ptrace.StatusCodeOk {
 		return "ok"
@@ -305,7 +308,7 @@ func status(st ptrace.Status, httpCode, grpcCode int64, hasGRPC bool) string {
 	if m := st.Message(); m != "" && knownStatus(m) && m != "ok" {
 		return sentryStatus[m]
 	}
-	return "unknown_error"
+	return "internal_error"
 }
 
 // grpcStatus is indexed by gRPC code 0..16.
@@ -385,6 +388,24 @@ func platform(lang string) string {
 		return "cocoa"
 	}
 	return "other"
+}
+
+// kindValue is written as sentry.kind on span v2 items: the lower-case span
+// kind, as in @sentry/conventions' examples.
+func kindValue(k ptrace.SpanKind) string {
+	switch k {
+	case ptrace.SpanKindServer:
+		return "server"
+	case ptrace.SpanKindClient:
+		return "client"
+	case ptrace.SpanKindProducer:
+		return "producer"
+	case ptrace.SpanKindConsumer:
+		return "consumer"
+	case ptrace.SpanKindInternal:
+		return "internal"
+	}
+	return ""
 }
 
 // kindName is written as otel.kind, like Sentry's OTel span processors do.

@@ -3,8 +3,13 @@ package translate
 import "go.opentelemetry.io/collector/pdata/ptrace"
 
 // Span v2 items (protocol notes §3.3), grouped per trace. Attributes: the
-// sentry.* ones, otel.kind and otel.scope.*, the span's attributes, then the
-// resource attributes that the span does not already have. Links with an
+// sentry.* ones, otel.scope.*, the span's attributes, then the resource
+// attributes that the span does not already have. The names follow Sentry's
+// conventions (@sentry/conventions 0.33, as @sentry/core 11 writes them):
+// sentry.segment.name and sentry.segment.id on every span,
+// sentry.segment.name.source on segment spans only (it supersedes
+// sentry.span.source / sentry.source), sentry.kind (supersedes otel.kind) and
+// sentry.status.message. The span's own name is "name". Links with an
 // all-zero id are left out. An item over MaxItemBytes is rendered smaller.
 
 type groupRec struct {
@@ -88,14 +93,18 @@ func (s *state) spanV2(r, root *spanRef, lvl int) {
 	w.raw(`{"type":"string","value":`)
 	w.hex(root.id[:])
 	w.byte('}')
-	s.typedStr(w, &m, "sentry.span.source", r.sem.source)
-	s.typedStr(w, &m, "otel.kind", kindName(r.sp.Kind()))
+	if r.parentIdx < 0 {
+		s.typedStr(w, &m, "sentry.segment.name.source", r.sem.source)
+	}
+	s.typedStr(w, &m, "sentry.kind", kindValue(r.sp.Kind()))
 	s.copyBlock(w, &m, &s.scopes[r.scopeIdx].typed)
-	s.typedStr(w, &m, "otel.status_message", r.sp.Status().Message())
+	s.typedStr(w, &m, "sentry.status.message", r.sp.Status().Message())
 	dropped := int(r.sp.DroppedAttributesCount())
+	s.scrub = r.sem.scrub
 	s.members(w, r.sp.Attributes(), true, &m, &l, &dropped)
+	s.scrub = false
 	s.typedResource(ri)
-	s.resourceTyped(w, ri, &m, &l, &dropped)
+	s.resourceTyped(w, ri, &m, &l, &dropped, false)
 	droppedMember(w, &m, dropped, true)
 	w.byte('}')
 

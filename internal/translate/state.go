@@ -13,6 +13,7 @@ type state struct {
 	frag  jw     // per-resource fragments rendered once and copied
 	arena []byte // strings returned to the caller (ids, names), converted once
 	seen  seenSet
+	scrub bool    // members applies scrubFor: span attributes (scrub.go)
 	rseen seenSet // repeated keys of one resource (typedResource)
 
 	res    []resInfo
@@ -77,9 +78,10 @@ type resInfo struct {
 	service                                     string
 	plain                                       frag     // contexts.otel.resource at level 0, in s.frag
 	common                                      frag     // the event members eventCommon writes, in s.frag
+	ctx                                         frag     // runtime, os, device... contexts (contexts.go), in s.frag
 	typedA, typedB                              int      // range of s.tfrags; typedA < 0 until rendered
 	blocks                                      [2]block // sentry.* attributes for span v2 and logs
-	estimate                                    int      // rough serialised size of the resource attributes
+	estimate                                    int      // rough serialised size of the resource attributes logs carry
 }
 
 type frag struct{ a, b int }
@@ -89,6 +91,7 @@ type typedFrag struct {
 	key  string
 	sk   seenKey
 	dup  bool // the key repeats an earlier one of the resource: never written
+	log  bool // copied onto log records (Options.LogResourceAttributes)
 	a, b int
 }
 
@@ -108,7 +111,9 @@ func (s *state) resource(r pcommon.Resource) int32 {
 	o := &s.t.o
 	ri := resInfo{res: r, env: o.Environment, release: o.Release, typedA: -1}
 	var envOld string
+	var ca ctxAttrs
 	for k, v := range r.Attributes().All() {
+		ca.see(k, v)
 		switch k {
 		case "deployment.environment.name":
 			if o.Environment == "" {
@@ -129,9 +134,11 @@ func (s *state) resource(r pcommon.Resource) int32 {
 		case "service.namespace":
 			ri.svcNS = v.AsString()
 		}
-		ri.estimate += len(k) + 32
-		if v.Type() == pcommon.ValueTypeStr {
-			ri.estimate += len(v.Str())
+		if s.t.logRes.has(k) {
+			ri.estimate += len(k) + 32
+			if v.Type() == pcommon.ValueTypeStr {
+				ri.estimate += len(v.Str())
+			}
 		}
 	}
 	if ri.env == "" {
@@ -147,6 +154,10 @@ func (s *state) resource(r pcommon.Resource) int32 {
 	a = s.frag.len()
 	s.writeEventCommon(&s.frag, &ri)
 	ri.common = frag{a, s.frag.len()}
+
+	a = s.frag.len()
+	s.writeResourceContexts(&s.frag, r, &ca)
+	ri.ctx = frag{a, s.frag.len()}
 	s.res = append(s.res, ri)
 	return int32(len(s.res) - 1)
 }
@@ -192,19 +203,20 @@ func (s *state) typedResource(ri *resInfo) {
 		s.typed(&s.frag, v, &l)
 		sk := keyOf(k)
 		dup := !s.rseen.addKey(&sk, k)
-		s.tfrags = append(s.tfrags, typedFrag{key: k, sk: sk, dup: dup, a: a, b: s.frag.len()})
+		s.tfrags = append(s.tfrags, typedFrag{key: k, sk: sk, dup: dup, log: s.t.logRes.has(k), a: a, b: s.frag.len()})
 	}
 	ri.typedB = len(s.tfrags)
 }
 
 // resourceTyped writes the resource attributes as typed members of the open
-// object, skipping keys already written (record or span attributes win). It
-// ends the object's members, so it checks s.seen without adding to it; a
-// key repeated within the resource is marked dup once, when rendered.
-func (s *state) resourceTyped(w *jw, ri *resInfo, n *int, l *limits, dropped *int) {
+// object, skipping keys already written (record or span attributes win), and,
+// for a log record, the keys not selected for logs. It ends the object's
+// members, so it checks s.seen without adding to it; a key repeated within the
+// resource is marked dup once, when rendered.
+func (s *state) resourceTyped(w *jw, ri *resInfo, n *int, l *limits, dropped *int, forLog bool) {
 	for i := range s.tfrags[ri.typedA:ri.typedB] {
 		f := &s.tfrags[ri.typedA+i]
-		if f.dup || s.seen.has(&f.sk, f.key) {
+		if f.dup || (forLog && !f.log) || s.seen.has(&f.sk, f.key) {
 			continue
 		}
 		if *n >= l.attrs || (l.attrs < MaxAttributes && f.b-f.a > l.value+64) {

@@ -17,10 +17,11 @@ const txTail = "]}"
 
 // txRec is a transaction whose strings and payload are still ranges.
 type txRec struct {
-	ev, trace, name span32
-	ri              int32
-	spans           int
-	a, b            int
+	ev, trace, name, segSpan span32
+	ri                       int32
+	spans                    int
+	a, b                     int
+	reqA, reqB, code         int // the request object in s.out (reqA == reqB: none); the response status code
 }
 
 // transactions renders every segment as one or more transactions.
@@ -32,14 +33,17 @@ func (s *state) transactions(r *TracesResult) {
 		root := &s.spans[members[0]]
 		nm := s.arenaName(root.sem.name)
 		trace := s.arenaHex(root.traceID[:])
+		segSpan := s.arenaHex(root.id[:])
+		req, code, _ := s.segmentRequest(int32(si))
 		head, i := members[0], 1
 		for {
 			a := s.out.len()
 			ev := s.eventID()
 			ok := false
+			var ra, rb int
 			for lvl := range levels {
 				s.out.truncate(a)
-				s.txHeader(head, root, ev, lvl)
+				ra, rb = s.txHeader(head, root, ev, lvl, req, code)
 				if ok = s.fit(a, budget-len(txTail)); ok {
 					break
 				}
@@ -62,7 +66,10 @@ func (s *state) transactions(r *TracesResult) {
 					n++
 				}
 				s.out.raw(txTail)
-				s.txs = append(s.txs, txRec{ev: ev, trace: trace, name: nm, ri: s.spans[head].res, spans: 1 + n, a: a, b: s.out.len()})
+				s.txs = append(s.txs, txRec{
+					ev: ev, trace: trace, name: nm, segSpan: segSpan, ri: s.spans[head].res, spans: 1 + n,
+					a: a, b: s.out.len(), reqA: ra, reqB: rb, code: code,
+				})
 			}
 			if i >= len(members) {
 				break
@@ -73,8 +80,10 @@ func (s *state) transactions(r *TracesResult) {
 }
 
 // txHeader writes a transaction up to and including `"spans":[`, with head as
-// contexts.trace and the name and source of the segment root.
-func (s *state) txHeader(head int32, root *spanRef, ev span32, lvl int) {
+// contexts.trace and the name and source of the segment root. req is the
+// segment's request object in s.frag (empty: none), left out at the smallest
+// rendering; txHeader returns where it was copied in s.out.
+func (s *state) txHeader(head int32, root *spanRef, ev span32, lvl int, req frag, code int) (reqA, reqB int) {
 	r := &s.spans[head]
 	ri := &s.res[r.res]
 	l := s.t.limits(lvl)
@@ -99,6 +108,12 @@ func (s *state) txHeader(head int32, root *spanRef, ev span32, lvl int) {
 	w.key(&n, "timestamp")
 	w.ts(r.end)
 	s.eventCommon(w, &n, ri)
+	if req.b > req.a && lvl < levels-1 {
+		w.key(&n, "request")
+		reqA = w.len()
+		w.b = append(w.b, s.frag.b[req.a:req.b]...)
+		reqB = w.len()
+	}
 	w.key(&n, "contexts")
 	w.raw(`{"trace":{`)
 	m := 0
@@ -107,11 +122,24 @@ func (s *state) txHeader(head int32, root *spanRef, ev span32, lvl int) {
 	w.strField(&m, "status", r.sem.status, 0)
 	w.raw(`,"origin":"auto.otel","data":`)
 	s.spanData(w, r, &l, false)
-	w.raw(`},"otel":{"resource":`)
+	w.byte('}')
+	responseContext(w, code)
+	s.resourceContexts(w, ri)
+	w.raw(`,"otel":{"resource":`)
 	s.resourcePlain(w, ri, lvl)
 	w.raw(`}}`)
 	w.key(&n, "spans")
 	w.byte('[')
+	return reqA, reqB
+}
+
+// responseContext writes contexts.response when there is a status code.
+func responseContext(w *jw, code int) {
+	if code > 0 {
+		w.raw(`,"response":{"status_code":`)
+		w.int(int64(code))
+		w.byte('}')
+	}
 }
 
 // spanIDs writes trace_id, span_id and (when set) parent_span_id.
@@ -171,7 +199,9 @@ func (s *state) spanData(w *jw, r *spanRef, l *limits, inherit bool) {
 	}
 	s.plainStr(w, &n, "otel.status_message", r.sp.Status().Message(), l)
 	dropped := int(r.sp.DroppedAttributesCount())
+	s.scrub = r.sem.scrub
 	s.members(w, r.sp.Attributes(), false, &n, l, &dropped)
+	s.scrub = false
 	droppedMember(w, &n, dropped, false)
 	w.byte('}')
 }

@@ -9,10 +9,19 @@ import (
 // Transaction is one transaction payload: a segment (a span whose parent is not
 // in this batch: root, remote parent, missing parent) with its descendants in
 // spans[], or a continuation of one that was over MaxEventBytes.
+//
+// Request is the transaction's "request" object (a slice of Payload; nil
+// when the segment root is not an HTTP server span) and StatusCode its
+// contexts.response.status_code (0: none), so error events raised elsewhere
+// in the segment (e.g. from logs) can carry them too. SegmentSpanID is the
+// span id of the segment root (of the original segment, for a continuation).
 type Transaction struct {
 	EventID, TraceID, Name, Environment, Release string
+	SegmentSpanID                                string
 	Spans                                        int // segment + children inside
 	Payload                                      []byte
+	Request                                      []byte
+	StatusCode                                   int
 }
 
 // ErrorEvent is one error event payload.
@@ -171,7 +180,12 @@ func (t *Translator) Traces(td ptrace.Traces, want TracesWant) TracesResult {
 			ri := &s.res[x.ri]
 			r.Transactions[i] = Transaction{
 				EventID: x.ev.in(arena), TraceID: x.trace.in(arena), Name: x.name.in(arena),
-				Environment: ri.env, Release: ri.release, Spans: x.spans, Payload: out[x.a:x.b:x.b],
+				SegmentSpanID: x.segSpan.in(arena),
+				Environment:   ri.env, Release: ri.release, Spans: x.spans, Payload: out[x.a:x.b:x.b],
+				StatusCode: x.code,
+			}
+			if x.reqB > x.reqA {
+				r.Transactions[i].Request = out[x.reqA:x.reqB:x.reqB]
 			}
 		}
 	}

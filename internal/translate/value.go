@@ -163,6 +163,15 @@ func (s *state) members(w *jw, m pcommon.Map, typed bool, n *int, l *limits, dro
 			*dropped++
 			continue
 		}
+		if s.scrub {
+			if act := scrubFor(k, s.t.o.SendDefaultPII); act != scrubKeep {
+				if act != scrubDrop {
+					w.member(n, k, l.value)
+					s.writeScrubbed(w, v, act, typed, l)
+				}
+				continue
+			}
+		}
 		w.member(n, k, l.value)
 		if typed {
 			s.typedT(w, v, t, l)
