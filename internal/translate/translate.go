@@ -19,6 +19,7 @@ type Transaction struct {
 type ErrorEvent struct {
 	EventID, TraceID, Environment, Release string
 	Payload                                []byte
+	ErrorRef                               // what identifies it (refs.go)
 }
 
 // SpanGroup holds the span v2 items of one trace, each item one span JSON object.
@@ -30,7 +31,8 @@ type SpanGroup struct {
 }
 
 // TracesWant says what to serialise. Anything not wanted is only counted.
-type TracesWant struct{ Transactions, SpanV2, Errors bool }
+// Segments asks for TracesResult.Segments.
+type TracesWant struct{ Transactions, SpanV2, Errors, Segments bool }
 
 // TracesResult holds the payloads of one Traces call and what was not emitted.
 //
@@ -44,6 +46,7 @@ type TracesResult struct {
 	Transactions []Transaction
 	SpanGroups   []SpanGroup
 	Errors       []ErrorEvent
+	Segments     []Segment // with want.Segments: every segment of the batch (refs.go)
 
 	SkippedSpans, SkippedTransactions, SkippedErrors int
 	InvalidSpans, InvalidErrors                      int
@@ -163,8 +166,14 @@ func (t *Translator) Traces(td ptrace.Traces, want TracesWant) TracesResult {
 		t.spanB.Store(int64(len(s.out.b)/(n*forms) + 1))
 	}
 
+	var segs []segRec
+	var segIDs [][8]byte
+	if want.Segments {
+		segs, segIDs = s.segmentRecs()
+	}
 	out, arena := s.out.b, string(s.arena)
 	r.release = t.releaser(out)
+	r.Segments = segmentsOut(segs, segIDs, arena)
 	if len(s.txs) > 0 {
 		r.Transactions = make([]Transaction, len(s.txs))
 		for i, x := range s.txs {
@@ -203,6 +212,7 @@ func (s *state) errorEvents(out []byte, arena string) []ErrorEvent {
 		evs[i] = ErrorEvent{
 			EventID: x.ev.in(arena), TraceID: x.trace.in(arena),
 			Environment: ri.env, Release: ri.release, Payload: out[x.a:x.b:x.b],
+			ErrorRef: x.ref.export(arena),
 		}
 	}
 	return evs
