@@ -31,6 +31,8 @@ type sentryExporter struct {
 	logger     *zap.Logger
 	translator *translate.Translator
 	payloads   payloadArenas // container payloads, reused across pushes
+	index      *traceIndex   // heads and segments of recent traces (DSC, transaction of log-derived errors)
+	dedupe     *dedupe       // nil unless both error sources are on and error_events::dedupe_window > 0
 	tb         *metadata.TelemetryBuilder
 	clk        clocks
 	userAgent  string
@@ -48,6 +50,7 @@ type sentryExporter struct {
 	stopping     chan struct{}
 	stopOnce     sync.Once
 	reportLoopWG sync.WaitGroup
+	dedupeLoopWG sync.WaitGroup
 	warnOnce     logThrottle
 }
 
@@ -63,6 +66,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		tb:        tb,
 		clk:       clk,
 		userAgent: fmt.Sprintf("%s/%s (%s %s; %s/%s)", sdkName, sdkVersion, set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
+		index:     newTraceIndex(),
 		byDSN:     map[string]*project{},
 		static:    map[string]*project{},
 		stopping:  make(chan struct{}),
@@ -75,6 +79,9 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		ErrorsFromSpanExceptions: cfg.ErrorEvents.FromSpanExceptions,
 		ErrorsFromLogs:           cfg.ErrorEvents.FromLogs,
 	})
+	if ee := cfg.ErrorEvents; ee.FromSpanExceptions && ee.FromLogs && ee.DedupeWindow > 0 {
+		e.dedupe = newDedupe(ee.DedupeWindow)
+	}
 	e.unroutable = newAccountant(tb, unroutableProject, nil)
 	if cfg.DSN != "" {
 		if e.def, err = e.addProject(string(cfg.DSN)); err != nil {
@@ -210,6 +217,10 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 		e.reportLoopWG.Add(1)
 		go e.reportLoop()
 	}
+	if e.dedupe != nil {
+		e.dedupeLoopWG.Add(1)
+		go e.dedupeLoop()
+	}
 	return nil
 }
 
@@ -225,6 +236,8 @@ func (e *sentryExporter) beginShutdown() {
 func (e *sentryExporter) shutdown(ctx context.Context) error {
 	e.beginShutdown()
 	e.reportLoopWG.Wait()
+	e.dedupeLoopWG.Wait()
+	e.releaseDue(ctx, true) // every held error event goes out now, before the final client reports
 	for _, p := range e.allProjects() {
 		if p.sender.client == nil {
 			continue

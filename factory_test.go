@@ -21,6 +21,7 @@ func TestCreateDefaultConfig(t *testing.T) {
 	assert.Equal(t, 64, cfg.MaxConcurrentRequests)
 	assert.True(t, cfg.ErrorEvents.FromSpanExceptions)
 	assert.True(t, cfg.ErrorEvents.FromLogs)
+	assert.Equal(t, 5*time.Second, cfg.ErrorEvents.DedupeWindow, "a span event and its log record become one error event when their pipelines flush within 5 s")
 	assert.True(t, cfg.ClientReports.Enabled)
 	assert.Equal(t, 30*time.Second, cfg.ClientReports.Interval, "sentry-go's client report tick")
 	assert.Equal(t, 30*time.Second, cfg.ClientConfig.Timeout)

@@ -33,13 +33,16 @@ type project struct {
 }
 
 func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
+	p.exp.releaseDue(ctx, false)
 	now := p.exp.clk.now()
 	limits := p.limits.Load()
 	res := p.exp.translator.Traces(td, translate.TracesWant{
 		Transactions: p.exp.cfg.TracesAs == TracesAsTransactions && !gateTransaction.limited(limits, now),
 		SpanV2:       p.exp.cfg.TracesAs == TracesAsSpans && !gateSpan.limited(limits, now),
 		Errors:       p.exp.cfg.ErrorEvents.FromSpanExceptions && !gateError.limited(limits, now),
+		Segments:     true,
 	})
+	p.exp.index.add(res.Segments)
 	skipped := counts{catSpan: int64(res.SkippedSpans), catError: int64(res.SkippedErrors)}
 	if p.exp.cfg.TracesAs == TracesAsTransactions { // in spans mode no transaction is ever built, so none is dropped
 		skipped[catTransaction] = int64(res.SkippedTransactions)
@@ -55,9 +58,7 @@ func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	for i := range res.SpanGroups {
 		out = p.appendSpanEnvelopes(ctx, out, &res.SpanGroups[i], payloads)
 	}
-	for i := range res.Errors {
-		out = append(out, p.errorEnvelope(&res.Errors[i]))
-	}
+	out = p.appendErrorEnvelopes(ctx, out, res.Errors)
 	p.sendAll(ctx, out)
 	// every envelope is settled: the payload buffers can be reused
 	p.exp.payloads.put(payloads)
@@ -66,6 +67,7 @@ func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 }
 
 func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
+	p.exp.releaseDue(ctx, false)
 	now := p.exp.clk.now()
 	limits := p.limits.Load()
 	res := p.exp.translator.Logs(ld, translate.LogsWant{
@@ -79,9 +81,7 @@ func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
 
 	payloads := p.exp.payloads.get()
 	out := p.appendLogEnvelopes(ctx, make([]outgoing, 0, len(res.Logs)/maxLogsPerEnvelope+1+len(res.Errors)), res.Logs, payloads)
-	for i := range res.Errors {
-		out = append(out, p.errorEnvelope(&res.Errors[i]))
-	}
+	out = p.appendErrorEnvelopes(ctx, out, res.Errors)
 	p.sendAll(ctx, out)
 	p.exp.payloads.put(payloads)
 	res.Release()
