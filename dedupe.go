@@ -64,10 +64,10 @@ func newDedupe(window time.Duration) *dedupe {
 type offerResult uint8
 
 const (
-	offerSend   offerResult = iota // send ev now, as it is
-	offerHeld                      // held: nothing to send now
-	offerMerged                    // ev is the merge of it and its held counterpart: send it; one event was deduplicated
-	offerOverflow                  // the bounds were reached: send ev now
+	offerSend     offerResult = iota // send ev now, as it is
+	offerHeld                        // held: nothing to send now
+	offerMerged                      // ev is the merge of it and its held counterpart: send it; one event was deduplicated
+	offerOverflow                    // the bounds were reached: send ev now
 )
 
 // offer takes one error event of project p at now. For offerSend,
