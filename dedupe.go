@@ -27,7 +27,8 @@ const (
 // shutdown. Held events are copies: nothing refers to pdata or to a
 // translator buffer.
 type dedupe struct {
-	window time.Duration
+	window              time.Duration
+	maxEvents, maxBytes int // maxHeldErrors, maxHeldErrorBytes; lowered by tests
 
 	mu       sync.Mutex
 	held     map[dedupeKey]*list.Element // of *heldError
@@ -57,7 +58,7 @@ type released struct {
 }
 
 func newDedupe(window time.Duration) *dedupe {
-	return &dedupe{window: window, held: map[dedupeKey]*list.Element{}}
+	return &dedupe{window: window, maxEvents: maxHeldErrors, maxBytes: maxHeldErrorBytes, held: map[dedupeKey]*list.Element{}}
 }
 
 // offerResult says what to do with an offered event.
@@ -94,7 +95,7 @@ func (d *dedupe) offer(p *project, ev *translate.ErrorEvent, now time.Time) (tra
 		d.mu.Unlock()
 		return *ev, offerSend
 	}
-	if len(d.held) >= maxHeldErrors || d.bytes+len(ev.Payload) > maxHeldErrorBytes {
+	if len(d.held) >= d.maxEvents || d.bytes+len(ev.Payload) > d.maxBytes {
 		d.overflow++
 		d.mu.Unlock()
 		return *ev, offerOverflow
