@@ -37,7 +37,11 @@ var sdk = &envelope.SDKInfo{Name: sdkName, Version: sdkVersion}
 // seen: its transaction, sampled flag and sample rate are the head's
 // (traceIndex.facts); own is the envelope's own segment name, used until then.
 func (p *project) dsc(traceID, environment, release, own string) *envelope.TraceContext {
-	f := p.exp.index.facts(traceIDOf(traceID), own)
+	return p.dscOf(p.exp.index.facts(traceIDOf(traceID), own), traceID, environment, release)
+}
+
+// dscOf is dsc with the trace's facts already looked up.
+func (p *project) dscOf(f dscFacts, traceID, environment, release string) *envelope.TraceContext {
 	return &envelope.TraceContext{
 		TraceID: traceID, PublicKey: p.dsn.publicKey,
 		Environment: environment, Release: release, Transaction: f.transaction,
@@ -45,10 +49,18 @@ func (p *project) dsc(traceID, environment, release, own string) *envelope.Trace
 	}
 }
 
-func (p *project) transactionEnvelope(tx *translate.Transaction) outgoing {
+// transactionEnvelope wraps one transaction; facts are the DSC facts of the
+// push's segments (traceIndex.add), nil to look them up.
+func (p *project) transactionEnvelope(tx *translate.Transaction, facts []dscFacts) outgoing {
+	var trace *envelope.TraceContext
+	if tx.Segment < len(facts) {
+		trace = p.dscOf(facts[tx.Segment].or(tx.Name), tx.TraceID, tx.Environment, tx.Release)
+	} else {
+		trace = p.dsc(tx.TraceID, tx.Environment, tx.Release, tx.Name)
+	}
 	return outgoing{
 		env: envelope.Envelope{
-			Header: envelope.Header{EventID: tx.EventID, SDK: sdk, Trace: p.dsc(tx.TraceID, tx.Environment, tx.Release, tx.Name)},
+			Header: envelope.Header{EventID: tx.EventID, SDK: sdk, Trace: trace},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeTransaction, Payload: tx.Payload}},
 		},
 		gate:   gateTransaction,

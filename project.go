@@ -42,7 +42,7 @@ func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 		Errors:       p.exp.cfg.ErrorEvents.FromSpanExceptions && !gateError.limited(limits, now),
 		Segments:     true,
 	})
-	p.exp.index.add(res.Segments)
+	facts := p.exp.index.add(res.Segments)
 	skipped := counts{catSpan: int64(res.SkippedSpans), catError: int64(res.SkippedErrors)}
 	if p.exp.cfg.TracesAs == TracesAsTransactions { // in spans mode no transaction is ever built, so none is dropped
 		skipped[catTransaction] = int64(res.SkippedTransactions)
@@ -52,7 +52,7 @@ func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 
 	out := make([]outgoing, 0, len(res.Transactions)+len(res.SpanGroups)+len(res.Errors))
 	for i := range res.Transactions {
-		out = append(out, p.transactionEnvelope(&res.Transactions[i]))
+		out = append(out, p.transactionEnvelope(&res.Transactions[i], facts))
 	}
 	payloads := p.exp.payloads.get()
 	for i := range res.SpanGroups {

@@ -3,6 +3,7 @@ package sentryexporter // import "github.com/otel-sentry/sentryexporter"
 import (
 	"encoding/hex"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/otel-sentry/sentryexporter/internal/translate"
@@ -28,15 +29,26 @@ const (
 // transaction of their span's segment. It holds copies only, never pdata.
 type traceIndex struct {
 	mu       sync.Mutex
-	cur, old map[[16]byte]*traceEntry
+	cur, old map[[16]byte]traceEntry
 	curSpans int
+	names    map[string]string // interned segment names and sample rates of the current generation
 }
 
+// traceEntry is held by value in the maps: the usual trace, one segment per
+// push, costs no allocation of its own.
 type traceEntry struct {
-	head  *segmentInfo // nil until the head has been seen
-	first segmentInfo  // the first segment seen: sampling when the head is unknown
-	segs  []indexedSegment
+	head  int32 // index of the head segment (see seg); -1 until seen
+	n     int32 // segments recorded
 	spans int
+	first indexedSegment
+	rest  []indexedSegment
+}
+
+func (e *traceEntry) seg(i int32) *indexedSegment {
+	if i == 0 {
+		return &e.first
+	}
+	return &e.rest[i-1]
 }
 
 // segmentInfo is what the DSC takes from a segment.
@@ -45,74 +57,143 @@ type segmentInfo struct {
 	sampled                  bool
 }
 
+// indexedSegment keeps up to len(inline) span ids without an allocation of
+// their own (most segments are small).
 type indexedSegment struct {
-	info    *segmentInfo
-	spanIDs [][8]byte
+	segmentInfo
+	n      int
+	inline [4][8]byte
+	more   [][8]byte // all the ids, when more than len(inline)
 }
+
+func (s *indexedSegment) ids() [][8]byte {
+	if s.more != nil {
+		return s.more
+	}
+	return s.inline[:s.n]
+}
+
+// maxInternedNames bounds the interning table of one generation.
+const maxInternedNames = 10_000
 
 func newTraceIndex() *traceIndex {
-	return &traceIndex{cur: map[[16]byte]*traceEntry{}, old: map[[16]byte]*traceEntry{}}
+	return &traceIndex{cur: map[[16]byte]traceEntry{}, old: map[[16]byte]traceEntry{}, names: map[string]string{}}
 }
 
-// add records the segments of one push.
-func (x *traceIndex) add(segs []translate.Segment) {
-	if len(segs) == 0 {
-		return
+// intern returns a copy of s that the index owns (the translator's strings
+// share one buffer per push), shared by the segments of the same name.
+func (x *traceIndex) intern(s string) string {
+	if s == "" {
+		return ""
 	}
+	if v, ok := x.names[s]; ok {
+		return v
+	}
+	v := strings.Clone(s)
+	if len(x.names) < maxInternedNames {
+		x.names[v] = v
+	}
+	return v
+}
+
+// add records the segments of one push and returns the DSC facts of each
+// (its own name where the head is not known yet is for the caller to add).
+// The translator lists the segments of a trace together, so each trace
+// costs one look-up and one store.
+func (x *traceIndex) add(segs []translate.Segment) []dscFacts {
+	if len(segs) == 0 {
+		return nil
+	}
+	facts := make([]dscFacts, len(segs))
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for i := range segs {
-		s := &segs[i]
-		e := x.entry(s.TraceID)
-		info := &segmentInfo{name: s.Name, source: s.Source, sampleRate: s.SampleRate, sampled: s.Sampled}
-		if e.spans == 0 {
-			e.first = *info
+	for a := 0; a < len(segs); {
+		id := segs[a].TraceID
+		b := a + 1
+		for b < len(segs) && segs[b].TraceID == id {
+			b++
 		}
-		if s.Head && e.head == nil {
-			e.head = info
+		e := x.take(id)
+		for i := a; i < b; i++ {
+			x.record(&e, &segs[i])
 		}
-		room := traceIndexSpansPerTrace - e.spans
-		if room <= 0 {
-			continue // the trace is at its cap: only its head is still recorded
+		x.cur[id] = e
+		f := e.facts("")
+		for i := a; i < b; i++ {
+			facts[i] = f
 		}
-		ids := s.SpanIDs[:min(len(s.SpanIDs), room)]
-		e.segs = append(e.segs, indexedSegment{info: info, spanIDs: slices.Clone(ids)})
-		n := 1 + len(ids) // a segment costs at least one span's worth
-		e.spans += n
-		x.curSpans += n
+		a = b
 	}
 	if len(x.cur) >= traceIndexTraces || x.curSpans >= traceIndexSpans {
-		x.old, x.cur, x.curSpans = x.cur, make(map[[16]byte]*traceEntry, len(x.cur)), 0
+		x.old, x.cur, x.curSpans = x.cur, make(map[[16]byte]traceEntry, len(x.cur)), 0
+		x.names = map[string]string{}
 	}
+	return facts
 }
 
-// entry returns the trace's entry in the current generation, moving it there
-// from the old one or creating it.
-func (x *traceIndex) entry(id [16]byte) *traceEntry {
+// take returns the trace's entry for an update, moving it out of the old
+// generation (the caller stores it in the current one).
+func (x *traceIndex) take(id [16]byte) traceEntry {
 	if e, ok := x.cur[id]; ok {
 		return e
 	}
-	e, ok := x.old[id]
-	if ok {
+	if e, ok := x.old[id]; ok {
 		delete(x.old, id)
 		x.curSpans += e.spans
-	} else {
-		e = &traceEntry{}
-	}
-	x.cur[id] = e
-	return e
-}
-
-func (x *traceIndex) lookup(id [16]byte) *traceEntry {
-	if e, ok := x.cur[id]; ok {
 		return e
 	}
-	return x.old[id]
+	return traceEntry{head: -1}
+}
+
+// record adds one segment to e.
+func (x *traceIndex) record(e *traceEntry, s *translate.Segment) {
+	room := max(traceIndexSpansPerTrace-e.spans, 0)
+	if room == 0 && !(s.Head && e.head < 0) {
+		return // the trace is at its cap; only a head not yet seen still goes in
+	}
+	is := indexedSegment{segmentInfo: segmentInfo{
+		name: x.intern(s.Name), source: s.Source, sampleRate: x.intern(s.SampleRate), sampled: s.Sampled,
+	}}
+	ids := s.SpanIDs[:min(len(s.SpanIDs), room)]
+	if len(ids) <= len(is.inline) {
+		is.n = copy(is.inline[:], ids)
+	} else {
+		is.more = slices.Clone(ids)
+	}
+	if s.Head && e.head < 0 {
+		e.head = e.n
+	}
+	if e.n == 0 {
+		e.first = is
+	} else {
+		e.rest = append(e.rest, is)
+	}
+	e.n++
+	n := 1 + len(ids) // a segment costs at least one span's worth
+	e.spans += n
+	x.curSpans += n
+}
+
+func (x *traceIndex) lookup(id [16]byte) (traceEntry, bool) {
+	if e, ok := x.cur[id]; ok {
+		return e, true
+	}
+	e, ok := x.old[id]
+	return e, ok
 }
 
 // dscFacts are the DSC members that describe the trace rather than the envelope.
 type dscFacts struct {
 	transaction, sampled, sampleRate string
+	head                             bool // the facts are the head's
+}
+
+// or returns f with own as the transaction when the head is not known.
+func (f dscFacts) or(own string) dscFacts {
+	if !f.head {
+		f.transaction = own
+	}
+	return f
 }
 
 // facts returns the DSC facts of a trace: the head segment's name, sampled
@@ -123,14 +204,19 @@ type dscFacts struct {
 func (x *traceIndex) facts(traceID [16]byte, fallback string) dscFacts {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	e := x.lookup(traceID)
+	e, _ := x.lookup(traceID)
+	return e.facts(fallback)
+}
+
+func (e *traceEntry) facts(fallback string) dscFacts {
 	switch {
-	case e == nil:
+	case e.n == 0:
 		return dscFacts{transaction: fallback}
-	case e.head != nil:
-		f := dscFacts{sampled: boolString(e.head.sampled), sampleRate: e.head.sampleRate}
-		if e.head.source != "url" {
-			f.transaction = e.head.name
+	case e.head >= 0:
+		h := e.seg(e.head)
+		f := dscFacts{sampled: boolString(h.sampled), sampleRate: h.sampleRate, head: true}
+		if h.source != "url" {
+			f.transaction = h.name
 		}
 		return f
 	default:
@@ -143,13 +229,13 @@ func (x *traceIndex) facts(traceID [16]byte, fallback string) dscFacts {
 func (x *traceIndex) segmentName(traceID [16]byte, spanID [8]byte) (string, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	e := x.lookup(traceID)
-	if e == nil {
+	e, ok := x.lookup(traceID)
+	if !ok {
 		return "", false
 	}
-	for _, s := range e.segs {
-		if slices.Contains(s.spanIDs, spanID) {
-			return s.info.name, true
+	for i := range e.n {
+		if s := e.seg(i); slices.Contains(s.ids(), spanID) {
+			return s.name, true
 		}
 	}
 	return "", false

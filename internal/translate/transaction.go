@@ -18,7 +18,7 @@ const txTail = "]}"
 // txRec is a transaction whose strings and payload are still ranges.
 type txRec struct {
 	ev, trace, name span32
-	ri              int32
+	ri, seg         int32 // seg: index in s.segs (and TracesResult.Segments)
 	spans           int
 	a, b            int
 }
@@ -62,7 +62,7 @@ func (s *state) transactions(r *TracesResult) {
 					n++
 				}
 				s.out.raw(txTail)
-				s.txs = append(s.txs, txRec{ev: ev, trace: trace, name: nm, ri: s.spans[head].res, spans: 1 + n, a: a, b: s.out.len()})
+				s.txs = append(s.txs, txRec{ev: ev, trace: trace, name: nm, ri: s.spans[head].res, seg: int32(si), spans: 1 + n, a: a, b: s.out.len()})
 			}
 			if i >= len(members) {
 				break

@@ -13,6 +13,7 @@ type Transaction struct {
 	EventID, TraceID, Name, Environment, Release string
 	Spans                                        int // segment + children inside
 	Payload                                      []byte
+	Segment                                      int // index of its segment in TracesResult.Segments (when asked for)
 }
 
 // ErrorEvent is one error event payload.
@@ -180,7 +181,7 @@ func (t *Translator) Traces(td ptrace.Traces, want TracesWant) TracesResult {
 			ri := &s.res[x.ri]
 			r.Transactions[i] = Transaction{
 				EventID: x.ev.in(arena), TraceID: x.trace.in(arena), Name: x.name.in(arena),
-				Environment: ri.env, Release: ri.release, Spans: x.spans, Payload: out[x.a:x.b:x.b],
+				Environment: ri.env, Release: ri.release, Spans: x.spans, Payload: out[x.a:x.b:x.b], Segment: int(x.seg),
 			}
 		}
 	}
