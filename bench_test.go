@@ -67,13 +67,16 @@ func benchEncodeTraces(b *testing.B, td ptrace.Traces) {
 	for b.Loop() {
 		// Every trace is new to the index, as in steady traffic, where a
 		// generation's map is sized when it starts and does not grow.
-		clear(e.index.cur)
+		clear(e.index.cur.traces)
+		e.index.cur.ids = e.index.cur.ids[:0]
 		res := e.translator.Traces(td, translate.TracesWant{Transactions: true, Errors: true, Segments: true})
-		facts := e.index.add(res.Segments)
+		facts := e.facts.get()
+		*facts = e.index.add(res.Segments, *facts)
 		out := make([]outgoing, 0, len(res.Transactions)+len(res.Errors))
 		for i := range res.Transactions {
-			out = append(out, e.def.transactionEnvelope(&res.Transactions[i], facts))
+			out = append(out, e.def.transactionEnvelope(&res.Transactions[i], *facts))
 		}
+		e.facts.put(facts)
 		for i := range res.Errors {
 			out = append(out, e.def.errorEnvelope(&res.Errors[i]))
 		}

@@ -32,6 +32,7 @@ type sentryExporter struct {
 	translator *translate.Translator
 	payloads   payloadArenas // container payloads, reused across pushes
 	index      *traceIndex   // heads and segments of recent traces (DSC, transaction of log-derived errors)
+	facts      factsPool     // DSC facts of a push's segments, reused across pushes
 	dedupe     *dedupe       // nil unless both error sources are on and error_events::dedupe_window > 0
 	tb         *metadata.TelemetryBuilder
 	clk        clocks

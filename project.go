@@ -42,7 +42,8 @@ func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 		Errors:       p.exp.cfg.ErrorEvents.FromSpanExceptions && !gateError.limited(limits, now),
 		Segments:     true,
 	})
-	facts := p.exp.index.add(res.Segments)
+	facts := p.exp.facts.get()
+	*facts = p.exp.index.add(res.Segments, *facts)
 	skipped := counts{catSpan: int64(res.SkippedSpans), catError: int64(res.SkippedErrors)}
 	if p.exp.cfg.TracesAs == TracesAsTransactions { // in spans mode no transaction is ever built, so none is dropped
 		skipped[catTransaction] = int64(res.SkippedTransactions)
@@ -52,12 +53,13 @@ func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 
 	out := make([]outgoing, 0, len(res.Transactions)+len(res.SpanGroups)+len(res.Errors))
 	for i := range res.Transactions {
-		out = append(out, p.transactionEnvelope(&res.Transactions[i], facts))
+		out = append(out, p.transactionEnvelope(&res.Transactions[i], *facts))
 	}
 	payloads := p.exp.payloads.get()
 	for i := range res.SpanGroups {
 		out = p.appendSpanEnvelopes(ctx, out, &res.SpanGroups[i], payloads)
 	}
+	p.exp.facts.put(facts) // the envelopes have copied what they need
 	out = p.appendErrorEnvelopes(ctx, out, res.Errors)
 	p.sendAll(ctx, out)
 	// every envelope is settled: the payload buffers can be reused

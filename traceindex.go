@@ -12,8 +12,8 @@ import (
 // Bounds of the trace index. A generation is retired when it holds
 // traceIndexTraces traces or traceIndexSpans span ids; two generations are
 // kept, so the index remembers at least the last traceIndexTraces traces
-// (fewer when they are large) in at most about 2 × (20,000 × ~300 B +
-// 200,000 × 8 B) ≈ 15 MiB.
+// (fewer when they are large) in at most about 2 × (20,000 × ~150 B +
+// 200,000 × 8 B) + interned names ≈ 10 MiB.
 const (
 	traceIndexTraces = 20_000
 	traceIndexSpans  = 200_000
@@ -29,9 +29,20 @@ const (
 // transaction of their span's segment. It holds copies only, never pdata.
 type traceIndex struct {
 	mu       sync.Mutex
-	cur, old map[[16]byte]traceEntry
-	curSpans int
-	names    map[string]string // interned segment names and sample rates of the current generation
+	cur, old generation
+}
+
+// generation is one half of the index. Span ids live in one pointer-free
+// buffer per generation, so recording a trace allocates nothing of its own
+// and the garbage collector never scans them.
+type generation struct {
+	traces map[[16]byte]traceEntry
+	ids    []byte            // 8 bytes per span id
+	names  map[string]string // interned segment names and sample rates
+}
+
+func newGeneration(traces, ids int) generation {
+	return generation{traces: make(map[[16]byte]traceEntry, traces), ids: make([]byte, 0, ids), names: map[string]string{}}
 }
 
 // traceEntry is held by value in the maps: the usual trace, one segment per
@@ -39,7 +50,7 @@ type traceIndex struct {
 type traceEntry struct {
 	head  int32 // index of the head segment (see seg); -1 until seen
 	n     int32 // segments recorded
-	spans int
+	spans int   // span ids recorded (plus one per segment)
 	first indexedSegment
 	rest  []indexedSegment
 }
@@ -57,41 +68,32 @@ type segmentInfo struct {
 	sampled                  bool
 }
 
-// indexedSegment keeps up to len(inline) span ids without an allocation of
-// their own (most segments are small).
+// indexedSegment is a segment and the range of its span ids in its
+// generation's buffer.
 type indexedSegment struct {
 	segmentInfo
-	n      int
-	inline [4][8]byte
-	more   [][8]byte // all the ids, when more than len(inline)
-}
-
-func (s *indexedSegment) ids() [][8]byte {
-	if s.more != nil {
-		return s.more
-	}
-	return s.inline[:s.n]
+	a, b int32
 }
 
 // maxInternedNames bounds the interning table of one generation.
 const maxInternedNames = 10_000
 
 func newTraceIndex() *traceIndex {
-	return &traceIndex{cur: map[[16]byte]traceEntry{}, old: map[[16]byte]traceEntry{}, names: map[string]string{}}
+	return &traceIndex{cur: newGeneration(0, 0), old: newGeneration(0, 0)}
 }
 
 // intern returns a copy of s that the index owns (the translator's strings
 // share one buffer per push), shared by the segments of the same name.
-func (x *traceIndex) intern(s string) string {
+func (g *generation) intern(s string) string {
 	if s == "" {
 		return ""
 	}
-	if v, ok := x.names[s]; ok {
+	if v, ok := g.names[s]; ok {
 		return v
 	}
 	v := strings.Clone(s)
-	if len(x.names) < maxInternedNames {
-		x.names[v] = v
+	if len(g.names) < maxInternedNames {
+		g.names[v] = v
 	}
 	return v
 }
@@ -100,11 +102,12 @@ func (x *traceIndex) intern(s string) string {
 // (its own name where the head is not known yet is for the caller to add).
 // The translator lists the segments of a trace together, so each trace
 // costs one look-up and one store.
-func (x *traceIndex) add(segs []translate.Segment) []dscFacts {
+// The facts are appended to dst[:0].
+func (x *traceIndex) add(segs []translate.Segment, dst []dscFacts) []dscFacts {
 	if len(segs) == 0 {
-		return nil
+		return dst[:0]
 	}
-	facts := make([]dscFacts, len(segs))
+	facts := slices.Grow(dst[:0], len(segs))[:len(segs)]
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for a := 0; a < len(segs); {
@@ -117,48 +120,57 @@ func (x *traceIndex) add(segs []translate.Segment) []dscFacts {
 		for i := a; i < b; i++ {
 			x.record(&e, &segs[i])
 		}
-		x.cur[id] = e
-		f := e.facts("")
+		x.cur.traces[id] = e
+		f := x.cur.facts(&e, "")
 		for i := a; i < b; i++ {
 			facts[i] = f
 		}
 		a = b
 	}
-	if len(x.cur) >= traceIndexTraces || x.curSpans >= traceIndexSpans {
-		x.old, x.cur, x.curSpans = x.cur, make(map[[16]byte]traceEntry, len(x.cur)), 0
-		x.names = map[string]string{}
+	if len(x.cur.traces) >= traceIndexTraces || len(x.cur.ids) >= 8*traceIndexSpans {
+		x.old, x.cur = x.cur, newGeneration(len(x.cur.traces), cap(x.cur.ids))
 	}
 	return facts
 }
 
 // take returns the trace's entry for an update, moving it out of the old
-// generation (the caller stores it in the current one).
+// generation (its span ids are copied into the current one's buffer; the
+// caller stores the entry in the current generation).
 func (x *traceIndex) take(id [16]byte) traceEntry {
-	if e, ok := x.cur[id]; ok {
+	if e, ok := x.cur.traces[id]; ok {
 		return e
 	}
-	if e, ok := x.old[id]; ok {
-		delete(x.old, id)
-		x.curSpans += e.spans
-		return e
+	e, ok := x.old.traces[id]
+	if !ok {
+		return traceEntry{head: -1}
 	}
-	return traceEntry{head: -1}
+	delete(x.old.traces, id)
+	for i := range e.n {
+		s := e.seg(i)
+		a := int32(len(x.cur.ids))
+		x.cur.ids = append(x.cur.ids, x.old.ids[s.a:s.b]...)
+		s.a, s.b = a, int32(len(x.cur.ids))
+		s.name, s.sampleRate = x.cur.intern(s.name), x.cur.intern(s.sampleRate)
+	}
+	if e.rest != nil {
+		e.rest = slices.Clone(e.rest) // the copy in the old map must not see the new ranges
+	}
+	return e
 }
 
-// record adds one segment to e.
+// record adds one segment to e, in the current generation.
 func (x *traceIndex) record(e *traceEntry, s *translate.Segment) {
 	room := max(traceIndexSpansPerTrace-e.spans, 0)
 	if room == 0 && !(s.Head && e.head < 0) {
 		return // the trace is at its cap; only a head not yet seen still goes in
 	}
-	is := indexedSegment{segmentInfo: segmentInfo{
-		name: x.intern(s.Name), source: s.Source, sampleRate: x.intern(s.SampleRate), sampled: s.Sampled,
-	}}
-	ids := s.SpanIDs[:min(len(s.SpanIDs), room)]
-	if len(ids) <= len(is.inline) {
-		is.n = copy(is.inline[:], ids)
-	} else {
-		is.more = slices.Clone(ids)
+	g := &x.cur
+	n := min(s.SpanCount(), room)
+	a := int32(len(g.ids))
+	g.ids = append(g.ids, s.SpanIDs[:8*n]...)
+	is := indexedSegment{
+		segmentInfo: segmentInfo{name: g.intern(s.Name), source: s.Source, sampleRate: g.intern(s.SampleRate), sampled: s.Sampled},
+		a:           a, b: int32(len(g.ids)),
 	}
 	if s.Head && e.head < 0 {
 		e.head = e.n
@@ -169,17 +181,16 @@ func (x *traceIndex) record(e *traceEntry, s *translate.Segment) {
 		e.rest = append(e.rest, is)
 	}
 	e.n++
-	n := 1 + len(ids) // a segment costs at least one span's worth
-	e.spans += n
-	x.curSpans += n
+	e.spans += 1 + n // a segment costs at least one span's worth
 }
 
-func (x *traceIndex) lookup(id [16]byte) (traceEntry, bool) {
-	if e, ok := x.cur[id]; ok {
-		return e, true
+// lookup finds a trace in either generation.
+func (x *traceIndex) lookup(id [16]byte) (traceEntry, *generation, bool) {
+	if e, ok := x.cur.traces[id]; ok {
+		return e, &x.cur, true
 	}
-	e, ok := x.old[id]
-	return e, ok
+	e, ok := x.old.traces[id]
+	return e, &x.old, ok
 }
 
 // dscFacts are the DSC members that describe the trace rather than the envelope.
@@ -204,11 +215,11 @@ func (f dscFacts) or(own string) dscFacts {
 func (x *traceIndex) facts(traceID [16]byte, fallback string) dscFacts {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	e, _ := x.lookup(traceID)
-	return e.facts(fallback)
+	e, g, _ := x.lookup(traceID)
+	return g.facts(&e, fallback)
 }
 
-func (e *traceEntry) facts(fallback string) dscFacts {
+func (g *generation) facts(e *traceEntry, fallback string) dscFacts {
 	switch {
 	case e.n == 0:
 		return dscFacts{transaction: fallback}
@@ -229,13 +240,16 @@ func (e *traceEntry) facts(fallback string) dscFacts {
 func (x *traceIndex) segmentName(traceID [16]byte, spanID [8]byte) (string, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	e, ok := x.lookup(traceID)
+	e, g, ok := x.lookup(traceID)
 	if !ok {
 		return "", false
 	}
 	for i := range e.n {
-		if s := e.seg(i); slices.Contains(s.ids(), spanID) {
-			return s.name, true
+		s := e.seg(i)
+		for off := s.a; off < s.b; off += 8 {
+			if [8]byte(g.ids[off:off+8]) == spanID {
+				return s.name, true
+			}
 		}
 	}
 	return "", false
@@ -257,4 +271,23 @@ func traceIDOf(s string) (id [16]byte) {
 		}
 	}
 	return id
+}
+
+// factsPool reuses the DSC facts buffers of pushes.
+type factsPool struct{ pool sync.Pool }
+
+func (p *factsPool) get() *[]dscFacts {
+	if f, ok := p.pool.Get().(*[]dscFacts); ok {
+		return f
+	}
+	return new([]dscFacts)
+}
+
+// put takes f back; its strings are the index's, so keeping them is harmless,
+// but a huge buffer is let go.
+func (p *factsPool) put(f *[]dscFacts) {
+	if cap(*f) > 1<<14 {
+		*f = nil
+	}
+	p.pool.Put(f)
 }

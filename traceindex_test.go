@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
@@ -12,7 +13,7 @@ import (
 func seg(trace byte, name string, head bool, spans ...byte) translate.Segment {
 	s := translate.Segment{TraceID: [16]byte{trace}, Name: name, Source: "route", Head: head, Sampled: true}
 	for _, b := range spans {
-		s.SpanIDs = append(s.SpanIDs, [8]byte{b})
+		s.SpanIDs = append(s.SpanIDs, b, 0, 0, 0, 0, 0, 0, 0)
 	}
 	return s
 }
@@ -50,7 +51,7 @@ func TestTraceIndexFacts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			x := newTraceIndex()
 			for _, p := range tt.pushes {
-				x.add(p)
+				x.add(p, nil)
 			}
 			got := x.facts([16]byte{tt.trace}, tt.own)
 			assert.Equal(t, tt.want.sampled != "" && tt.want.transaction != tt.own || tt.trace == 4, got.head, "the facts are the head's")
@@ -62,7 +63,7 @@ func TestTraceIndexFacts(t *testing.T) {
 
 func TestTraceIndexSegmentName(t *testing.T) {
 	x := newTraceIndex()
-	x.add([]translate.Segment{seg(1, "GET /a", true, 1, 2), seg(1, "consume", false, 3)})
+	x.add([]translate.Segment{seg(1, "GET /a", true, 1, 2), seg(1, "consume", false, 3)}, nil)
 	name, ok := x.segmentName([16]byte{1}, [8]byte{2})
 	assert.True(t, ok)
 	assert.Equal(t, "GET /a", name)
@@ -85,7 +86,7 @@ func TestTraceIndexBound(t *testing.T) {
 		return b
 	}
 	add := func(i int) {
-		x.add([]translate.Segment{{TraceID: id(i), Name: "t", Head: true, SpanIDs: [][8]byte{{1}}}})
+		x.add([]translate.Segment{{TraceID: id(i), Name: "t", Head: true, SpanIDs: []byte{1, 0, 0, 0, 0, 0, 0, 0}}}, nil)
 	}
 	add(0)
 	for i := 1; i < traceIndexTraces; i++ {
@@ -96,13 +97,37 @@ func TestTraceIndexBound(t *testing.T) {
 		add(i)
 	}
 	assert.Equal(t, "", x.facts(id(0), "").transaction, "forgotten after two generations")
-	assert.LessOrEqual(t, len(x.cur)+len(x.old), 2*traceIndexTraces)
+	assert.LessOrEqual(t, len(x.cur.traces)+len(x.old.traces), 2*traceIndexTraces)
 
 	// Span ids: one huge trace is capped, and its spans count toward the generation.
 	x = newTraceIndex()
-	big := translate.Segment{TraceID: id(0), Name: "big", Head: true, SpanIDs: make([][8]byte, traceIndexSpansPerTrace+10)}
-	x.add([]translate.Segment{big, big})
-	e, _ := x.lookup(id(0))
+	big := translate.Segment{TraceID: id(0), Name: "big", Head: true, SpanIDs: make([]byte, 8*(traceIndexSpansPerTrace+10))}
+	x.add([]translate.Segment{big, big}, nil)
+	e, _, _ := x.lookup(id(0))
 	assert.LessOrEqual(t, e.spans, traceIndexSpansPerTrace+1)
 	assert.EqualValues(t, 1, e.n, "a trace at its cap records no more segments")
+}
+
+// A trace seen again after its generation was retired moves to the current
+// one with everything it had: its head and the segments of its spans.
+func TestTraceIndexMoveKeepsSpans(t *testing.T) {
+	x := newTraceIndex()
+	x.add([]translate.Segment{seg(1, "GET /a", true, 1, 2, 3, 4, 5, 6), seg(1, "consume", false, 7)}, nil)
+	for i := range traceIndexTraces { // retire the generation of trace 1
+		var id [16]byte
+		binary.BigEndian.PutUint64(id[8:], uint64(i)+1)
+		x.add([]translate.Segment{{TraceID: id, Name: "t"}}, nil)
+	}
+	_, g, ok := x.lookup([16]byte{1})
+	require.True(t, ok)
+	require.Same(t, &x.old, g, "retired")
+	x.add([]translate.Segment{seg(1, "later", false, 8)}, nil)
+	_, g, _ = x.lookup([16]byte{1})
+	require.Same(t, &x.cur, g, "moved back")
+	for span, want := range map[byte]string{1: "GET /a", 6: "GET /a", 7: "consume", 8: "later"} {
+		name, ok := x.segmentName([16]byte{1}, [8]byte{span})
+		assert.True(t, ok, "span %d", span)
+		assert.Equal(t, want, name, "span %d", span)
+	}
+	assert.Equal(t, "GET /a", x.facts([16]byte{1}, "later").transaction)
 }

@@ -34,8 +34,18 @@ type Segment struct {
 	// the span carries none: the attribute sentry.sample_rate, else the OTel
 	// threshold in the W3C tracestate (ot=th:T gives 1 - T/2^56).
 	SampleRate string
-	// SpanIDs are the segment's spans, root first.
-	SpanIDs [][8]byte
+	// SpanIDs are the segment's span ids, 8 bytes each, root first. They
+	// live in the result's output buffer: valid until Release.
+	SpanIDs []byte
+}
+
+// SpanCount is the number of span ids in SpanIDs.
+func (s *Segment) SpanCount() int { return len(s.SpanIDs) / 8 }
+
+// SpanID returns the i-th span id of the segment.
+func (s *Segment) SpanID(i int) (id [8]byte) {
+	copy(id[:], s.SpanIDs[8*i:])
+	return id
 }
 
 // ErrorRef identifies an error event.
@@ -135,41 +145,41 @@ type segRec struct {
 	hasSample bool
 }
 
-// segmentRecs records every segment of the batch; call before the arena is
-// turned into a string.
-func (s *state) segmentRecs() ([]segRec, [][8]byte) {
-	recs := make([]segRec, len(s.segs))
-	ids := make([][8]byte, 0, len(s.order))
+// segmentRecs records every segment of the batch, appending the span ids to
+// the output buffer; call before the arena is turned into a string.
+func (s *state) segmentRecs() []segRec {
+	recs := grow(s.sgs, len(s.segs))
+	s.sgs = recs
 	for i := range s.segs {
 		seg := &s.segs[i]
 		root := &s.spans[seg.root]
-		a := len(ids)
+		a := s.out.len()
 		for _, m := range s.order[seg.a:seg.b] {
-			ids = append(ids, s.spans[m].id)
+			s.out.b = append(s.out.b, s.spans[m].id[:]...)
 		}
 		sampled, rate := sampling(root.sp)
 		recs[i] = segRec{
 			seg: int32(i), nm: s.arenaNameCut(root.sem.name, maxRefName), rate: s.arenaStr(rate),
-			sampled: sampled, idA: a, idB: len(ids), traceID: root.traceID, source: root.sem.source,
+			sampled: sampled, idA: a, idB: s.out.len(), traceID: root.traceID, source: root.sem.source,
 			head: !root.hasParent,
 		}
 	}
-	return recs, ids
+	return recs
 }
 
-func segmentsOut(recs []segRec, ids [][8]byte, arena string) []Segment {
+func segmentsOut(recs []segRec, out []byte, arena string) []Segment {
 	if len(recs) == 0 {
 		return nil
 	}
-	out := make([]Segment, len(recs))
+	segs := make([]Segment, len(recs))
 	for i := range recs {
 		r := &recs[i]
-		out[i] = Segment{
+		segs[i] = Segment{
 			TraceID: r.traceID, Name: r.nm.in(arena), Source: r.source, Head: r.head,
-			Sampled: r.sampled, SampleRate: r.rate.in(arena), SpanIDs: ids[r.idA:r.idB:r.idB],
+			Sampled: r.sampled, SampleRate: r.rate.in(arena), SpanIDs: out[r.idA:r.idB:r.idB],
 		}
 	}
-	return out
+	return segs
 }
 
 // sampling reads the sampled flag and the sample rate of a span.

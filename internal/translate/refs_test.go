@@ -116,10 +116,13 @@ func TestSegmentsAndSpanErrorRef(t *testing.T) {
 	head, other := r.Segments[0], r.Segments[1]
 	assert.Equal(t, "GET /a", head.Name)
 	assert.True(t, head.Head)
-	assert.Equal(t, [][8]byte{{1}, {2}}, head.SpanIDs)
+	assert.Equal(t, 2, head.SpanCount())
+	assert.Equal(t, [8]byte{1}, head.SpanID(0))
+	assert.Equal(t, [8]byte{2}, head.SpanID(1))
 	assert.Equal(t, "consume", other.Name)
 	assert.False(t, other.Head, "its parent is not in the batch, but it has one")
-	assert.Equal(t, [][8]byte{{3}}, other.SpanIDs)
+	assert.Equal(t, 1, other.SpanCount())
+	assert.Equal(t, [8]byte{3}, other.SpanID(0))
 
 	require.Len(t, r.Errors, 1)
 	ref := r.Errors[0].ErrorRef

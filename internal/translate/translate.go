@@ -168,13 +168,12 @@ func (t *Translator) Traces(td ptrace.Traces, want TracesWant) TracesResult {
 	}
 
 	var segs []segRec
-	var segIDs [][8]byte
 	if want.Segments {
-		segs, segIDs = s.segmentRecs()
+		segs = s.segmentRecs()
 	}
 	out, arena := s.out.b, string(s.arena)
 	r.release = t.releaser(out)
-	r.Segments = segmentsOut(segs, segIDs, arena)
+	r.Segments = segmentsOut(segs, out, arena)
 	if len(s.txs) > 0 {
 		r.Transactions = make([]Transaction, len(s.txs))
 		for i, x := range s.txs {
