@@ -2,7 +2,9 @@ package sentryexporter
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -115,4 +117,24 @@ func TestDSCLeavesOutURLHeads(t *testing.T) {
 	require.Len(t, envs, 1)
 	assert.Empty(t, envs[0].env.Header.Trace.Transaction)
 	assert.Equal(t, "true", envs[0].env.Header.Trace.Sampled)
+}
+
+// A hostile head name (invalid UTF-8, NUL, 100 KB) still gives valid
+// envelopes: the DSC and the spliced transaction are cut and repaired.
+func TestDSCHostileHeadName(t *testing.T) {
+	h := newHarness(t, noDedupe)
+	td := makeTraces(0, 1, true)
+	route := "/cart/\xff\x00" + strings.Repeat("é", 50_000)
+	td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().PutStr("http.route", route)
+	require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
+	h.consumeLogsData(exceptionLogs(0))
+	h.shutdown()
+	h.sentry.requireNoInvalid()
+	docs, dscs := errorEvents(t, h.sentry)
+	require.Len(t, docs, 2)
+	for i, d := range dscs {
+		assert.True(t, strings.HasPrefix(d.Transaction, "GET /cart/\uFFFD\uFFFD"), "event %d: %.20q", i, d.Transaction)
+		assert.LessOrEqual(t, len(d.Transaction), 512+8, "event %d", i)
+		assert.True(t, utf8.ValidString(docs[i]["transaction"].(string)), "event %d", i)
+	}
 }
