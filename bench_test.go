@@ -57,18 +57,26 @@ func smallTraces() ptrace.Traces {
 	return td
 }
 
-// benchEncodeTraces measures translation, envelopes and encoding of td.
+// benchEncodeTraces measures translation, envelopes and encoding of td,
+// with the trace index (DSC heads) as pushTraces keeps it.
 func benchEncodeTraces(b *testing.B, td ptrace.Traces) {
 	e := benchExporter(b, time.Now)
 	spans := td.SpanCount()
 	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {
-		res := e.translator.Traces(td, translate.TracesWant{Transactions: true, Errors: true})
+		// Every trace is new to the index, as in steady traffic, where a
+		// generation's map is sized when it starts and does not grow.
+		clear(e.index.cur.traces)
+		e.index.cur.ids = e.index.cur.ids[:0]
+		res := e.translator.Traces(td, translate.TracesWant{Transactions: true, Errors: true, Segments: true})
+		facts := e.facts.get()
+		*facts = e.index.add(res.Segments, *facts)
 		out := make([]outgoing, 0, len(res.Transactions)+len(res.Errors))
 		for i := range res.Transactions {
-			out = append(out, e.def.transactionEnvelope(&res.Transactions[i]))
+			out = append(out, e.def.transactionEnvelope(&res.Transactions[i], *facts))
 		}
+		e.facts.put(facts)
 		for i := range res.Errors {
 			out = append(out, e.def.errorEnvelope(&res.Errors[i]))
 		}

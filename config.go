@@ -51,6 +51,11 @@ type ErrorEventsConfig struct {
 	// FromLogs turns log records carrying exception.* attributes into error
 	// events; the record is still sent as a log. Default true.
 	FromLogs bool `mapstructure:"from_logs"`
+	// DedupeWindow is how long an error event with a trace and span id waits
+	// for the same exception from the other pipeline (span event or log
+	// record), so that the two become one event. Used only when both sources
+	// are on; 0 turns it off. Default 5s.
+	DedupeWindow time.Duration `mapstructure:"dedupe_window"`
 
 	_ struct{}
 }
@@ -195,6 +200,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.MaxConcurrentRequests < 1 {
 		errs = append(errs, errors.New("`max_concurrent_requests` must be at least 1"))
+	}
+	if cfg.ErrorEvents.DedupeWindow < 0 {
+		errs = append(errs, errors.New("`error_events::dedupe_window` must not be negative"))
 	}
 	if cfg.ClientReports.Enabled && cfg.ClientReports.Interval <= 0 {
 		errs = append(errs, errors.New("`client_reports::interval` must be positive"))

@@ -44,7 +44,7 @@ func TestUnmarshalFullConfig(t *testing.T) {
 	want.Release = "checkout@1.2.3"
 	want.TracesAs = TracesAsSpans
 	want.MaxConcurrentRequests = 32
-	want.ErrorEvents = ErrorEventsConfig{}
+	want.ErrorEvents = ErrorEventsConfig{DedupeWindow: 2 * time.Second}
 	want.SendDefaultPII = true
 	want.Logs = LogsConfig{ResourceAttributes: []string{"service.name", "k8s.pod.name"}}
 	want.ClientReports = ClientReportsConfig{Enabled: true, Interval: 10 * time.Second}
@@ -124,6 +124,7 @@ func TestConfigRejected(t *testing.T) {
 		{"bad_dsn.yaml", "not_a_url", "`dsn` is not a valid Sentry DSN"},
 		{"bad_dsn.yaml", "concurrency", "`max_concurrent_requests` must be at least 1"},
 		{"bad_dsn.yaml", "client_reports", "`client_reports::interval` must be positive"},
+		{"bad_dsn.yaml", "dedupe_window", "`error_events::dedupe_window` must not be negative"},
 		{"bad_dsn.yaml", "endpoint", "`endpoint` must be an http or https URL"},
 		{"bad_dsn.yaml", "routing_bad_dsn", "`routing::dsns::payments`: is not a valid Sentry DSN: the project id (last path segment) must be numeric"},
 		{"bad_dsn.yaml", "routing_too_many", "`routing::dsns` has 1 entries, more than `routing::max_projects` (1) allows"},

@@ -32,18 +32,35 @@ type outgoing struct {
 // sdk is the envelope `sdk` header; one value shared by every envelope.
 var sdk = &envelope.SDKInfo{Name: sdkName, Version: sdkVersion}
 
-// dsc is the `trace` envelope header (dynamic sampling context).
-func (p *project) dsc(traceID, environment, release, transaction string) *envelope.TraceContext {
+// dsc is the `trace` envelope header (dynamic sampling context). Every
+// envelope of a trace carries the same one once the trace's head has been
+// seen: its transaction, sampled flag and sample rate are the head's
+// (traceIndex.facts); own is the envelope's own segment name, used until then.
+func (p *project) dsc(traceID, environment, release, own string) *envelope.TraceContext {
+	return p.dscOf(p.exp.index.facts(traceIDOf(traceID), own), traceID, environment, release)
+}
+
+// dscOf is dsc with the trace's facts already looked up.
+func (p *project) dscOf(f dscFacts, traceID, environment, release string) *envelope.TraceContext {
 	return &envelope.TraceContext{
 		TraceID: traceID, PublicKey: p.dsn.publicKey,
-		Environment: environment, Release: release, Transaction: transaction,
+		Environment: environment, Release: release, Transaction: f.transaction,
+		Sampled: f.sampled, SampleRate: f.sampleRate,
 	}
 }
 
-func (p *project) transactionEnvelope(tx *translate.Transaction) outgoing {
+// transactionEnvelope wraps one transaction; facts are the DSC facts of the
+// push's segments (traceIndex.add), nil to look them up.
+func (p *project) transactionEnvelope(tx *translate.Transaction, facts []dscFacts) outgoing {
+	var trace *envelope.TraceContext
+	if tx.Segment < len(facts) {
+		trace = p.dscOf(facts[tx.Segment].or(tx.Name), tx.TraceID, tx.Environment, tx.Release)
+	} else {
+		trace = p.dsc(tx.TraceID, tx.Environment, tx.Release, tx.Name)
+	}
 	return outgoing{
 		env: envelope.Envelope{
-			Header: envelope.Header{EventID: tx.EventID, SDK: sdk, Trace: p.dsc(tx.TraceID, tx.Environment, tx.Release, tx.Name)},
+			Header: envelope.Header{EventID: tx.EventID, SDK: sdk, Trace: trace},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeTransaction, Payload: tx.Payload}},
 		},
 		gate:   gateTransaction,
@@ -51,11 +68,20 @@ func (p *project) transactionEnvelope(tx *translate.Transaction) outgoing {
 	}
 }
 
+// errorEnvelope wraps one error event. An event without a transaction (one
+// derived from a log record) gets its span's segment name when the trace
+// index knows the span.
 func (p *project) errorEnvelope(ev *translate.ErrorEvent) outgoing {
+	payload, tx := ev.Payload, ev.Transaction
+	if tx == "" && ev.Linked {
+		if name, ok := p.exp.index.segmentName(ev.TraceIDBytes, ev.SpanID); ok && name != "" {
+			payload, tx = withTransaction(payload, name), name
+		}
+	}
 	return outgoing{
 		env: envelope.Envelope{
-			Header: envelope.Header{EventID: ev.EventID, SDK: sdk, Trace: p.dsc(ev.TraceID, ev.Environment, ev.Release, "")},
-			Items:  []envelope.Item{{Type: envelope.ItemTypeEvent, Payload: ev.Payload}},
+			Header: envelope.Header{EventID: ev.EventID, SDK: sdk, Trace: p.dsc(ev.TraceID, ev.Environment, ev.Release, tx)},
+			Items:  []envelope.Item{{Type: envelope.ItemTypeEvent, Payload: payload}},
 		},
 		gate:   gateError,
 		counts: counts{catError: 1},

@@ -31,6 +31,9 @@ type sentryExporter struct {
 	logger     *zap.Logger
 	translator *translate.Translator
 	payloads   payloadArenas // container payloads, reused across pushes
+	index      *traceIndex   // heads and segments of recent traces (DSC, transaction of log-derived errors)
+	facts      factsPool     // DSC facts of a push's segments, reused across pushes
+	dedupe     *dedupe       // nil unless both error sources are on and error_events::dedupe_window > 0
 	tb         *metadata.TelemetryBuilder
 	clk        clocks
 	userAgent  string
@@ -48,6 +51,7 @@ type sentryExporter struct {
 	stopping     chan struct{}
 	stopOnce     sync.Once
 	reportLoopWG sync.WaitGroup
+	dedupeLoopWG sync.WaitGroup
 	warnOnce     logThrottle
 }
 
@@ -63,6 +67,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		tb:        tb,
 		clk:       clk,
 		userAgent: fmt.Sprintf("%s/%s (%s %s; %s/%s)", sdkName, sdkVersion, set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
+		index:     newTraceIndex(),
 		byDSN:     map[string]*project{},
 		static:    map[string]*project{},
 		stopping:  make(chan struct{}),
@@ -77,6 +82,9 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		SendDefaultPII:           cfg.SendDefaultPII,
 		LogResourceAttributes:    append([]string{}, cfg.Logs.ResourceAttributes...), // never nil: [] means none
 	})
+	if ee := cfg.ErrorEvents; ee.FromSpanExceptions && ee.FromLogs && ee.DedupeWindow > 0 {
+		e.dedupe = newDedupe(ee.DedupeWindow)
+	}
 	e.unroutable = newAccountant(tb, unroutableProject, nil)
 	if cfg.DSN != "" {
 		if e.def, err = e.addProject(string(cfg.DSN)); err != nil {
@@ -212,6 +220,10 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 		e.reportLoopWG.Add(1)
 		go e.reportLoop()
 	}
+	if e.dedupe != nil {
+		e.dedupeLoopWG.Add(1)
+		go e.dedupeLoop()
+	}
 	return nil
 }
 
@@ -227,6 +239,8 @@ func (e *sentryExporter) beginShutdown() {
 func (e *sentryExporter) shutdown(ctx context.Context) error {
 	e.beginShutdown()
 	e.reportLoopWG.Wait()
+	e.dedupeLoopWG.Wait()
+	e.releaseDue(ctx, true) // every held error event goes out now, before the final client reports
 	for _, p := range e.allProjects() {
 		if p.sender.client == nil {
 			continue

@@ -31,6 +31,10 @@ const (
 	defaultBatchMaxItems         = 2_000 // bounds what one consumer holds and translates at once
 	defaultClientReportInterval  = 30 * time.Second
 	defaultMaxProjects           = 100 // each project: limits, client reports, a connection pool (see README)
+	// defaultDedupeWindow covers a traces and a logs pipeline flushing their
+	// batches at different times (the batcher's flush_timeout is 200 ms; an
+	// SDK's batch span processor and log processor export every 1-5 s).
+	defaultDedupeWindow = 5 * time.Second
 )
 
 // NewFactory creates the factory of the Sentry exporter. The traces and logs
@@ -71,7 +75,7 @@ func createDefaultConfig() component.Config {
 		Routing:               RoutingConfig{Attribute: "service.name", MaxProjects: defaultMaxProjects},
 		TracesAs:              TracesAsTransactions,
 		MaxConcurrentRequests: defaultMaxConcurrentRequests,
-		ErrorEvents:           ErrorEventsConfig{FromSpanExceptions: true, FromLogs: true},
+		ErrorEvents:           ErrorEventsConfig{FromSpanExceptions: true, FromLogs: true, DedupeWindow: defaultDedupeWindow},
 		Logs:                  LogsConfig{ResourceAttributes: slices.Clone(translate.DefaultLogResourceAttributes)},
 		ClientReports:         ClientReportsConfig{Enabled: true, Interval: defaultClientReportInterval},
 		ClientConfig:          client,

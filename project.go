@@ -33,13 +33,17 @@ type project struct {
 }
 
 func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
+	p.exp.releaseDue(ctx, false)
 	now := p.exp.clk.now()
 	limits := p.limits.Load()
 	res := p.exp.translator.Traces(td, translate.TracesWant{
 		Transactions: p.exp.cfg.TracesAs == TracesAsTransactions && !gateTransaction.limited(limits, now),
 		SpanV2:       p.exp.cfg.TracesAs == TracesAsSpans && !gateSpan.limited(limits, now),
 		Errors:       p.exp.cfg.ErrorEvents.FromSpanExceptions && !gateError.limited(limits, now),
+		Segments:     true,
 	})
+	facts := p.exp.facts.get()
+	*facts = p.exp.index.add(res.Segments, *facts)
 	skipped := counts{catSpan: int64(res.SkippedSpans), catError: int64(res.SkippedErrors)}
 	if p.exp.cfg.TracesAs == TracesAsTransactions { // in spans mode no transaction is ever built, so none is dropped
 		skipped[catTransaction] = int64(res.SkippedTransactions)
@@ -49,15 +53,14 @@ func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 
 	out := make([]outgoing, 0, len(res.Transactions)+len(res.SpanGroups)+len(res.Errors))
 	for i := range res.Transactions {
-		out = append(out, p.transactionEnvelope(&res.Transactions[i]))
+		out = append(out, p.transactionEnvelope(&res.Transactions[i], *facts))
 	}
 	payloads := p.exp.payloads.get()
 	for i := range res.SpanGroups {
 		out = p.appendSpanEnvelopes(ctx, out, &res.SpanGroups[i], payloads)
 	}
-	for i := range res.Errors {
-		out = append(out, p.errorEnvelope(&res.Errors[i]))
-	}
+	p.exp.facts.put(facts) // the envelopes have copied what they need
+	out = p.appendErrorEnvelopes(ctx, out, res.Errors)
 	p.sendAll(ctx, out)
 	// every envelope is settled: the payload buffers can be reused
 	p.exp.payloads.put(payloads)
@@ -66,6 +69,7 @@ func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 }
 
 func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
+	p.exp.releaseDue(ctx, false)
 	now := p.exp.clk.now()
 	limits := p.limits.Load()
 	res := p.exp.translator.Logs(ld, translate.LogsWant{
@@ -79,9 +83,7 @@ func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
 
 	payloads := p.exp.payloads.get()
 	out := p.appendLogEnvelopes(ctx, make([]outgoing, 0, len(res.Logs)/maxLogsPerEnvelope+1+len(res.Errors)), res.Logs, payloads)
-	for i := range res.Errors {
-		out = append(out, p.errorEnvelope(&res.Errors[i]))
-	}
+	out = p.appendErrorEnvelopes(ctx, out, res.Errors)
 	p.sendAll(ctx, out)
 	p.exp.payloads.put(payloads)
 	res.Release()

@@ -24,17 +24,23 @@ const (
 	// routing entry and no `dsn`, or discovery could not resolve it). There
 	// is no project to send a client report to.
 	reasonUnroutable
+	// reasonDeduplicated: an error event merged into another one of the same
+	// exception (the span event and the log record of one exception). Nothing
+	// was lost, so it never goes into a client report.
+	reasonDeduplicated
 	numReasons
 )
 
 // wire is the name in metrics and client reports.
 func (r reason) wire() string {
 	return [numReasons]string{
-		"ratelimit_backoff", "rate_limited", "send_error", "network_error", "internal_sdk_error", "invalid", "unroutable",
+		"ratelimit_backoff", "rate_limited", "send_error", "network_error", "internal_sdk_error", "invalid", "unroutable", "deduplicated",
 	}[r]
 }
 
 // reported tells whether the reason goes into client reports: the party that
 // drops an item records it, and for a 429 that party is Relay; unroutable
-// items have no project to report to.
-func (r reason) reported() bool { return r != reasonRateLimited && r != reasonUnroutable }
+// items have no project to report to; deduplicated items were not lost.
+func (r reason) reported() bool {
+	return r != reasonRateLimited && r != reasonUnroutable && r != reasonDeduplicated
+}

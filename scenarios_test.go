@@ -55,6 +55,10 @@ func (q *quota) respond(env *envelope.Envelope) answer {
 	return answer{status: http.StatusOK}
 }
 
+// noDedupe sends error events in the push that made them (no dedupe window),
+// for tests that time error envelopes per push.
+func noDedupe(c *Config) { c.ErrorEvents.DedupeWindow = 0 }
+
 func (h *harness) consumeTraces(first, n int, exceptions bool) {
 	require.NoError(h.t, h.traces.ConsumeTraces(context.Background(), makeTraces(first, n, exceptions)))
 }
@@ -87,7 +91,7 @@ func TestScenarioBaseline(t *testing.T) {
 // Scenario 2: errors capped with 60:error:organization:usage_exceeded after 2.
 // The SDK sent 3 of 10 errors and reported 7 lost when 8 were; we count all 8.
 func TestScenarioErrorCap(t *testing.T) {
-	h := newHarness(t, nil)
+	h := newHarness(t, noDedupe) // error envelopes timed per push
 	q := &quota{clock: h.clock, itemType: envelope.ItemTypeEvent, cap: 2, headers: map[string]string{
 		"X-Sentry-Rate-Limits": "60:error:organization:usage_exceeded", "Retry-After": "60",
 	}}
@@ -157,7 +161,7 @@ func TestScenarioSpanOnlyLimit(t *testing.T) {
 // Scenario 4: with a 5 s window and the quota still exhausted, exactly one
 // probe per window reaches Sentry.
 func TestScenarioOneProbePerWindow(t *testing.T) {
-	h := newHarness(t, nil)
+	h := newHarness(t, noDedupe) // error envelopes timed per push
 	q := &quota{clock: h.clock, itemType: envelope.ItemTypeEvent, cap: 2, headers: map[string]string{
 		"X-Sentry-Rate-Limits": "5:error:organization:usage_exceeded", "Retry-After": "5",
 	}}
@@ -192,7 +196,7 @@ func errorEnvelopeTimes(f *fakeSentry) []time.Duration {
 // the first 5 s window still meets the exhausted quota (429, new window); the
 // next probe succeeds and the flow resumes, as in the lab's refill run.
 func TestScenarioRefill(t *testing.T) {
-	h := newHarness(t, nil)
+	h := newHarness(t, noDedupe) // error envelopes timed per push
 	q := &quota{clock: h.clock, itemType: envelope.ItemTypeEvent, cap: 2, refill: 6 * time.Second, headers: map[string]string{
 		"X-Sentry-Rate-Limits": "5:error:organization:usage_exceeded", "Retry-After": "5",
 	}}
@@ -317,7 +321,7 @@ func TestScenarioLimitOn200AndLogByte(t *testing.T) {
 // When a window ends while many envelopes are in flight at once, exactly one
 // of them is the probe; if Sentry still answers 429, the others never leave.
 func TestOneProbeUnderConcurrency(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
+	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false; noDedupe(c) })
 	limited := answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "5:error:organization"}}
 	h.sentry.setRespond(func(env *envelope.Envelope) answer {
 		if env.Items[0].Type == envelope.ItemTypeEvent {

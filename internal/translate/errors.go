@@ -21,6 +21,7 @@ type errRec struct {
 	ev, trace span32
 	ri        int32
 	a, b      int
+	ref       errRef
 }
 
 // errInput is what one error event is made of.
@@ -40,6 +41,7 @@ type errInput struct {
 	req               frag // the segment's request object in s.frag; empty: none
 	code              int  // the segment's response status code; 0: none
 	attrs             pcommon.Map
+	unlinked          bool // the trace or span id was generated (refs.go)
 }
 
 const (
@@ -121,7 +123,7 @@ func (s *state) errorEvent(in *errInput, ri int32) bool {
 		s.out.truncate(a)
 		s.writeError(in, ev, lvl, typ, msg, stack, !escaped, excs, parsed)
 		if s.fit(a, s.t.o.MaxEventBytes) {
-			s.errs = append(s.errs, errRec{ev: ev, trace: trace, ri: ri, a: a, b: s.out.len()})
+			s.errs = append(s.errs, errRec{ev: ev, trace: trace, ri: ri, a: a, b: s.out.len(), ref: s.errRefOf(in, typ, msg, hasFrames(excs, parsed))})
 			return true
 		}
 	}

@@ -229,6 +229,7 @@ func (s *state) logError(lr plog.LogRecord, ri int32, scope string, traceID [16]
 		ri: &s.res[ri], ts: logTime(lr, now), level: eventLevel(level),
 		traceID: traceID, spanID: lr.SpanID(),
 		mechanism: mechanismLog, origin: originLog, logger: scope, attrs: lr.Attributes(),
+		unlinked: lr.TraceID() == ([16]byte{}) || lr.SpanID() == ([8]byte{}),
 	}
 	if in.spanID == ([8]byte{}) {
 		in.spanID = s.newSpanID() // contexts.trace needs a span id

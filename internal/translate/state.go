@@ -41,6 +41,7 @@ type state struct {
 	items  []frag
 	groups []groupRec
 	errs   []errRec
+	sgs    []segRec // refs.go
 }
 
 func (t *Translator) get() *state {

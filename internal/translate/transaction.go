@@ -18,7 +18,7 @@ const txTail = "]}"
 // txRec is a transaction whose strings and payload are still ranges.
 type txRec struct {
 	ev, trace, name, segSpan span32
-	ri                       int32
+	ri, seg                  int32 // seg: index in s.segs (and TracesResult.Segments)
 	spans                    int
 	a, b                     int
 	reqA, reqB, code         int // the request object in s.out (reqA == reqB: none); the response status code
@@ -67,7 +67,7 @@ func (s *state) transactions(r *TracesResult) {
 				}
 				s.out.raw(txTail)
 				s.txs = append(s.txs, txRec{
-					ev: ev, trace: trace, name: nm, segSpan: segSpan, ri: s.spans[head].res, spans: 1 + n,
+					ev: ev, trace: trace, name: nm, segSpan: segSpan, ri: s.spans[head].res, seg: int32(si), spans: 1 + n,
 					a: a, b: s.out.len(), reqA: ra, reqB: rb, code: code,
 				})
 			}

@@ -22,12 +22,14 @@ type Transaction struct {
 	Payload                                      []byte
 	Request                                      []byte
 	StatusCode                                   int
+	Segment                                      int // index of its segment in TracesResult.Segments (when asked for)
 }
 
 // ErrorEvent is one error event payload.
 type ErrorEvent struct {
 	EventID, TraceID, Environment, Release string
 	Payload                                []byte
+	ErrorRef                               // what identifies it (refs.go)
 }
 
 // SpanGroup holds the span v2 items of one trace, each item one span JSON object.
@@ -39,7 +41,8 @@ type SpanGroup struct {
 }
 
 // TracesWant says what to serialise. Anything not wanted is only counted.
-type TracesWant struct{ Transactions, SpanV2, Errors bool }
+// Segments asks for TracesResult.Segments.
+type TracesWant struct{ Transactions, SpanV2, Errors, Segments bool }
 
 // TracesResult holds the payloads of one Traces call and what was not emitted.
 //
@@ -53,6 +56,7 @@ type TracesResult struct {
 	Transactions []Transaction
 	SpanGroups   []SpanGroup
 	Errors       []ErrorEvent
+	Segments     []Segment // with want.Segments: every segment of the batch (refs.go)
 
 	SkippedSpans, SkippedTransactions, SkippedErrors int
 	InvalidSpans, InvalidErrors                      int
@@ -172,8 +176,13 @@ func (t *Translator) Traces(td ptrace.Traces, want TracesWant) TracesResult {
 		t.spanB.Store(int64(len(s.out.b)/(n*forms) + 1))
 	}
 
+	var segs []segRec
+	if want.Segments {
+		segs = s.segmentRecs()
+	}
 	out, arena := s.out.b, string(s.arena)
 	r.release = t.releaser(out)
+	r.Segments = segmentsOut(segs, out, arena)
 	if len(s.txs) > 0 {
 		r.Transactions = make([]Transaction, len(s.txs))
 		for i, x := range s.txs {
@@ -182,7 +191,7 @@ func (t *Translator) Traces(td ptrace.Traces, want TracesWant) TracesResult {
 				EventID: x.ev.in(arena), TraceID: x.trace.in(arena), Name: x.name.in(arena),
 				SegmentSpanID: x.segSpan.in(arena),
 				Environment:   ri.env, Release: ri.release, Spans: x.spans, Payload: out[x.a:x.b:x.b],
-				StatusCode: x.code,
+				StatusCode: x.code, Segment: int(x.seg),
 			}
 			if x.reqB > x.reqA {
 				r.Transactions[i].Request = out[x.reqA:x.reqB:x.reqB]
@@ -217,6 +226,7 @@ func (s *state) errorEvents(out []byte, arena string) []ErrorEvent {
 		evs[i] = ErrorEvent{
 			EventID: x.ev.in(arena), TraceID: x.trace.in(arena),
 			Environment: ri.env, Release: ri.release, Payload: out[x.a:x.b:x.b],
+			ErrorRef: x.ref.export(arena),
 		}
 	}
 	return evs

@@ -1,0 +1,83 @@
+package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/otel-sentry/sentryexporter/internal/translate"
+)
+
+// appendErrorEnvelopes appends the envelopes of a push's error events. With
+// the dedupe window on, linked events are offered to it first: held ones are
+// sent later (releaseDue), and an event merged with its held counterpart is
+// sent once, the other counted as deduplicated.
+func (p *project) appendErrorEnvelopes(ctx context.Context, out []outgoing, evs []translate.ErrorEvent) []outgoing {
+	d := p.exp.dedupe
+	if d == nil {
+		for i := range evs {
+			out = append(out, p.errorEnvelope(&evs[i]))
+		}
+		return out
+	}
+	now := p.exp.clk.now()
+	var deduped counts
+	for i := range evs {
+		ev, what := d.offer(p, &evs[i], now)
+		switch what {
+		case offerHeld:
+			continue
+		case offerMerged:
+			deduped[catError]++
+		}
+		out = append(out, p.errorEnvelope(&ev))
+	}
+	p.acct.dropped(ctx, reasonDeduplicated, deduped)
+	return out
+}
+
+// releaseDue sends the held error events whose window ended; all of them when
+// final (shutdown).
+func (e *sentryExporter) releaseDue(ctx context.Context, final bool) {
+	if e.dedupe == nil {
+		return
+	}
+	if n := e.dedupe.takeOverflow(); n > 0 {
+		e.warnOnce.log(e.logger, "dedupe-overflow", "Error events were sent without waiting for their duplicate: the dedupe window is full",
+			zap.Int64("count", n), zap.Int("max_held_events", maxHeldErrors), zap.Int("max_held_bytes", maxHeldErrorBytes))
+	}
+	rel := e.dedupe.due(e.clk.now(), final)
+	if len(rel) == 0 {
+		return
+	}
+	byProject := map[*project][]outgoing{}
+	for i := range rel {
+		r := &rel[i]
+		byProject[r.p] = append(byProject[r.p], r.p.errorEnvelope(&r.ev))
+	}
+	for p, out := range byProject {
+		p.sendAll(ctx, out)
+	}
+}
+
+// dedupeTick is how often held error events are checked when no push comes
+// by: a held event is sent at most this long after its window ended.
+func (e *sentryExporter) dedupeTick() time.Duration {
+	return min(max(e.dedupe.window/4, 100*time.Millisecond), time.Second)
+}
+
+// dedupeLoop releases held error events while no push does.
+func (e *sentryExporter) dedupeLoop() {
+	defer e.dedupeLoopWG.Done()
+	t := time.NewTicker(e.dedupeTick())
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			e.releaseDue(context.Background(), false)
+		case <-e.stopping:
+			return
+		}
+	}
+}

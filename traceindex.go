@@ -1,0 +1,293 @@
+package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+
+import (
+	"encoding/hex"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/otel-sentry/sentryexporter/internal/translate"
+)
+
+// Bounds of the trace index. A generation is retired when it holds
+// traceIndexTraces traces or traceIndexSpans span ids; two generations are
+// kept, so the index remembers at least the last traceIndexTraces traces
+// (fewer when they are large) in at most about 2 × (20,000 × ~150 B +
+// 200,000 × 8 B) + interned names ≈ 10 MiB.
+const (
+	traceIndexTraces = 20_000
+	traceIndexSpans  = 200_000
+	// traceIndexSpansPerTrace bounds the span ids remembered for one trace;
+	// spans beyond it cannot attach a log-derived error to its transaction.
+	traceIndexSpansPerTrace = 10_000
+)
+
+// traceIndex remembers, per trace seen recently, its head segment (the one
+// whose root span has no parent) and which segment each span belongs to. It
+// makes every envelope of a trace carry the same DSC, even when the trace's
+// segments arrive in different pushes, and gives log-derived error events the
+// transaction of their span's segment. It holds copies only, never pdata.
+type traceIndex struct {
+	mu       sync.Mutex
+	cur, old generation
+}
+
+// generation is one half of the index. Span ids live in one pointer-free
+// buffer per generation, so recording a trace allocates nothing of its own
+// and the garbage collector never scans them.
+type generation struct {
+	traces map[[16]byte]traceEntry
+	ids    []byte            // 8 bytes per span id
+	names  map[string]string // interned segment names and sample rates
+}
+
+func newGeneration(traces, ids int) generation {
+	return generation{traces: make(map[[16]byte]traceEntry, traces), ids: make([]byte, 0, ids), names: map[string]string{}}
+}
+
+// traceEntry is held by value in the maps: the usual trace, one segment per
+// push, costs no allocation of its own.
+type traceEntry struct {
+	head  int32 // index of the head segment (see seg); -1 until seen
+	n     int32 // segments recorded
+	spans int   // span ids recorded (plus one per segment)
+	first indexedSegment
+	rest  []indexedSegment
+}
+
+func (e *traceEntry) seg(i int32) *indexedSegment {
+	if i == 0 {
+		return &e.first
+	}
+	return &e.rest[i-1]
+}
+
+// segmentInfo is what the DSC takes from a segment.
+type segmentInfo struct {
+	name, source, sampleRate string
+	sampled                  bool
+}
+
+// indexedSegment is a segment and the range of its span ids in its
+// generation's buffer.
+type indexedSegment struct {
+	segmentInfo
+	a, b int32
+}
+
+// maxInternedNames bounds the interning table of one generation.
+const maxInternedNames = 10_000
+
+func newTraceIndex() *traceIndex {
+	return &traceIndex{cur: newGeneration(0, 0), old: newGeneration(0, 0)}
+}
+
+// intern returns a copy of s that the index owns (the translator's strings
+// share one buffer per push), shared by the segments of the same name.
+func (g *generation) intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	if v, ok := g.names[s]; ok {
+		return v
+	}
+	v := strings.Clone(s)
+	if len(g.names) < maxInternedNames {
+		g.names[v] = v
+	}
+	return v
+}
+
+// add records the segments of one push and returns the DSC facts of each
+// (its own name where the head is not known yet is for the caller to add).
+// The translator lists the segments of a trace together, so each trace
+// costs one look-up and one store.
+// The facts are appended to dst[:0].
+func (x *traceIndex) add(segs []translate.Segment, dst []dscFacts) []dscFacts {
+	if len(segs) == 0 {
+		return dst[:0]
+	}
+	facts := slices.Grow(dst[:0], len(segs))[:len(segs)]
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for a := 0; a < len(segs); {
+		id := segs[a].TraceID
+		b := a + 1
+		for b < len(segs) && segs[b].TraceID == id {
+			b++
+		}
+		e := x.take(id)
+		for i := a; i < b; i++ {
+			x.record(&e, &segs[i])
+		}
+		x.cur.traces[id] = e
+		f := x.cur.facts(&e, "")
+		for i := a; i < b; i++ {
+			facts[i] = f
+		}
+		a = b
+	}
+	if len(x.cur.traces) >= traceIndexTraces || len(x.cur.ids) >= 8*traceIndexSpans {
+		x.old, x.cur = x.cur, newGeneration(len(x.cur.traces), cap(x.cur.ids))
+	}
+	return facts
+}
+
+// take returns the trace's entry for an update, moving it out of the old
+// generation (its span ids are copied into the current one's buffer; the
+// caller stores the entry in the current generation).
+func (x *traceIndex) take(id [16]byte) traceEntry {
+	if e, ok := x.cur.traces[id]; ok {
+		return e
+	}
+	e, ok := x.old.traces[id]
+	if !ok {
+		return traceEntry{head: -1}
+	}
+	delete(x.old.traces, id)
+	for i := range e.n {
+		s := e.seg(i)
+		a := int32(len(x.cur.ids))
+		x.cur.ids = append(x.cur.ids, x.old.ids[s.a:s.b]...)
+		s.a, s.b = a, int32(len(x.cur.ids))
+		s.name, s.sampleRate = x.cur.intern(s.name), x.cur.intern(s.sampleRate)
+	}
+	if e.rest != nil {
+		e.rest = slices.Clone(e.rest) // the copy in the old map must not see the new ranges
+	}
+	return e
+}
+
+// record adds one segment to e, in the current generation.
+func (x *traceIndex) record(e *traceEntry, s *translate.Segment) {
+	room := max(traceIndexSpansPerTrace-e.spans, 0)
+	if room == 0 && !(s.Head && e.head < 0) {
+		return // the trace is at its cap; only a head not yet seen still goes in
+	}
+	g := &x.cur
+	n := min(s.SpanCount(), room)
+	a := int32(len(g.ids))
+	g.ids = append(g.ids, s.SpanIDs[:8*n]...)
+	is := indexedSegment{
+		segmentInfo: segmentInfo{name: g.intern(s.Name), source: s.Source, sampleRate: g.intern(s.SampleRate), sampled: s.Sampled},
+		a:           a, b: int32(len(g.ids)),
+	}
+	if s.Head && e.head < 0 {
+		e.head = e.n
+	}
+	if e.n == 0 {
+		e.first = is
+	} else {
+		e.rest = append(e.rest, is)
+	}
+	e.n++
+	e.spans += 1 + n // a segment costs at least one span's worth
+}
+
+// lookup finds a trace in either generation.
+func (x *traceIndex) lookup(id [16]byte) (traceEntry, *generation, bool) {
+	if e, ok := x.cur.traces[id]; ok {
+		return e, &x.cur, true
+	}
+	e, ok := x.old.traces[id]
+	return e, &x.old, ok
+}
+
+// dscFacts are the DSC members that describe the trace rather than the envelope.
+type dscFacts struct {
+	transaction, sampled, sampleRate string
+	head                             bool // the facts are the head's
+}
+
+// or returns f with own as the transaction when the head is not known.
+func (f dscFacts) or(own string) dscFacts {
+	if !f.head {
+		f.transaction = own
+	}
+	return f
+}
+
+// facts returns the DSC facts of a trace: the head segment's name, sampled
+// flag and sample rate when the head has been seen; otherwise fallback (the
+// envelope's own segment name, if any) and the first seen segment's
+// sampling. As sentry-go and the JavaScript SDK do, a head named after its
+// URL (source "url") leaves the transaction out of the DSC.
+func (x *traceIndex) facts(traceID [16]byte, fallback string) dscFacts {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	e, g, _ := x.lookup(traceID)
+	return g.facts(&e, fallback)
+}
+
+func (g *generation) facts(e *traceEntry, fallback string) dscFacts {
+	switch {
+	case e.n == 0:
+		return dscFacts{transaction: fallback}
+	case e.head >= 0:
+		h := e.seg(e.head)
+		f := dscFacts{sampled: boolString(h.sampled), sampleRate: h.sampleRate, head: true}
+		if h.source != "url" {
+			f.transaction = h.name
+		}
+		return f
+	default:
+		return dscFacts{transaction: fallback, sampled: boolString(e.first.sampled), sampleRate: e.first.sampleRate}
+	}
+}
+
+// segmentName returns the transaction name of the segment that holds the
+// span, when the trace and the span have been seen.
+func (x *traceIndex) segmentName(traceID [16]byte, spanID [8]byte) (string, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	e, g, ok := x.lookup(traceID)
+	if !ok {
+		return "", false
+	}
+	for i := range e.n {
+		s := e.seg(i)
+		for off := s.a; off < s.b; off += 8 {
+			if [8]byte(g.ids[off:off+8]) == spanID {
+				return s.name, true
+			}
+		}
+	}
+	return "", false
+}
+
+func boolString(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+// traceIDOf decodes a 32-hex trace id as written by the translator; a
+// malformed one gives the zero id, which no segment has.
+func traceIDOf(s string) (id [16]byte) {
+	if len(s) == 32 {
+		if _, err := hex.Decode(id[:], []byte(s)); err != nil {
+			return [16]byte{}
+		}
+	}
+	return id
+}
+
+// factsPool reuses the DSC facts buffers of pushes.
+type factsPool struct{ pool sync.Pool }
+
+func (p *factsPool) get() *[]dscFacts {
+	if f, ok := p.pool.Get().(*[]dscFacts); ok {
+		return f
+	}
+	return new([]dscFacts)
+}
+
+// put takes f back; its strings are the index's, so keeping them is harmless,
+// but a huge buffer is let go.
+func (p *factsPool) put(f *[]dscFacts) {
+	if cap(*f) > 1<<14 {
+		*f = nil
+	}
+	p.pool.Put(f)
+}

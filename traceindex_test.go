@@ -1,0 +1,133 @@
+package sentryexporter
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otel-sentry/sentryexporter/internal/translate"
+)
+
+func seg(trace byte, name string, head bool, spans ...byte) translate.Segment {
+	s := translate.Segment{TraceID: [16]byte{trace}, Name: name, Source: "route", Head: head, Sampled: true}
+	for _, b := range spans {
+		s.SpanIDs = append(s.SpanIDs, b, 0, 0, 0, 0, 0, 0, 0)
+	}
+	return s
+}
+
+func TestTraceIndexFacts(t *testing.T) {
+	urlHead := seg(4, "/checkout/123", true, 1)
+	urlHead.Source = "url"
+	rated := seg(5, "GET /rated", true, 1)
+	rated.SampleRate = "0.25"
+	unsampledChild := seg(6, "consume", false, 2)
+	unsampledChild.Sampled = false
+	tests := []struct {
+		name   string
+		pushes [][]translate.Segment // in order
+		trace  byte
+		own    string
+		want   dscFacts
+	}{
+		{"unknown trace: the envelope's own segment", nil, 1, "own", dscFacts{transaction: "own"}},
+		{"head in the same push", [][]translate.Segment{{seg(1, "consume", false, 3), seg(1, "GET /a", true, 1, 2)}}, 1, "consume",
+			dscFacts{transaction: "GET /a", sampled: "true"}},
+		{"head in an earlier push", [][]translate.Segment{{seg(1, "GET /a", true, 1)}, {seg(1, "consume", false, 3)}}, 1, "consume",
+			dscFacts{transaction: "GET /a", sampled: "true"}},
+		{"head in a later push", [][]translate.Segment{{seg(1, "consume", false, 3)}, {seg(1, "GET /a", true, 1)}}, 1, "consume",
+			dscFacts{transaction: "GET /a", sampled: "true"}},
+		{"head not seen: own name, sampling of the first segment seen", [][]translate.Segment{{unsampledChild}}, 6, "consume",
+			dscFacts{transaction: "consume", sampled: "false"}},
+		{"a head named after its URL is left out, as the SDKs do", [][]translate.Segment{{urlHead}}, 4, "/checkout/123",
+			dscFacts{sampled: "true"}},
+		{"sample rate of the head", [][]translate.Segment{{rated}}, 5, "x", dscFacts{transaction: "GET /rated", sampled: "true", sampleRate: "0.25"}},
+		{"the first head seen stays the head", [][]translate.Segment{{seg(1, "GET /a", true, 1)}, {seg(1, "GET /b", true, 9)}}, 1, "",
+			dscFacts{transaction: "GET /a", sampled: "true"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := newTraceIndex()
+			for _, p := range tt.pushes {
+				x.add(p, nil)
+			}
+			got := x.facts([16]byte{tt.trace}, tt.own)
+			assert.Equal(t, tt.want.sampled != "" && tt.want.transaction != tt.own || tt.trace == 4, got.head, "the facts are the head's")
+			got.head = false
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestTraceIndexSegmentName(t *testing.T) {
+	x := newTraceIndex()
+	x.add([]translate.Segment{seg(1, "GET /a", true, 1, 2), seg(1, "consume", false, 3)}, nil)
+	name, ok := x.segmentName([16]byte{1}, [8]byte{2})
+	assert.True(t, ok)
+	assert.Equal(t, "GET /a", name)
+	name, ok = x.segmentName([16]byte{1}, [8]byte{3})
+	assert.True(t, ok)
+	assert.Equal(t, "consume", name)
+	_, ok = x.segmentName([16]byte{1}, [8]byte{4})
+	assert.False(t, ok, "unknown span")
+	_, ok = x.segmentName([16]byte{2}, [8]byte{1})
+	assert.False(t, ok, "unknown trace")
+}
+
+// The index keeps two generations: a trace is remembered for at least
+// traceIndexTraces traces after it, and forgotten after twice as many.
+func TestTraceIndexBound(t *testing.T) {
+	x := newTraceIndex()
+	id := func(i int) [16]byte {
+		var b [16]byte
+		binary.BigEndian.PutUint64(b[:], uint64(i)+1)
+		return b
+	}
+	add := func(i int) {
+		x.add([]translate.Segment{{TraceID: id(i), Name: "t", Head: true, SpanIDs: []byte{1, 0, 0, 0, 0, 0, 0, 0}}}, nil)
+	}
+	add(0)
+	for i := 1; i < traceIndexTraces; i++ {
+		add(i)
+	}
+	assert.Equal(t, "t", x.facts(id(0), "").transaction, "still remembered")
+	for i := traceIndexTraces; i < 2*traceIndexTraces; i++ {
+		add(i)
+	}
+	assert.Equal(t, "", x.facts(id(0), "").transaction, "forgotten after two generations")
+	assert.LessOrEqual(t, len(x.cur.traces)+len(x.old.traces), 2*traceIndexTraces)
+
+	// Span ids: one huge trace is capped, and its spans count toward the generation.
+	x = newTraceIndex()
+	big := translate.Segment{TraceID: id(0), Name: "big", Head: true, SpanIDs: make([]byte, 8*(traceIndexSpansPerTrace+10))}
+	x.add([]translate.Segment{big, big}, nil)
+	e, _, _ := x.lookup(id(0))
+	assert.LessOrEqual(t, e.spans, traceIndexSpansPerTrace+1)
+	assert.EqualValues(t, 1, e.n, "a trace at its cap records no more segments")
+}
+
+// A trace seen again after its generation was retired moves to the current
+// one with everything it had: its head and the segments of its spans.
+func TestTraceIndexMoveKeepsSpans(t *testing.T) {
+	x := newTraceIndex()
+	x.add([]translate.Segment{seg(1, "GET /a", true, 1, 2, 3, 4, 5, 6), seg(1, "consume", false, 7)}, nil)
+	for i := range traceIndexTraces { // retire the generation of trace 1
+		var id [16]byte
+		binary.BigEndian.PutUint64(id[8:], uint64(i)+1)
+		x.add([]translate.Segment{{TraceID: id, Name: "t"}}, nil)
+	}
+	_, g, ok := x.lookup([16]byte{1})
+	require.True(t, ok)
+	require.Same(t, &x.old, g, "retired")
+	x.add([]translate.Segment{seg(1, "later", false, 8)}, nil)
+	_, g, _ = x.lookup([16]byte{1})
+	require.Same(t, &x.cur, g, "moved back")
+	for span, want := range map[byte]string{1: "GET /a", 6: "GET /a", 7: "consume", 8: "later"} {
+		name, ok := x.segmentName([16]byte{1}, [8]byte{span})
+		assert.True(t, ok, "span %d", span)
+		assert.Equal(t, want, name, "span %d", span)
+	}
+	assert.Equal(t, "GET /a", x.facts([16]byte{1}, "later").transaction)
+}
