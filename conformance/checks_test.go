@@ -166,7 +166,15 @@ var checks = []check{
 	logField("level severity_number", func(_ *view, l *logRecord) string {
 		return str(l.item, "level") + " " + str(l.item, "severity_number")
 	}),
-	logField("span link", func(v *view, l *logRecord) string { return v.ref(str(l.item, "span_id")) }),
+	// sentry-go writes the span as the record's span_id, the JS SDK as the
+	// attribute sentry.trace.parent_span_id; either is a link.
+	logField("span link", func(v *view, l *logRecord) string {
+		id := str(l.item, "span_id")
+		if id == "" {
+			id = str(l.item, "attributes", "sentry.trace.parent_span_id", "value")
+		}
+		return v.ref(id)
+	}),
 	{"log attributes the SDK sends (type and value)", func(s, o *view) []diff {
 		var out []diff
 		for _, body := range keys(s.logs) {
@@ -175,6 +183,11 @@ var checks = []check{
 				want, got := attrs(s.logs[body])[k], ""
 				if ol != nil {
 					got = attrs(ol)[k]
+					for _, alias := range logAttrAliases[k] {
+						if got == "" {
+							got = attrs(ol)[alias]
+						}
+					}
 				}
 				if valueDiffersByNature[k] {
 					want, got = typeOnly(want), typeOnly(got)
@@ -221,6 +234,13 @@ var checks = []check{
 // sender's name, and a stack trace taken in each side's own adapter.
 var valueDiffersByNature = map[string]bool{
 	"sentry.sdk.name": true, "sentry.sdk.version": true, "exception.stacktrace": true,
+}
+
+// logAttrAliases are other names under which a log attribute sentry-go sends
+// counts as present: sentry-go writes the host as sentry.server.address, the
+// JS SDK (@sentry/node 11.12) and Sentry's conventions (0.33) as server.address.
+var logAttrAliases = map[string][]string{
+	"sentry.server.address": {"server.address"},
 }
 
 // typeOnly keeps the type of a "type value" attribute.
