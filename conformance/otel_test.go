@@ -162,16 +162,20 @@ func (o *otelSDK) emit(ctx context.Context, sev otellog.Severity, text, msg stri
 	o.logger.Emit(ctx, r)
 }
 
-// flush sends the logs first, then the spans: the harder order for the
-// exporter (a log-derived error arrives before the span that names its
-// transaction), and one the collector's pipelines can deliver.
-func (o *otelSDK) flush(t *testing.T) {
+// flush shuts both providers down, which exports what they batched, in the
+// given order: logs first is the harder order for the exporter (a
+// log-derived error arrives before the span that names its transaction);
+// the collector's pipelines may deliver either.
+func (o *otelSDK) flush(t *testing.T, logsFirst bool) {
 	ctx := context.Background()
-	if err := o.lp.Shutdown(ctx); err != nil {
-		t.Fatal(err)
+	shutdowns := []func(context.Context) error{o.tp.Shutdown, o.lp.Shutdown}
+	if logsFirst {
+		shutdowns[0], shutdowns[1] = shutdowns[1], shutdowns[0]
 	}
-	if err := o.tp.Shutdown(ctx); err != nil {
-		t.Fatal(err)
+	for _, shutdown := range shutdowns {
+		if err := shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -14,14 +14,31 @@ func runSentryGo(t *testing.T) []captured {
 	return sinkEnvelopes(t, sink)
 }
 
+// otelVariant is one way an OTel-instrumented program reaches the exporter.
+type otelVariant struct {
+	name      string
+	older     bool // the older semantic conventions (otelOldSemconv)
+	logsFirst bool // the logs pipeline delivers before the traces pipeline
+}
+
+var otelVariants = []otelVariant{
+	{name: "otelhttp v0.72, logs delivered first", logsFirst: true},
+	{name: "otelhttp v0.72, spans delivered first"},
+	{name: "older semconv v1.17, logs delivered first", older: true, logsFirst: true},
+}
+
 // runExporter runs the program under the OTel SDK through this exporter and
 // returns what Sentry got.
-func runExporter(t *testing.T) []captured {
+func runExporter(t *testing.T, v otelVariant) []captured {
 	sink := newCaptureSink(t)
 	exp := newExporterUnderTest(t, sink.dsn())
 	o := newOTelSDK(t, exp.otlp.URL)
-	runProgram(t, o)
-	o.flush(t)
+	var in instrumentation = o
+	if v.older {
+		in = otelOldSemconv{o}
+	}
+	runProgram(t, in)
+	o.flush(t, v.logsFirst)
 	exp.shutdown(t)
 	return sinkEnvelopes(t, sink)
 }

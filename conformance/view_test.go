@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"fmt"
-	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -95,15 +94,27 @@ func newView(envs []captured) *view {
 }
 
 // txKey identifies a transaction by the request it served ("GET /users/42"),
-// which both sides know whatever they name the transaction.
+// which both sides know whatever they name the transaction: from `request`
+// when present, else from the span's attributes (current or older names).
 func txKey(tx map[string]any) string {
-	method := str(tx, "contexts", "trace", "data", "http.request.method")
-	if u, _ := get(tx, "request", "url").(string); u != "" {
-		if p, err := url.Parse(u); err == nil {
-			return method + " " + p.Path
+	data := func(k string) string { s, _ := get(tx, "contexts", "trace", "data", k).(string); return s }
+	method := firstOf(str(tx, "request", "method"), data("http.request.method"), data("http.method"))
+	target := firstOf(str(tx, "request", "url"), data("url.path"), data("http.target"))
+	if i := strings.Index(target, "://"); i >= 0 { // a full URL: keep its path
+		target = target[i+3:]
+		target = target[strings.IndexByte(target+"/", '/'):]
+	}
+	path, _, _ := strings.Cut(target, "?")
+	return method + " " + path
+}
+
+func firstOf(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
 		}
 	}
-	return method + " " + str(tx, "contexts", "trace", "data", "url.path")
+	return ""
 }
 
 // ref is where a span ID points, by structure.
