@@ -31,6 +31,9 @@ type diff struct{ where, want, got string }
 //   - the exception chain's stack frames outside app_test.go: the frames of
 //     each instrumentation's own adapter and of its SDK differ by nature.
 var checks = []check{
+	{"exporter envelopes pass the strict Relay model (envelope.Validate)", func(_, o *view) []diff {
+		return same("invalid envelopes", "", strings.Join(o.invalid, "; "))
+	}},
 	// Transactions (issue 7: names, sources, ops, statuses, parent links, child spans).
 	{"transactions: one per request served", func(s, o *view) []diff {
 		return same("transactions", strings.Join(keys(s.transactions), ", "), strings.Join(keys(o.transactions), ", "))

@@ -17,6 +17,7 @@ import (
 // captured is one envelope as it arrived, decoded without the exporter's own
 // envelope package so that the comparison does not trust the code it checks.
 type captured struct {
+	raw    []byte // the decompressed body
 	header map[string]any
 	items  []capturedItem
 }
@@ -75,6 +76,7 @@ func (s *captureSink) handle(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, err)
 		return
 	}
+	env.raw = data
 	s.mu.Lock()
 	s.got = append(s.got, env)
 	s.mu.Unlock()

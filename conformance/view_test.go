@@ -16,6 +16,7 @@ type view struct {
 	logs         map[string]*logRecord
 	traces       map[string][]envelopeTrace // trace header of every envelope, by trace_id
 	spanOwner    map[string]spanRef         // span_id -> which span of which transaction
+	invalid      []string                   // what the strict Relay model rejected, by envelope
 }
 
 // event is a transaction or an error event payload with its envelope's trace header.
@@ -60,7 +61,10 @@ func newView(envs []captured) *view {
 		traces:       map[string][]envelopeTrace{},
 		spanOwner:    map[string]spanRef{},
 	}
-	for _, env := range envs {
+	for i, env := range envs {
+		if err := validate(env.raw); err != nil {
+			v.invalid = append(v.invalid, fmt.Sprintf("envelope %d: %v", i, err))
+		}
 		dsc, _ := env.header["trace"].(map[string]any)
 		var types []string
 		for _, it := range env.items {
