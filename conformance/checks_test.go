@@ -84,7 +84,7 @@ var checks = []check{
 	txField("contexts.runtime.version", func(_ *view, tx map[string]any) string { return str(tx, "contexts", "runtime", "version") }),
 	txField("contexts.os.name", func(_ *view, tx map[string]any) string { return str(tx, "contexts", "os", "name") }),
 	txField("release, environment, server_name", func(_ *view, tx map[string]any) string {
-		return str(tx, "release") + " " + str(tx, "environment") + " " + str(tx, "server_name")
+		return fields(str(tx, "release"), str(tx, "environment"), str(tx, "server_name"))
 	}),
 
 	// Error events (issue 7 point 1: one event per exception).
@@ -123,11 +123,11 @@ var checks = []check{
 	errField("request.query_string", func(_ *view, ev map[string]any) string { return queryString(ev) }),
 	errField("request.headers.User-Agent", func(_ *view, ev map[string]any) string { return header(ev, "User-Agent") }),
 	errField("contexts.runtime.name version", func(_ *view, ev map[string]any) string {
-		return str(ev, "contexts", "runtime", "name") + " " + str(ev, "contexts", "runtime", "version")
+		return fields(str(ev, "contexts", "runtime", "name"), str(ev, "contexts", "runtime", "version"))
 	}),
 	errField("contexts.os.name", func(_ *view, ev map[string]any) string { return str(ev, "contexts", "os", "name") }),
 	errField("release, environment, server_name", func(_ *view, ev map[string]any) string {
-		return str(ev, "release") + " " + str(ev, "environment") + " " + str(ev, "server_name")
+		return fields(str(ev, "release"), str(ev, "environment"), str(ev, "server_name"))
 	}),
 
 	// The envelope `trace` header (issue 7 point 4): every envelope of a trace
@@ -155,8 +155,8 @@ var checks = []check{
 				out = append(out, same(where+" transaction", headName, str(e.dsc, "transaction"))...)
 				out = append(out, same(where+" sampled", want.sampled, str(e.dsc, "sampled"))...)
 				out = append(out, same(where+" sample_rate", want.sampleRate, str(e.dsc, "sample_rate"))...)
-				out = append(out, same(where+" public_key release environment", "key 1.0.0 conformance",
-					str(e.dsc, "public_key")+" "+str(e.dsc, "release")+" "+str(e.dsc, "environment"))...)
+				out = append(out, same(where+" public_key release environment", fields("key", release, environment),
+					fields(str(e.dsc, "public_key"), str(e.dsc, "release"), str(e.dsc, "environment")))...)
 			}
 		}
 		return out
@@ -167,7 +167,7 @@ var checks = []check{
 		return same("log bodies", strings.Join(keys(s.logs), ", "), strings.Join(keys(o.logs), ", "))
 	}},
 	logField("level severity_number", func(_ *view, l *logRecord) string {
-		return str(l.item, "level") + " " + str(l.item, "severity_number")
+		return fields(str(l.item, "level"), str(l.item, "severity_number"))
 	}),
 	// sentry-go writes the span as the record's span_id, the JS SDK as the
 	// attribute sentry.trace.parent_span_id; either is a link.
@@ -316,6 +316,25 @@ func header(ev map[string]any, name string) string {
 		}
 	}
 	return ""
+}
+
+// fields joins several values for one comparison; absent ones print as "-",
+// all absent as absent.
+func fields(vals ...string) string {
+	all := ""
+	for i, v := range vals {
+		if v == "" {
+			v = "-"
+		}
+		if i > 0 {
+			all += " "
+		}
+		all += v
+	}
+	if strings.Trim(all, "- ") == "" {
+		return ""
+	}
+	return all
 }
 
 func same(where, want, got string) []diff {
