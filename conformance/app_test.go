@@ -104,8 +104,19 @@ func (s *shop) order(w http.ResponseWriter, r *http.Request) {
 	http.Error(w, err.Error(), http.StatusBadRequest)
 }
 
-// userAgent is what the program's clients send; both sides must report it.
-const userAgent = "conformance-client/1.0"
+// What the program's clients send in headers; both sides must report the
+// user agent and the request id.
+const (
+	userAgent = "conformance-client/1.0"
+	requestID = "req-7f3a"
+)
+
+// capturedHeaders are the request headers the OTel side records as
+// http.request.header.<name> (string array) attributes, as instrumentations
+// configured to capture headers do (Java/.NET/Python agents:
+// OTEL_INSTRUMENTATION_HTTP_CAPTURE_HEADERS_SERVER_REQUEST; otelhttp has no
+// such option, so the program adds them to its server span).
+var capturedHeaders = []string{"X-Request-Id", "Authorization", "Cookie"}
 
 // drive sends the program's traffic, one trace per request (plain client:
 // each request starts its own trace).
@@ -121,6 +132,9 @@ func drive(t *testing.T, base string) {
 			t.Fatal(err)
 		}
 		req.Header.Set("User-Agent", userAgent)
+		req.Header.Set("X-Request-Id", requestID)
+		req.Header.Set("Authorization", "Bearer secret-token") // never to be sent without send_default_pii
+		req.Header.Set("Cookie", "session=secret-session")     // never to be sent without send_default_pii
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatalf("%s %s: %v", c.method, c.path, err)

@@ -66,6 +66,11 @@ var checks = []check{
 	txField("request.url", func(_ *view, tx map[string]any) string { return str(tx, "request", "url") }),
 	txField("request.query_string", func(_ *view, tx map[string]any) string { return queryString(tx) }),
 	txField("request.headers.User-Agent", func(_ *view, tx map[string]any) string { return header(tx, "User-Agent") }),
+	txField("request.headers.X-Request-Id", func(_ *view, tx map[string]any) string { return header(tx, "X-Request-Id") }),
+	txField("no Authorization or Cookie value anywhere (send_default_pii off)", func(_ *view, tx map[string]any) string {
+		return leakedSecrets(tx)
+	}),
+	txField("client IP address (send_default_pii off)", func(_ *view, tx map[string]any) string { return clientIP(tx) }),
 	// sentry-go v0.50 writes the status code only in contexts.trace.data; issue 7
 	// (and the JS SDK) want contexts.response.status_code, which Relay tags.
 	{"transaction contexts.response.status_code", func(s, o *view) []diff {
@@ -122,6 +127,11 @@ var checks = []check{
 	errField("request.url", func(_ *view, ev map[string]any) string { return str(ev, "request", "url") }),
 	errField("request.query_string", func(_ *view, ev map[string]any) string { return queryString(ev) }),
 	errField("request.headers.User-Agent", func(_ *view, ev map[string]any) string { return header(ev, "User-Agent") }),
+	errField("request.headers.X-Request-Id", func(_ *view, ev map[string]any) string { return header(ev, "X-Request-Id") }),
+	errField("no Authorization or Cookie value anywhere (send_default_pii off)", func(_ *view, ev map[string]any) string {
+		return leakedSecrets(ev)
+	}),
+	errField("client IP address (send_default_pii off)", func(_ *view, ev map[string]any) string { return clientIP(ev) }),
 	errField("contexts.runtime.name version", func(_ *view, ev map[string]any) string {
 		return fields(str(ev, "contexts", "runtime", "name"), str(ev, "contexts", "runtime", "version"))
 	}),
@@ -287,6 +297,40 @@ func appFrames(exc any) string {
 		}
 	}
 	return strings.Join(out, " <- ")
+}
+
+// leakedSecrets names the secrets the client sent (Authorization, Cookie)
+// whose values appear anywhere in the event: request headers, cookies, or
+// span data such as http.request.header.authorization. sentry-go sends
+// Authorization as "[Filtered]" and drops Cookie.
+func leakedSecrets(ev map[string]any) string {
+	b, _ := marshal(ev)
+	var out []string
+	if strings.Contains(string(b), "secret-token") {
+		out = append(out, "Authorization value")
+	}
+	if strings.Contains(string(b), "secret-session") {
+		out = append(out, "Cookie value")
+	}
+	return strings.Join(out, ", ")
+}
+
+// clientIP finds the client's address wherever an event may carry it:
+// request.env.REMOTE_ADDR, user.ip_address, and the span attributes that hold
+// it (client.address, network.peer.address, net.sock.peer.addr, http.client_ip)
+// in the trace context's data.
+func clientIP(ev map[string]any) string {
+	var found []string
+	for _, path := range [][]string{
+		{"request", "env", "REMOTE_ADDR"}, {"user", "ip_address"},
+		{"contexts", "trace", "data", "client.address"}, {"contexts", "trace", "data", "network.peer.address"},
+		{"contexts", "trace", "data", "net.sock.peer.addr"}, {"contexts", "trace", "data", "http.client_ip"},
+	} {
+		if v := str(ev, path...); v != "" {
+			found = append(found, strings.Join(path, ".")+"="+v)
+		}
+	}
+	return strings.Join(found, ", ")
 }
 
 func queryString(ev map[string]any) string {

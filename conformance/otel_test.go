@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,7 +96,20 @@ func newOTelSDK(t *testing.T, otlpURL string) *otelSDK {
 }
 
 func (o *otelSDK) wrapServer(h http.Handler) http.Handler {
-	return otelhttp.NewHandler(h, "server", otelhttp.WithTracerProvider(o.tp), otelhttp.WithPropagators(o.prop))
+	return otelhttp.NewHandler(captureHeaders(h), "server", otelhttp.WithTracerProvider(o.tp), otelhttp.WithPropagators(o.prop))
+}
+
+// captureHeaders records capturedHeaders on the server span.
+func captureHeaders(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		span := trace.SpanFromContext(r.Context())
+		for _, name := range capturedHeaders {
+			if v := r.Header.Values(name); len(v) > 0 {
+				span.SetAttributes(attribute.StringSlice("http.request.header."+strings.ToLower(name), v))
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func (o *otelSDK) client() *http.Client { return o.hc }

@@ -40,7 +40,7 @@ func (o otelOldSemconv) wrapServer(h http.Handler) http.Handler {
 		defer span.End()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		r = r.WithContext(ctx)
-		h.ServeHTTP(rec, r)
+		captureHeaders(h).ServeHTTP(rec, r)
 		if _, route, ok := strings.Cut(r.Pattern, " "); ok { // what otelhttp.WithRouteTag(route, h) recorded
 			span.SetAttributes(attribute.String("http.route", route))
 		}
