@@ -18,7 +18,7 @@ import (
 // longer emit them, so this instrumentation writes the same spans by hand:
 // span named after the handler's operation, http.route from WithRouteTag,
 // http.method/http.target/http.scheme/http.flavor/http.user_agent/
-// net.host.name/net.host.port/http.status_code, and db.system/db.statement/
+// net.host.name/net.host.port/net.sock.peer.addr/net.sock.peer.port/http.status_code, and db.system/db.statement/
 // db.operation/db.sql.table. Logs and exceptions are as in otelSDK.
 type otelOldSemconv struct {
 	*otelSDK
@@ -28,6 +28,7 @@ func (o otelOldSemconv) wrapServer(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := o.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 		host, port := splitHostPort(r.Host)
+		peer, peerPort := splitHostPort(r.RemoteAddr)
 		ctx, span := o.tracer.Start(ctx, "server", trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
 			attribute.String("http.method", r.Method),
 			attribute.String("http.scheme", "http"),
@@ -36,6 +37,8 @@ func (o otelOldSemconv) wrapServer(h http.Handler) http.Handler {
 			attribute.String("http.user_agent", r.UserAgent()),
 			attribute.String("net.host.name", host),
 			attribute.Int("net.host.port", port),
+			attribute.String("net.sock.peer.addr", peer),
+			attribute.Int("net.sock.peer.port", peerPort),
 		))
 		defer span.End()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
