@@ -41,6 +41,7 @@ func newSentryGo(t *testing.T, dsn string) *sentryGo {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(client.Close) // after flush: stops the transport's and the log batcher's goroutines
 	return &sentryGo{
 		hub: sentry.NewHub(client, sentry.NewScope()),
 		hc:  &http.Client{Transport: sentryhttpclient.NewSentryRoundTripper(nil)},
