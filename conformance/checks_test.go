@@ -151,7 +151,9 @@ var checks = []check{
 			break
 		}
 		var out []diff
-		for _, id := range keys(o.traces) {
+		ids := keys(o.traces) // trace IDs are random: order the traces by their head
+		sort.SliceStable(ids, func(i, j int) bool { return o.headKey(ids[i]) < o.headKey(ids[j]) })
+		for _, id := range ids {
 			head := o.head(id)
 			headKey, headName := "<no head transaction>", ""
 			if head != nil {

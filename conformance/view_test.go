@@ -87,6 +87,11 @@ func newView(envs []captured) *view {
 			v.traces[id] = append(v.traces[id], envelopeTrace{carries: strings.Join(types, "+"), dsc: dsc})
 		}
 	}
+	for _, envs := range v.traces { // arrival order differs between runs; print in a stable one
+		sort.SliceStable(envs, func(i, j int) bool {
+			return envs[i].carries+str(envs[i].dsc, "transaction") < envs[j].carries+str(envs[j].dsc, "transaction")
+		})
+	}
 	for key, tx := range v.transactions {
 		v.spanOwner[str(tx.payload, "contexts", "trace", "span_id")] = spanRef{tx: key}
 		for _, sp := range list(tx.payload, "spans") {
@@ -140,6 +145,14 @@ func (v *view) head(traceID string) *event {
 		}
 	}
 	return nil
+}
+
+// headKey is the txKey of the trace's head, or "" when it was not sent.
+func (v *view) headKey(traceID string) string {
+	if h := v.head(traceID); h != nil {
+		return txKey(h.payload)
+	}
+	return ""
 }
 
 // segmentOf is the transaction that owns the span.
