@@ -146,6 +146,11 @@ func semantics(sp ptrace.Span) semInfo {
 			switch {
 			case a.route != "":
 				si.name, si.source = join(a.method, a.route), sourceRoute
+			case routeName(sp.Name(), a.method):
+				// otelhttp v0.72 around a ServeMux records no http.route but names
+				// the span "GET /users/{id}"; the conventions make a server span
+				// name's target the low-cardinality route.
+				si.name, si.source = name{sp.Name()}, sourceRoute
 			case a.urlPath != "":
 				si.name, si.source = join(a.method, stripQuery(a.urlPath)), sourceURL
 			case a.urlFull != "":
@@ -192,6 +197,17 @@ func semantics(sp ptrace.Span) semInfo {
 	si.status = status(sp.Status(), a.httpCode, a.grpcCode, a.hasGRPC)
 	si.scrub = a.scrub
 	return si
+}
+
+// routeName reports whether a server span's name is "<method> /<route>", the
+// form the HTTP conventions give it ("{method} {http.route}"): the method the
+// span records, one space, then a path without query, fragment or blanks.
+func routeName(spanName, method string) bool {
+	if method == "" || len(spanName) < len(method)+2 || spanName[:len(method)] != method ||
+		spanName[len(method)] != ' ' || spanName[len(method)+1] != '/' {
+		return false
+	}
+	return strings.IndexAny(spanName[len(method)+1:], "?# \t") < 0
 }
 
 // join is "a b", or b alone when a is empty.

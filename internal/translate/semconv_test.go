@@ -58,3 +58,61 @@ func TestSemanticsAgreedMappings(t *testing.T) {
 		})
 	}
 }
+
+// TestServerNameFromSpanName: a server span without http.route whose name is
+// "<method> /<route>" (otelhttp v0.72 around a ServeMux names it after the
+// pattern) is named by its span name with source route; otherwise the name
+// comes from the URL, source url.
+func TestServerNameFromSpanName(t *testing.T) {
+	tests := []struct {
+		name, spanName string
+		attrs          map[string]any
+		txName, source string
+	}{
+		{name: "ServeMux pattern", spanName: "GET /users/{id}",
+			attrs:  map[string]any{"http.request.method": "GET", "url.path": "/users/42"},
+			txName: "GET /users/{id}", source: "route"},
+		{name: "static route", spanName: "POST /orders",
+			attrs:  map[string]any{"http.request.method": "POST", "url.path": "/orders"},
+			txName: "POST /orders", source: "route"},
+		{name: "http.route wins", spanName: "GET /other",
+			attrs:  map[string]any{"http.request.method": "GET", "http.route": "/users/{id}", "url.path": "/users/42"},
+			txName: "GET /users/{id}", source: "route"},
+		{name: "method only", spanName: "GET",
+			attrs:  map[string]any{"http.request.method": "GET", "url.path": "/users/42"},
+			txName: "GET /users/42", source: "url"},
+		{name: "operation name", spanName: "server",
+			attrs:  map[string]any{"http.request.method": "GET", "url.path": "/users/42"},
+			txName: "GET /users/42", source: "url"},
+		{name: "other method in name", spanName: "POST /users/{id}",
+			attrs:  map[string]any{"http.request.method": "GET", "url.path": "/users/42"},
+			txName: "GET /users/42", source: "url"},
+		{name: "name with a query", spanName: "GET /users?id=42",
+			attrs:  map[string]any{"http.request.method": "GET", "url.path": "/users"},
+			txName: "GET /users", source: "url"},
+		{name: "name without slash", spanName: "GET users",
+			attrs:  map[string]any{"http.request.method": "GET", "url.path": "/users"},
+			txName: "GET /users", source: "url"},
+		{name: "older conventions", spanName: "GET /users/{id}",
+			attrs:  map[string]any{"http.method": "GET", "http.target": "/users/42?x=1"},
+			txName: "GET /users/{id}", source: "route"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sp := ptrace.NewSpan()
+			sp.SetName(tt.spanName)
+			sp.SetKind(ptrace.SpanKindServer)
+			_ = sp.Attributes().FromRaw(tt.attrs)
+			si := semantics(sp)
+			assert.Equal(t, tt.txName, si.name.String(), "name")
+			assert.Equal(t, tt.source, si.source, "source")
+		})
+	}
+	client := ptrace.NewSpan()
+	client.SetName("GET /users/{id}")
+	client.SetKind(ptrace.SpanKindClient)
+	_ = client.Attributes().FromRaw(map[string]any{"http.request.method": "GET", "url.full": "http://a/users/42"})
+	si := semantics(client)
+	assert.Equal(t, "GET http://a/users/42", si.name.String(), "client spans keep the URL name")
+	assert.Equal(t, "url", si.source)
+}
