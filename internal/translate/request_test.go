@@ -252,10 +252,11 @@ func TestScrubKeysFlagTheSpan(t *testing.T) {
 		"client.address", "http.client_ip", "net.sock.peer.addr", "net.peer.ip",
 		"enduser.id", "user.id", "user.email", "user.name", "user.ip_address",
 		"http.request.header.cookie", "http.request.header.authorization", "http.response.header.set-cookie",
+		"network.peer.address", "network.peer.port",
 	} {
 		for _, pii := range []bool{false, true} {
 			if k == "url.full" || k == "http.url" || k == "http.target" || k == "url.query" || !pii {
-				assert.NotEqual(t, scrubKeep, scrubFor(k, pii), "%s is scrubbed (pii %v)", k, pii)
+				assert.NotEqual(t, scrubKeep, scrubFor(k, pii, true), "%s is scrubbed (pii %v)", k, pii)
 			}
 		}
 		m := ptrace.NewSpan().Attributes()
@@ -270,4 +271,38 @@ func TestScrubKeysFlagTheSpan(t *testing.T) {
 	var a semAttrs
 	a.scan(m)
 	assert.False(t, a.scrub)
+}
+
+// TestPeerAddressByKind: on a server span network.peer.address/port are the
+// client's (otelhttp records them beside client.address), so they stay out
+// without send_default_pii; on a client span they are the server called and
+// are kept, as the SDKs keep server.address on outgoing spans.
+func TestPeerAddressByKind(t *testing.T) {
+	tests := []struct {
+		name string
+		kind ptrace.SpanKind
+		pii  bool
+		kept bool
+	}{
+		{"server span", ptrace.SpanKindServer, false, false},
+		{"server span with send_default_pii", ptrace.SpanKindServer, true, true},
+		{"client span", ptrace.SpanKindClient, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, doc, _ := translateServer(t, tt.pii, tt.kind, map[string]any{
+				"http.request.method": "GET", "url.path": "/a", "url.full": "http://h/a", "server.address": "h",
+				"network.peer.address": "198.51.100.9", "network.peer.port": int64(50123),
+			})
+			data := doc.Contexts.Trace.Data
+			if tt.kept {
+				assert.Equal(t, "198.51.100.9", data["network.peer.address"])
+				assert.Equal(t, float64(50123), data["network.peer.port"])
+			} else {
+				assert.NotContains(t, data, "network.peer.address")
+				assert.NotContains(t, data, "network.peer.port")
+			}
+			assert.Equal(t, "h", data["server.address"])
+		})
+	}
 }

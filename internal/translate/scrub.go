@@ -17,6 +17,11 @@ import (
 //   - client.address, http.client_ip, net.sock.peer.addr, net.peer.ip (IP
 //     addresses) and enduser.id, user.id, user.email, user.name,
 //     user.ip_address (user data) are left out;
+//   - on server spans, network.peer.address and network.peer.port are left
+//     out too: there the peer is the client (otelhttp records the client's IP
+//     there as well as in client.address). On client spans the peer is the
+//     server called, which sentry-go and the JS SDK record on outgoing spans
+//     (server.address), so it is kept;
 //
 // and either way:
 //   - http.request.header.* / http.response.header.* whose name contains a
@@ -41,8 +46,9 @@ const (
 )
 
 // scrubFor says what happens to span attribute k. It is called for every
-// span attribute, so it rejects most keys on their first byte.
-func scrubFor(k string, pii bool) scrubAction {
+// span attribute, so it rejects most keys on their first byte. server says the
+// attributes are a server span's.
+func scrubFor(k string, pii, server bool) scrubAction {
 	if len(k) < 7 {
 		return scrubKeep
 	}
@@ -59,6 +65,11 @@ func scrubFor(k string, pii bool) scrubAction {
 	case "client.address", "http.client_ip", "net.sock.peer.addr", "net.peer.ip",
 		"enduser.id", "user.id", "user.email", "user.name", "user.ip_address":
 		if pii {
+			return scrubKeep
+		}
+		return scrubDrop
+	case "network.peer.address", "network.peer.port":
+		if pii || !server {
 			return scrubKeep
 		}
 		return scrubDrop

@@ -36,6 +36,9 @@ type spanRef struct {
 	sem         semInfo
 }
 
+// server reports whether the span is a server span: its peer is the client.
+func (r *spanRef) server() bool { return r.sp.Kind() == ptrace.SpanKindServer }
+
 type spanKey struct {
 	trace int32
 	id    [8]byte

@@ -63,6 +63,7 @@ func (a *semAttrs) scan(m pcommon.Map) {
 		case "http.target":
 			a.urlPath, a.scrub = str(v), true
 		case "url.query", "client.address", "http.client_ip", "net.sock.peer.addr", "net.peer.ip",
+			"network.peer.address", "network.peer.port",
 			"enduser.id", "user.id", "user.email", "user.name", "user.ip_address":
 			a.scrub = true // see scrubFor
 		case "http.route":

@@ -100,9 +100,9 @@ func (s *state) spanV2(r, root *spanRef, lvl int) {
 	s.copyBlock(w, &m, &s.scopes[r.scopeIdx].typed)
 	s.typedStr(w, &m, "sentry.status.message", r.sp.Status().Message())
 	dropped := int(r.sp.DroppedAttributesCount())
-	s.scrub = r.sem.scrub
+	s.scrub, s.server = r.sem.scrub, r.server()
 	s.members(w, r.sp.Attributes(), true, &m, &l, &dropped)
-	s.scrub = false
+	s.scrub, s.server = false, false
 	s.typedResource(ri)
 	s.resourceTyped(w, ri, &m, &l, &dropped, false)
 	droppedMember(w, &m, dropped, true)

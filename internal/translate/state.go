@@ -14,6 +14,7 @@ type state struct {
 	arena []byte // strings returned to the caller (ids, names), converted once
 	seen  seenSet
 	scrub bool    // members applies scrubFor: span attributes (scrub.go)
+	server bool   // the attributes are a server span's (scrubFor: the peer is the client)
 	rseen seenSet // repeated keys of one resource (typedResource)
 
 	res    []resInfo

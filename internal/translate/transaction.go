@@ -199,9 +199,9 @@ func (s *state) spanData(w *jw, r *spanRef, l *limits, inherit bool) {
 	}
 	s.plainStr(w, &n, "otel.status_message", r.sp.Status().Message(), l)
 	dropped := int(r.sp.DroppedAttributesCount())
-	s.scrub = r.sem.scrub
+	s.scrub, s.server = r.sem.scrub, r.server()
 	s.members(w, r.sp.Attributes(), false, &n, l, &dropped)
-	s.scrub = false
+	s.scrub, s.server = false, false
 	droppedMember(w, &n, dropped, false)
 	w.byte('}')
 }

@@ -164,7 +164,7 @@ func (s *state) members(w *jw, m pcommon.Map, typed bool, n *int, l *limits, dro
 			continue
 		}
 		if s.scrub {
-			if act := scrubFor(k, s.t.o.SendDefaultPII); act != scrubKeep {
+			if act := scrubFor(k, s.t.o.SendDefaultPII, s.server); act != scrubKeep {
 				if act != scrubDrop {
 					w.member(n, k, l.value)
 					s.writeScrubbed(w, v, act, typed, l)
