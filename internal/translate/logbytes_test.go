@@ -115,10 +115,10 @@ func TestLogResourceAttributes(t *testing.T) {
 		has, hasn []string
 	}{
 		{"default", nil,
-			[]string{"service.name", "host.name", "sentry.environment", "sentry.release", "otel.scope.name"},
+			[]string{"service.name", "host.name", "sentry.environment", "sentry.release", "otel.scope.name", "sentry.server.address"},
 			[]string{"process.command_args", "process.owner", "process.executable.path", "os.description", "telemetry.sdk.name", "service.version", "deployment.environment.name"}},
 		{"none", []string{},
-			[]string{"sentry.environment", "sentry.release", "order.id"},
+			[]string{"sentry.environment", "sentry.release", "order.id", "sentry.server.address"},
 			[]string{"service.name", "host.name", "process.command_args"}},
 		{"chosen", []string{"process.runtime.name", "not.there"},
 			[]string{"process.runtime.name"},

@@ -15,7 +15,9 @@ import (
 // any other number falls back to the severity text, then to info/9. The body is
 // a string: strings as they are, maps and arrays as JSON text, bytes as base64,
 // other scalars in their JSON form. Attributes: sentry.environment,
-// sentry.release, sentry.sdk.*, sentry.origin "auto.log.otel", otel.scope.name,
+// sentry.release, sentry.sdk.*, sentry.origin "auto.log.otel",
+// sentry.server.address (the resource's host.name, as sentry-go writes its
+// ServerName), otel.scope.name,
 // the record's attributes, then the resource attributes selected by
 // Options.LogResourceAttributes that the record does not already have. An item over MaxItemBytes is rendered smaller.
 

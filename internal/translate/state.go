@@ -7,15 +7,15 @@ import (
 // state is the scratch space of one call. It is pooled; the output buffer is
 // not, because the payloads returned to the caller are slices of it.
 type state struct {
-	t     *Translator
-	out   jw     // the call's output; payloads are ranges of it
-	tmp   jw     // nested serialisations (maps as typed strings)
-	frag  jw     // per-resource fragments rendered once and copied
-	arena []byte // strings returned to the caller (ids, names), converted once
-	seen  seenSet
-	scrub bool    // members applies scrubFor: span attributes (scrub.go)
-	server bool   // the attributes are a server span's (scrubFor: the peer is the client)
-	rseen seenSet // repeated keys of one resource (typedResource)
+	t      *Translator
+	out    jw     // the call's output; payloads are ranges of it
+	tmp    jw     // nested serialisations (maps as typed strings)
+	frag   jw     // per-resource fragments rendered once and copied
+	arena  []byte // strings returned to the caller (ids, names), converted once
+	seen   seenSet
+	scrub  bool    // members applies scrubFor: span attributes (scrub.go)
+	server bool    // the attributes are a server span's (scrubFor: the peer is the client)
+	rseen  seenSet // repeated keys of one resource (typedResource)
 
 	res    []resInfo
 	tfrags []typedFrag
@@ -102,8 +102,8 @@ type typedFrag struct {
 type block struct {
 	frag
 	n     int        // members in it
-	keys  [5]string  // for s.seen
-	sks   [5]seenKey // of keys
+	keys  [6]string  // for s.seen
+	sks   [6]seenKey // of keys
 	bloom uint64     // seenSet bloom bits of keys
 	ok    bool
 }
@@ -278,9 +278,11 @@ func (s *state) sentryAttrs(w *jw, n *int, ri *resInfo, which int) {
 	bl := &ri.blocks[which]
 	if !bl.ok {
 		o := &s.t.o
-		origin := "auto.otel"
+		origin, server := "auto.otel", ""
 		if which == blockLog {
-			origin = originLog
+			// sentry-go writes its ServerName (the host name by default) on every
+			// log record as sentry.server.address.
+			origin, server = originLog, ri.server
 		}
 		bl.ok = true
 		fw := &s.frag
@@ -288,7 +290,7 @@ func (s *state) sentryAttrs(w *jw, n *int, ri *resInfo, which int) {
 		for _, kv := range [...][2]string{
 			{"sentry.environment", ri.env}, {"sentry.release", ri.release},
 			{"sentry.sdk.name", o.SDKName}, {"sentry.sdk.version", o.SDKVersion},
-			{"sentry.origin", origin},
+			{"sentry.origin", origin}, {"sentry.server.address", server},
 		} {
 			if kv[1] == "" {
 				continue
