@@ -78,7 +78,7 @@ func newOTelSDK(t *testing.T, otlpURL string) *otelSDK {
 	// so the test does not depend on timing.
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(res),
-		sdktrace.WithSampler(sdktrace.AlwaysSample()),
+		sdktrace.WithSampler(fullProbabilitySampler{}),
 		sdktrace.WithBatcher(spans, sdktrace.WithBatchTimeout(time.Hour)),
 	)
 	lp := sdklog.NewLoggerProvider(
@@ -96,8 +96,43 @@ func newOTelSDK(t *testing.T, otlpURL string) *otelSDK {
 }
 
 func (o *otelSDK) wrapServer(h http.Handler) http.Handler {
-	return otelhttp.NewHandler(captureHeaders(h), "server", otelhttp.WithTracerProvider(o.tp), otelhttp.WithPropagators(o.prop))
+	return otelhttp.NewHandler(recordQuery(captureHeaders(h)), "server", otelhttp.WithTracerProvider(o.tp), otelhttp.WithPropagators(o.prop))
 }
+
+// recordQuery records url.query on the server span. The HTTP conventions make
+// it conditionally required on server spans ("if and only if one was
+// received"), but otelhttp v0.72 records neither url.query nor url.full, so
+// without this the span carries no query at all and no exporter can write
+// Sentry's request.query_string. A user who wants it adds it like this, as
+// they add the captured headers.
+func recordQuery(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery != "" {
+			trace.SpanFromContext(r.Context()).SetAttributes(semconv.URLQuery(r.URL.RawQuery))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// fullProbabilitySampler samples every trace and, like OTel's consistent
+// probability sampler at 100 %, writes the rejection threshold into the W3C
+// tracestate (ot=th:0), so the sample rate travels with each span. The SDK's
+// AlwaysOn sampler writes no rate: with it the exporter cannot know that
+// sentry-go's sample_rate 1 applies. Spans continuing a remote trace keep
+// the tracestate they received.
+type fullProbabilitySampler struct{}
+
+func (fullProbabilitySampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	ts := trace.SpanContextFromContext(p.ParentContext).TraceState()
+	if ts.Get("ot") == "" {
+		if withTh, err := ts.Insert("ot", "th:0"); err == nil {
+			ts = withTh
+		}
+	}
+	return sdktrace.SamplingResult{Decision: sdktrace.RecordAndSample, Tracestate: ts}
+}
+
+func (fullProbabilitySampler) Description() string { return "FullProbabilitySampler{ot=th:0}" }
 
 // captureHeaders records capturedHeaders on the server span.
 func captureHeaders(h http.Handler) http.Handler {
