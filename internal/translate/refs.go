@@ -37,6 +37,13 @@ type Segment struct {
 	// SpanIDs are the segment's span ids, 8 bytes each, root first. They
 	// live in the result's output buffer: valid until Release.
 	SpanIDs []byte
+	// Request is the segment's "request" object as its transactions carry it
+	// (nil when the root is not an HTTP server span) and StatusCode its
+	// contexts.response.status_code (0: none), so error events derived from
+	// logs in the segment can carry them too. Request lives in the result's
+	// output buffer: valid until Release.
+	Request    []byte
+	StatusCode int
 }
 
 // SpanCount is the number of span ids in SpanIDs.
@@ -143,6 +150,9 @@ type segRec struct {
 	source    string
 	head      bool
 	hasSample bool
+	reqA      int // the request object in the output buffer; reqA == reqB: none
+	reqB      int
+	code      int
 }
 
 // segmentRecs records every segment of the batch, appending the span ids to
@@ -157,11 +167,16 @@ func (s *state) segmentRecs() []segRec {
 		for _, m := range s.order[seg.a:seg.b] {
 			s.out.b = append(s.out.b, s.spans[m].id[:]...)
 		}
+		idB := s.out.len()
+		req, code, hasReq := s.segmentRequest(int32(i))
+		if hasReq {
+			s.out.b = append(s.out.b, s.frag.b[req.a:req.b]...)
+		}
 		sampled, rate := sampling(root.sp)
 		recs[i] = segRec{
 			seg: int32(i), nm: s.arenaNameCut(root.sem.name, maxRefName), rate: s.arenaStr(rate),
-			sampled: sampled, idA: a, idB: s.out.len(), traceID: root.traceID, source: root.sem.source,
-			head: !root.hasParent,
+			sampled: sampled, idA: a, idB: idB, traceID: root.traceID, source: root.sem.source,
+			head: !root.hasParent, reqA: idB, reqB: s.out.len(), code: code,
 		}
 	}
 	return recs
@@ -177,6 +192,10 @@ func segmentsOut(recs []segRec, out []byte, arena string) []Segment {
 		segs[i] = Segment{
 			TraceID: r.traceID, Name: r.nm.in(arena), Source: r.source, Head: r.head,
 			Sampled: r.sampled, SampleRate: r.rate.in(arena), SpanIDs: out[r.idA:r.idB:r.idB],
+			StatusCode: r.code,
+		}
+		if r.reqB > r.reqA {
+			segs[i].Request = out[r.reqA:r.reqB:r.reqB]
 		}
 	}
 	return segs

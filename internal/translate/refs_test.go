@@ -165,3 +165,35 @@ func TestLogErrorRef(t *testing.T) {
 	assert.False(t, b.Linked, "its span id was generated")
 	assert.NotContains(t, string(r.Errors[0].Payload), `"transaction"`)
 }
+
+// TestSegmentRequest: each segment carries the request object and status code
+// its transactions carry, in every traces form (span v2, and errors only
+// while transactions are rate limited), so the exporter can give them to log-derived errors.
+func TestSegmentRequest(t *testing.T) {
+	attrs := map[string]any{
+		"http.request.method": "GET", "url.path": "/a", "url.query": "q=1&token=x", "server.address": "h",
+		"http.response.status_code": int64(502), "http.request.header.authorization": []any{"Bearer x"},
+	}
+	for _, want := range []TracesWant{
+		{Transactions: true, Segments: true},
+		{SpanV2: true, Segments: true},
+		{Errors: true, Segments: true}, // transactions rate limited, errors not
+	} {
+		r := New(testOptions()).Traces(serverTrace(ptrace.SpanKindServer, attrs), want)
+		require.Len(t, r.Segments, 1)
+		seg := r.Segments[0]
+		assert.JSONEq(t, `{"method":"GET","url":"http://h/a","query_string":"q=1&token=[Filtered]","headers":{"Authorization":"[Filtered]","Host":"h"}}`,
+			string(seg.Request), "%+v", want)
+		assert.Equal(t, 502, seg.StatusCode)
+		assert.Equal(t, 2, seg.SpanCount(), "the span ids are still the segment's")
+		if want.Transactions {
+			require.Len(t, r.Transactions, 1)
+			assert.Equal(t, string(r.Transactions[0].Request), string(seg.Request))
+		}
+		r.Release()
+	}
+	r := New(testOptions()).Traces(serverTrace(ptrace.SpanKindClient, attrs), TracesWant{Transactions: true, Segments: true})
+	require.Len(t, r.Segments, 1)
+	assert.Nil(t, r.Segments[0].Request, "no request outside server spans")
+	assert.Zero(t, r.Segments[0].StatusCode)
+}
