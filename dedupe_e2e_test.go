@@ -152,3 +152,34 @@ func TestDedupeBoundEndToEnd(t *testing.T) {
 func (h *harness) consumeLogsData(ld plog.Logs) {
 	require.NoError(h.t, h.logs.ConsumeLogs(context.Background(), ld))
 }
+
+// An exception only logged (no span event) inside a server segment is sent
+// when its window ends with the segment's transaction, request and
+// contexts.response.status_code, whichever pipeline delivered first.
+func TestLogErrorTakesSegmentRequest(t *testing.T) {
+	for _, order := range []string{"spans first", "log first"} {
+		t.Run(order, func(t *testing.T) {
+			h := newHarness(t, nil)
+			first, second := func() { h.consumeTraces(0, 1, false) }, func() { h.consumeLogsData(exceptionLogs(0)) }
+			if order == "log first" {
+				first, second = second, first
+			}
+			first()
+			second()
+			h.clock.Advance(time.Minute)
+			h.shutdown()
+			h.sentry.requireNoInvalid()
+			docs, _ := errorEvents(t, h.sentry)
+			require.Len(t, docs, 1)
+			doc := docs[0]
+			assert.Equal(t, "GET /cart/{id}", doc["transaction"])
+			req, _ := doc["request"].(map[string]any)
+			assert.Equal(t, "GET", req["method"], "the segment's request")
+			contexts, _ := doc["contexts"].(map[string]any)
+			assert.Equal(t, map[string]any{"status_code": float64(200)}, contexts["response"])
+			assert.Contains(t, contexts, "trace")
+			assert.EqualValues(t, 1, h.sent("error"))
+			assert.Zero(t, h.droppedAll("error"))
+		})
+	}
+}

@@ -68,14 +68,20 @@ func (p *project) transactionEnvelope(tx *translate.Transaction, facts []dscFact
 	}
 }
 
-// errorEnvelope wraps one error event. An event without a transaction (one
-// derived from a log record) gets its span's segment name when the trace
-// index knows the span.
+// errorEnvelope wraps one error event. When the trace index knows the
+// event's span, an event without a transaction (one derived from a log
+// record) gets its segment's name, and an event derived from a log record
+// gets the segment's request and response status code (withSegmentRequest).
 func (p *project) errorEnvelope(ev *translate.ErrorEvent) outgoing {
 	payload, tx := ev.Payload, ev.Transaction
-	if tx == "" && ev.Linked {
-		if name, ok := p.exp.index.segmentName(ev.TraceIDBytes, ev.SpanID); ok && name != "" {
-			payload, tx = withTransaction(payload, name), name
+	if ev.Linked && (tx == "" || ev.FromLog) {
+		if seg, ok := p.exp.index.segmentOf(ev.TraceIDBytes, ev.SpanID); ok {
+			if tx == "" && seg.name != "" {
+				payload, tx = withTransaction(payload, seg.name), seg.name
+			}
+			if ev.FromLog {
+				payload = withSegmentRequest(payload, seg.request, seg.statusCode)
+			}
 		}
 	}
 	return outgoing{

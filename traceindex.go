@@ -10,13 +10,19 @@ import (
 )
 
 // Bounds of the trace index. A generation is retired when it holds
-// traceIndexTraces traces or traceIndexSpans span ids; two generations are
-// kept, so the index remembers at least the last traceIndexTraces traces
-// (fewer when they are large) in at most about 2 × (20,000 × ~150 B +
-// 200,000 × 8 B) + interned names ≈ 10 MiB.
+// traceIndexTraces traces, traceIndexSpans span ids or traceIndexRequestBytes
+// of request objects; two generations are kept, so the index remembers at
+// least the last traceIndexTraces traces (fewer when they are large) in at
+// most about 2 × (20,000 × ~170 B + 200,000 × 8 B + 4 MiB) + interned names
+// ≈ 18 MiB.
 const (
-	traceIndexTraces = 20_000
-	traceIndexSpans  = 200_000
+	traceIndexTraces       = 20_000
+	traceIndexSpans        = 200_000
+	traceIndexRequestBytes = 4 << 20
+	// maxIndexedRequest bounds one segment's request object in the index; a
+	// larger one (many or long headers) is not kept, and the log-derived
+	// errors of that segment go without request and response.
+	maxIndexedRequest = 4 << 10
 	// traceIndexSpansPerTrace bounds the span ids remembered for one trace;
 	// spans beyond it cannot attach a log-derived error to its transaction.
 	traceIndexSpansPerTrace = 10_000
@@ -26,7 +32,8 @@ const (
 // whose root span has no parent) and which segment each span belongs to. It
 // makes every envelope of a trace carry the same DSC, even when the trace's
 // segments arrive in different pushes, and gives log-derived error events the
-// transaction of their span's segment. It holds copies only, never pdata.
+// transaction, request and response status code of their span's segment. It
+// holds copies only, never pdata.
 type traceIndex struct {
 	mu       sync.Mutex
 	cur, old generation
@@ -38,6 +45,7 @@ type traceIndex struct {
 type generation struct {
 	traces map[[16]byte]traceEntry
 	ids    []byte            // 8 bytes per span id
+	reqs   []byte            // the segments' request objects, back to back
 	names  map[string]string // interned segment names and sample rates
 }
 
@@ -68,11 +76,14 @@ type segmentInfo struct {
 	sampled                  bool
 }
 
-// indexedSegment is a segment and the range of its span ids in its
-// generation's buffer.
+// indexedSegment is a segment, the range of its span ids in its
+// generation's buffer and that of its request object (reqA == reqB: none),
+// with its response status code (0: none).
 type indexedSegment struct {
 	segmentInfo
-	a, b int32
+	a, b       int32
+	reqA, reqB int32
+	code       int32
 }
 
 // maxInternedNames bounds the interning table of one generation.
@@ -127,7 +138,7 @@ func (x *traceIndex) add(segs []translate.Segment, dst []dscFacts) []dscFacts {
 		}
 		a = b
 	}
-	if len(x.cur.traces) >= traceIndexTraces || len(x.cur.ids) >= 8*traceIndexSpans {
+	if len(x.cur.traces) >= traceIndexTraces || len(x.cur.ids) >= 8*traceIndexSpans || len(x.cur.reqs) >= traceIndexRequestBytes {
 		x.old, x.cur = x.cur, newGeneration(len(x.cur.traces), cap(x.cur.ids))
 	}
 	return facts
@@ -150,6 +161,9 @@ func (x *traceIndex) take(id [16]byte) traceEntry {
 		a := int32(len(x.cur.ids))
 		x.cur.ids = append(x.cur.ids, x.old.ids[s.a:s.b]...)
 		s.a, s.b = a, int32(len(x.cur.ids))
+		r := int32(len(x.cur.reqs))
+		x.cur.reqs = append(x.cur.reqs, x.old.reqs[s.reqA:s.reqB]...)
+		s.reqA, s.reqB = r, int32(len(x.cur.reqs))
 		s.name, s.sampleRate = x.cur.intern(s.name), x.cur.intern(s.sampleRate)
 	}
 	if e.rest != nil {
@@ -171,6 +185,14 @@ func (x *traceIndex) record(e *traceEntry, s *translate.Segment) {
 	is := indexedSegment{
 		segmentInfo: segmentInfo{name: g.intern(s.Name), source: s.Source, sampleRate: g.intern(s.SampleRate), sampled: s.Sampled},
 		a:           a, b: int32(len(g.ids)),
+	}
+	if len(s.Request) <= maxIndexedRequest {
+		is.reqA = int32(len(g.reqs))
+		g.reqs = append(g.reqs, s.Request...)
+		is.reqB = int32(len(g.reqs))
+	}
+	if s.StatusCode > 0 && s.StatusCode < 1000 {
+		is.code = int32(s.StatusCode)
 	}
 	if s.Head && e.head < 0 {
 		e.head = e.n
@@ -235,24 +257,37 @@ func (g *generation) facts(e *traceEntry, fallback string) dscFacts {
 	}
 }
 
-// segmentName returns the transaction name of the segment that holds the
-// span, when the trace and the span have been seen.
-func (x *traceIndex) segmentName(traceID [16]byte, spanID [8]byte) (string, bool) {
+// spanSegment is what an error event takes from the segment of its span.
+type spanSegment struct {
+	name       string
+	request    []byte // the request object; nil: none. Never written to.
+	statusCode int    // 0: none
+}
+
+// segmentOf returns the transaction name, request object and response
+// status code of the segment that holds the span, when the trace and the
+// span have been seen. The request shares the generation's buffer, which is
+// only ever appended to.
+func (x *traceIndex) segmentOf(traceID [16]byte, spanID [8]byte) (spanSegment, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	e, g, ok := x.lookup(traceID)
 	if !ok {
-		return "", false
+		return spanSegment{}, false
 	}
 	for i := range e.n {
 		s := e.seg(i)
 		for off := s.a; off < s.b; off += 8 {
 			if [8]byte(g.ids[off:off+8]) == spanID {
-				return s.name, true
+				out := spanSegment{name: s.name, statusCode: int(s.code)}
+				if s.reqB > s.reqA {
+					out.request = g.reqs[s.reqA:s.reqB:s.reqB]
+				}
+				return out, true
 			}
 		}
 	}
-	return "", false
+	return spanSegment{}, false
 }
 
 func boolString(b bool) string {

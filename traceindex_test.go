@@ -64,15 +64,15 @@ func TestTraceIndexFacts(t *testing.T) {
 func TestTraceIndexSegmentName(t *testing.T) {
 	x := newTraceIndex()
 	x.add([]translate.Segment{seg(1, "GET /a", true, 1, 2), seg(1, "consume", false, 3)}, nil)
-	name, ok := x.segmentName([16]byte{1}, [8]byte{2})
+	name, ok := segmentName(x, [16]byte{1}, [8]byte{2})
 	assert.True(t, ok)
 	assert.Equal(t, "GET /a", name)
-	name, ok = x.segmentName([16]byte{1}, [8]byte{3})
+	name, ok = segmentName(x, [16]byte{1}, [8]byte{3})
 	assert.True(t, ok)
 	assert.Equal(t, "consume", name)
-	_, ok = x.segmentName([16]byte{1}, [8]byte{4})
+	_, ok = segmentName(x, [16]byte{1}, [8]byte{4})
 	assert.False(t, ok, "unknown span")
-	_, ok = x.segmentName([16]byte{2}, [8]byte{1})
+	_, ok = segmentName(x, [16]byte{2}, [8]byte{1})
 	assert.False(t, ok, "unknown trace")
 }
 
@@ -125,9 +125,59 @@ func TestTraceIndexMoveKeepsSpans(t *testing.T) {
 	_, g, _ = x.lookup([16]byte{1})
 	require.Same(t, &x.cur, g, "moved back")
 	for span, want := range map[byte]string{1: "GET /a", 6: "GET /a", 7: "consume", 8: "later"} {
-		name, ok := x.segmentName([16]byte{1}, [8]byte{span})
+		name, ok := segmentName(x, [16]byte{1}, [8]byte{span})
 		assert.True(t, ok, "span %d", span)
 		assert.Equal(t, want, name, "span %d", span)
 	}
 	assert.Equal(t, "GET /a", x.facts([16]byte{1}, "later").transaction)
+}
+
+// segmentName is the name traceIndex.segmentOf finds.
+func segmentName(x *traceIndex, traceID [16]byte, spanID [8]byte) (string, bool) {
+	seg, ok := x.segmentOf(traceID, spanID)
+	return seg.name, ok
+}
+
+// The index keeps each segment's request object and status code for the
+// log-derived errors of its spans: across a generation move, not when the
+// request is over maxIndexedRequest, and a generation retires when its
+// requests reach traceIndexRequestBytes.
+func TestTraceIndexSegmentRequest(t *testing.T) {
+	x := newTraceIndex()
+	server := seg(1, "GET /a", true, 1, 2)
+	server.Request, server.StatusCode = []byte(`{"method":"GET"}`), 502
+	huge := seg(1, "GET /huge", false, 3)
+	huge.Request, huge.StatusCode = make([]byte, maxIndexedRequest+1), 200
+	x.add([]translate.Segment{server, huge, seg(1, "consume", false, 4)}, nil)
+
+	check := func(what string) {
+		got, ok := x.segmentOf([16]byte{1}, [8]byte{2})
+		require.True(t, ok, what)
+		assert.Equal(t, spanSegment{name: "GET /a", request: []byte(`{"method":"GET"}`), statusCode: 502}, got, what)
+		got, _ = x.segmentOf([16]byte{1}, [8]byte{3})
+		assert.Equal(t, spanSegment{name: "GET /huge", statusCode: 200}, got, what+": a request over the bound is not kept")
+		got, _ = x.segmentOf([16]byte{1}, [8]byte{4})
+		assert.Equal(t, spanSegment{name: "consume"}, got, what+": no request")
+	}
+	check("same generation")
+	for i := range traceIndexTraces { // retire the generation of trace 1
+		var id [16]byte
+		binary.BigEndian.PutUint64(id[8:], uint64(i)+1)
+		x.add([]translate.Segment{{TraceID: id, Name: "t"}}, nil)
+	}
+	x.add([]translate.Segment{seg(1, "later", false, 8)}, nil) // moves trace 1 back
+	_, g, _ := x.lookup([16]byte{1})
+	require.Same(t, &x.cur, g)
+	check("moved to the current generation")
+
+	x = newTraceIndex()
+	big := seg(2, "GET /b", true, 1)
+	big.Request = make([]byte, maxIndexedRequest)
+	for i := 0; len(x.old.traces) == 0; i++ {
+		require.Less(t, i, traceIndexRequestBytes/maxIndexedRequest+1, "retired by request bytes")
+		big.TraceID[8] = byte(i)
+		big.TraceID[9] = byte(i >> 8)
+		x.add([]translate.Segment{big}, nil)
+	}
+	assert.LessOrEqual(t, len(x.old.reqs), traceIndexRequestBytes+maxIndexedRequest)
 }
