@@ -11,7 +11,8 @@ import (
 
 // The web program both sides instrument: a shop with a parametrised route, a
 // database query, an outgoing HTTP call to itself, two exceptions caught and
-// recorded (one of them also logged) and logs with attributes. It knows
+// recorded (one of them also logged), one exception only logged (in the
+// downstream request) and logs with attributes. It knows
 // telemetry only through instrumentation, which each side implements the way
 // its SDK's documentation shows.
 
@@ -28,6 +29,10 @@ type instrumentation interface {
 	// recordAndLogError records a caught exception and also logs it at error
 	// level (OTel: a log record with exception.* attributes).
 	recordAndLogError(ctx context.Context, err error, msg string)
+	// logError reports a caught exception only by logging it at error level
+	// (OTel: a log record with exception.* attributes, nothing on the span;
+	// sentry-go: CaptureException and the log).
+	logError(ctx context.Context, err error, msg string)
 	// log emits a log record with attributes, linked to ctx's span.
 	log(ctx context.Context, level, msg string, attrs ...logAttr)
 }
@@ -47,6 +52,12 @@ type logAttr struct {
 type paymentError struct{ code string }
 
 func (e *paymentError) Error() string { return "card declined: " + e.code }
+
+// stockError is the exception of a stock check that failed but did not fail
+// the request.
+type stockError struct{ sku string }
+
+func (e *stockError) Error() string { return "stock check failed for " + e.sku }
 
 // validationError is the exception of a bad order.
 type validationError struct{ field string }
@@ -92,6 +103,7 @@ func (s *shop) checkout(w http.ResponseWriter, r *http.Request) {
 func (s *shop) inventory(w http.ResponseWriter, r *http.Request) {
 	s.in.query(r.Context(), dbQuery{system: "postgresql", operation: "SELECT", collection: "stock",
 		text: "SELECT count FROM stock WHERE sku = $1"})
+	s.in.logError(r.Context(), &stockError{sku: r.PathValue("sku")}, "stock check degraded")
 	fmt.Fprint(w, `{"count":1}`)
 }
 

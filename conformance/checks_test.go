@@ -123,6 +123,26 @@ var checks = []check{
 		}
 		return out
 	}},
+	// sentry-go v0.50 writes no contexts.response; issue 7 wants error events,
+	// those derived from logs included, to carry the status code of the
+	// segment they happened in, as its transaction does.
+	{"error contexts.response.status_code = its segment's", func(s, o *view) []diff {
+		var out []diff
+		for _, k := range keys(s.errors) {
+			want := ""
+			if seg := s.segmentOf(str(s.errors[k][0].payload, "contexts", "trace", "span_id")); seg != nil {
+				want = str(seg.payload, "contexts", "trace", "data", "http.response.status_code")
+			}
+			if len(o.errors[k]) == 0 {
+				out = append(out, same(k, want, "<no event>")...)
+			}
+			for i, ev := range o.errors[k] {
+				out = append(out, same(fmt.Sprintf("%s (event %d of %d)", k, i+1, len(o.errors[k])), want,
+					str(ev.payload, "contexts", "response", "status_code"))...)
+			}
+		}
+		return out
+	}},
 	errField("request.method", func(_ *view, ev map[string]any) string { return str(ev, "request", "method") }),
 	errField("request.url", func(_ *view, ev map[string]any) string { return str(ev, "request", "url") }),
 	errField("request.query_string", func(_ *view, ev map[string]any) string { return queryString(ev) }),

@@ -11,6 +11,7 @@ var sentryGoFallsShort = map[string]bool{
 	"exporter envelopes pass the strict Relay model (envelope.Validate)": true,
 	"transaction contexts.response.status_code":                          true,
 	"error transaction = its segment's name":                             true,
+	"error contexts.response.status_code = its segment's":                true,
 	"envelope trace header = the trace head's DSC":                       true,
 }
 

@@ -179,6 +179,14 @@ func (o *otelSDK) recordAndLogError(ctx context.Context, err error, msg string) 
 	)
 }
 
+func (o *otelSDK) logError(ctx context.Context, err error, msg string) {
+	o.emit(ctx, otellog.SeverityError, "ERROR", msg,
+		attribute.String("exception.type", fmt.Sprintf("%T", err)),
+		attribute.String("exception.message", err.Error()),
+		attribute.String("exception.stacktrace", string(debug.Stack())),
+	)
+}
+
 func (o *otelSDK) log(ctx context.Context, level, msg string, attrs ...logAttr) {
 	kvs := make([]attribute.KeyValue, 0, len(attrs))
 	for _, a := range attrs {

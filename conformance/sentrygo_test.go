@@ -81,6 +81,15 @@ func (s *sentryGo) recordAndLogError(ctx context.Context, err error, msg string)
 		Emit(msg)
 }
 
+func (s *sentryGo) logError(ctx context.Context, err error, msg string) {
+	sentry.GetHubFromContext(ctx).CaptureException(err)
+	sentry.NewLogger(ctx).Error().
+		String("exception.type", fmt.Sprintf("%T", err)).
+		String("exception.message", err.Error()).
+		String("exception.stacktrace", string(debug.Stack())).
+		Emit(msg)
+}
+
 func (s *sentryGo) log(ctx context.Context, level, msg string, attrs ...logAttr) {
 	l := sentry.NewLogger(ctx)
 	var e sentry.LogEntry
