@@ -7,15 +7,16 @@ import (
 // state is the scratch space of one call. It is pooled; the output buffer is
 // not, because the payloads returned to the caller are slices of it.
 type state struct {
-	t      *Translator
-	out    jw     // the call's output; payloads are ranges of it
-	tmp    jw     // nested serialisations (maps as typed strings)
-	frag   jw     // per-resource fragments rendered once and copied
-	arena  []byte // strings returned to the caller (ids, names), converted once
-	seen   seenSet
-	scrub  bool    // members applies scrubFor: span attributes (scrub.go)
-	server bool    // the attributes are a server span's (scrubFor: the peer is the client)
-	rseen  seenSet // repeated keys of one resource (typedResource)
+	t        *Translator
+	out      jw     // the call's output; payloads are ranges of it
+	tmp      jw     // nested serialisations (maps as typed strings)
+	frag     jw     // per-resource fragments rendered once and copied
+	arena    []byte // strings returned to the caller (ids, names), converted once
+	seen     seenSet
+	scrub    bool    // members applies scrubFor: span attributes (scrub.go)
+	server   bool    // the attributes are a server span's (scrubFor: the peer is the client)
+	resScrub bool    // members leaves out secrets-prone keys: resource attributes without SendDefaultPII (resourcescrub.go)
+	rseen    seenSet // repeated keys of one resource (typedResource)
 
 	res    []resInfo
 	tfrags []typedFrag
@@ -90,11 +91,12 @@ type frag struct{ a, b int }
 
 // typedFrag is one resource attribute rendered as a typed member `"k":{…}`.
 type typedFrag struct {
-	key  string
-	sk   seenKey
-	dup  bool // the key repeats an earlier one of the resource: never written
-	log  bool // copied onto log records (Options.LogResourceAttributes)
-	a, b int
+	key    string
+	sk     seenKey
+	dup    bool // the key repeats an earlier one of the resource: never written
+	log    bool // copied onto log records (Options.LogResourceAttributes)
+	secret bool // secrets-prone and SendDefaultPII off: left out of span v2 attributes (resourcescrub.go)
+	a, b   int
 }
 
 // block is a run of typed members rendered once and copied: the sentry.*
@@ -172,7 +174,9 @@ func (s *state) writeResource(w *jw, r pcommon.Resource, l *limits) {
 	s.seen.reset()
 	w.byte('{')
 	n, dropped := 0, int(r.DroppedAttributesCount())
+	s.resScrub = !s.t.o.SendDefaultPII
 	s.members(w, r.Attributes(), false, &n, l, &dropped)
+	s.resScrub = false
 	droppedMember(w, &n, dropped, false)
 	w.byte('}')
 }
@@ -205,7 +209,8 @@ func (s *state) typedResource(ri *resInfo) {
 		s.typed(&s.frag, v, &l)
 		sk := keyOf(k)
 		dup := !s.rseen.addKey(&sk, k)
-		s.tfrags = append(s.tfrags, typedFrag{key: k, sk: sk, dup: dup, log: s.t.logRes.has(k), a: a, b: s.frag.len()})
+		secret := !s.t.o.SendDefaultPII && secretResourceKey(k)
+		s.tfrags = append(s.tfrags, typedFrag{key: k, sk: sk, dup: dup, log: s.t.logRes.has(k), secret: secret, a: a, b: s.frag.len()})
 	}
 	ri.typedB = len(s.tfrags)
 }
@@ -218,7 +223,7 @@ func (s *state) typedResource(ri *resInfo) {
 func (s *state) resourceTyped(w *jw, ri *resInfo, n *int, l *limits, dropped *int, forLog bool) {
 	for i := range s.tfrags[ri.typedA:ri.typedB] {
 		f := &s.tfrags[ri.typedA+i]
-		if f.dup || (forLog && !f.log) || s.seen.has(&f.sk, f.key) {
+		if f.dup || (forLog && !f.log) || (!forLog && f.secret) || s.seen.has(&f.sk, f.key) {
 			continue
 		}
 		if *n >= l.attrs || (l.attrs < MaxAttributes && f.b-f.a > l.value+64) {

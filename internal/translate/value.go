@@ -163,6 +163,9 @@ func (s *state) members(w *jw, m pcommon.Map, typed bool, n *int, l *limits, dro
 			*dropped++
 			continue
 		}
+		if s.resScrub && secretResourceKey(k) {
+			continue
+		}
 		if s.scrub {
 			if act := scrubFor(k, s.t.o.SendDefaultPII, s.server); act != scrubKeep {
 				if act != scrubDrop {
