@@ -71,6 +71,7 @@ var checks = []check{
 		return leakedSecrets(tx)
 	}),
 	txField("client IP address (send_default_pii off)", func(_ *view, tx map[string]any) string { return clientIP(tx) }),
+	txField("no command line or process owner (send_default_pii off)", func(_ *view, tx map[string]any) string { return processSecrets(tx) }),
 	// sentry-go v0.50 writes the status code only in contexts.trace.data; issue 7
 	// (and the JS SDK) want contexts.response.status_code, which Relay tags.
 	{"transaction contexts.response.status_code", func(s, o *view) []diff {
@@ -152,6 +153,7 @@ var checks = []check{
 		return leakedSecrets(ev)
 	}),
 	errField("client IP address (send_default_pii off)", func(_ *view, ev map[string]any) string { return clientIP(ev) }),
+	errField("no command line or process owner (send_default_pii off)", func(_ *view, ev map[string]any) string { return processSecrets(ev) }),
 	errField("contexts.runtime.name version", func(_ *view, ev map[string]any) string {
 		return fields(str(ev, "contexts", "runtime", "name"), str(ev, "contexts", "runtime", "version"))
 	}),

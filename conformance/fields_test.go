@@ -90,3 +90,18 @@ func header(ev map[string]any, name string) string {
 	}
 	return ""
 }
+
+// processSecrets names the secrets-prone resource attributes an event carries
+// anywhere (contexts.otel.resource, span data): the command line and the
+// process owner, which the OTel SDK's process detector records and sentry-go
+// never sends.
+func processSecrets(ev map[string]any) string {
+	b, _ := marshal(ev)
+	var out []string
+	for _, k := range []string{"process.command_args", "process.command_line", "process.owner"} {
+		if strings.Contains(string(b), `"`+k+`"`) {
+			out = append(out, k)
+		}
+	}
+	return strings.Join(out, ", ")
+}
