@@ -52,7 +52,7 @@ func newFactory(clk clocks) exporter.Factory {
 func createDefaultConfig() component.Config {
 	client := confighttp.NewDefaultClientConfig()
 	client.Timeout = defaultTimeout
-	client.Compression = configcompression.TypeGzip // Relay accepts gzip; envelopes are JSON and shrink ~10x
+	client.Compression = configcompression.TypeZstd // Relay accepts zstd; ~40 % cheaper than gzip here (make compare); gzip fallback per project (compress.go)
 
 	queue := exporterhelper.NewDefaultQueueConfig()
 	// Bound the queue by items, not requests: a request can hold any number of

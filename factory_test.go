@@ -24,7 +24,7 @@ func TestCreateDefaultConfig(t *testing.T) {
 	assert.True(t, cfg.ClientReports.Enabled)
 	assert.Equal(t, 30*time.Second, cfg.ClientReports.Interval, "sentry-go's client report tick")
 	assert.Equal(t, 30*time.Second, cfg.ClientConfig.Timeout)
-	assert.Equal(t, configcompression.TypeGzip, cfg.ClientConfig.Compression)
+	assert.Equal(t, configcompression.TypeZstd, cfg.ClientConfig.Compression)
 	require.True(t, cfg.QueueConfig.HasValue())
 	q := cfg.QueueConfig.Get()
 	assert.Equal(t, exporterhelper.RequestSizerTypeItems, q.Sizer, "the queue is bounded by items, so memory is bounded")

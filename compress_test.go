@@ -1,0 +1,154 @@
+package sentryexporter
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/config/configcompression"
+
+	"github.com/otel-sentry/sentryexporter/envelope"
+)
+
+const fallbacksMetric = "otelcol_exporter_sentry_compression_fallbacks"
+
+// By default envelopes go out zstd-compressed, and a current Relay stores them.
+func TestZstdByDefault(t *testing.T) {
+	h := newHarness(t, nil)
+	h.consumeTraces(0, 3, true)
+	h.consumeLogs(10)
+	h.shutdown()
+	h.sentry.requireNoInvalid()
+	assert.Positive(t, h.sentry.bodies("zstd"))
+	assert.Zero(t, h.sentry.bodies("gzip")+h.sentry.bodies(""), "every body is zstd")
+	assert.EqualValues(t, 9, h.sent("span"))
+	assert.EqualValues(t, 3, h.sent("error"))
+	assert.EqualValues(t, 10, h.sent("log_item"))
+	assert.Zero(t, h.sum(fallbacksMetric, nil))
+}
+
+// A Relay that predates zstd takes the body for identity and answers 400: each
+// such envelope is re-sent with gzip and stored once; the project switches to
+// gzip for good, counted once; nothing is lost or dropped.
+func TestOldRelayFallsBackToGzip(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
+	h.sentry.oldRelay = true
+	h.consumeTraces(0, 3, true)
+	refused := h.sentry.bodies("zstd")
+	require.Positive(t, refused)
+	h.consumeTraces(3, 2, false)
+	h.consumeLogs(10)
+	h.shutdown()
+
+	assert.Equal(t, refused, h.sentry.bodies("zstd"), "after the fallback no zstd body goes out")
+	assert.Equal(t, 5+3+1, h.sentry.bodies("gzip"), "5 transactions, 3 error events and 1 log container, each stored once")
+	assert.Len(t, h.sentry.envelopes(), 9)
+	assert.EqualValues(t, 15, h.sent("span"))
+	assert.EqualValues(t, 3, h.sent("error"))
+	assert.EqualValues(t, 10, h.sent("log_item"))
+	for _, cat := range []string{"span", "transaction", "error", "log_item"} {
+		assert.Zero(t, h.droppedAll(cat), cat)
+	}
+	assert.EqualValues(t, 1, h.sum(fallbacksMetric, map[string]string{"project": "1"}))
+	assert.EqualValues(t, refused, h.sum("otelcol_exporter_sentry_requests", map[string]string{"status": "400"}))
+}
+
+// A 400 that gzip gets too was not about the encoding: the envelope is counted
+// once as send_error, and the project keeps zstd.
+func TestInvalidEnvelopeKeepsZstd(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
+	h.sentry.setRespond(func(*envelope.Envelope) answer { return answer{status: http.StatusBadRequest} })
+	h.consumeTraces(0, 1, false)
+	h.consumeTraces(1, 1, false)
+	h.shutdown()
+	assert.Equal(t, 2, h.sentry.bodies("zstd"))
+	assert.Equal(t, 2, h.sentry.bodies("gzip"))
+	assert.EqualValues(t, 6, h.dropped("span", "send_error"))
+	assert.EqualValues(t, 2, h.dropped("transaction", "send_error"))
+	assert.Zero(t, h.sum(fallbacksMetric, nil))
+}
+
+// A 415 (an unknown encoding refused outright) falls back like a 400.
+func TestUnsupportedMediaTypeFallsBack(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
+	h.sentry.setRespond(func(*envelope.Envelope) answer { return answer{status: http.StatusOK} })
+	var mu sync.Mutex
+	first := true
+	h.sentry.setRespond(func(*envelope.Envelope) answer {
+		mu.Lock()
+		defer mu.Unlock()
+		if first {
+			first = false
+			return answer{status: http.StatusUnsupportedMediaType}
+		}
+		return answer{status: http.StatusOK}
+	})
+	h.consumeTraces(0, 1, false)
+	h.consumeTraces(1, 1, false)
+	h.shutdown()
+	assert.Equal(t, 1, h.sentry.bodies("zstd"))
+	assert.Equal(t, 2, h.sentry.bodies("gzip"))
+	assert.EqualValues(t, 6, h.sent("span"))
+	assert.EqualValues(t, 1, h.sum(fallbacksMetric, nil))
+}
+
+// compression: gzip and none are honoured; gzip never tries zstd.
+func TestConfiguredCompression(t *testing.T) {
+	for _, tc := range []struct {
+		compression configcompression.Type
+		encoding    string
+	}{{configcompression.TypeGzip, "gzip"}, {"", ""}} {
+		t.Run(string(tc.compression), func(t *testing.T) {
+			h := newHarness(t, func(c *Config) { c.ClientConfig.Compression = tc.compression })
+			h.consumeTraces(0, 2, true)
+			h.consumeLogs(5)
+			h.shutdown()
+			h.sentry.requireNoInvalid()
+			assert.Len(t, h.sentry.envelopes(), h.sentry.bodies(tc.encoding), "every body %q", tc.encoding)
+			assert.EqualValues(t, 6, h.sent("span"))
+			assert.EqualValues(t, 5, h.sent("log_item"))
+		})
+	}
+}
+
+// The pooled encoders round-trip under concurrent use, and reused buffers
+// never leak one body into another.
+func TestCompressorsRoundTrip(t *testing.T) {
+	c := newCompressors(configcompression.DefaultCompressionLevel)
+	dec, err := zstd.NewReader(nil)
+	require.NoError(t, err)
+	defer dec.Close()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				body := bytes.Repeat([]byte{byte('a' + (g+i)%26), '{', '"', '}'}, 100+i*37)
+				for _, enc := range []bodyEncoding{encodingZstd, encodingGzip} {
+					out, give := c.compress(enc, body)
+					var got []byte
+					var err error
+					if enc == encodingZstd {
+						got, err = dec.DecodeAll(out, nil)
+					} else {
+						var zr *gzip.Reader
+						if zr, err = gzip.NewReader(bytes.NewReader(out)); err == nil {
+							got, err = io.ReadAll(zr)
+						}
+					}
+					give()
+					if err != nil || !bytes.Equal(got, body) {
+						t.Errorf("%s round trip: %v (%d bytes, want %d)", enc.contentEncoding(), err, len(got), len(body))
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
