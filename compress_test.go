@@ -2,10 +2,12 @@ package sentryexporter
 
 import (
 	"bytes"
+	stdgzip "compress/gzip"
 	"io"
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -14,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/config/configcompression"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
 const fallbacksMetric = "otelcol_exporter_sentry_compression_fallbacks"
@@ -151,4 +154,61 @@ func TestCompressorsRoundTrip(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// BenchmarkCompressEnvelopes compresses each envelope of smallTraces (334
+// transactions and an error event) one by one, as the sender does: zstd and
+// gzip through compress.go, and the stdlib gzip writer at the default level
+// that confighttp used before (a pooled writer, a fresh buffer per body).
+func BenchmarkCompressEnvelopes(b *testing.B) {
+	e := benchExporter(b, time.Now)
+	res := e.translator.Traces(smallTraces(), translate.TracesWant{Transactions: true, Errors: true})
+	var bodies [][]byte
+	var raw int
+	for i := range res.Transactions {
+		o := e.def.transactionEnvelope(&res.Transactions[i])
+		o.env.Header.SentAt = testStart
+		bodies = append(bodies, o.env.AppendTo(nil))
+		raw += len(bodies[len(bodies)-1])
+	}
+	res.Release()
+	c := newCompressors(configcompression.DefaultCompressionLevel)
+	run := func(b *testing.B, compress func([]byte) int) {
+		var wire int
+		b.ReportAllocs()
+		for b.Loop() {
+			wire = 0
+			for _, body := range bodies {
+				wire += compress(body)
+			}
+		}
+		b.ReportMetric(float64(wire)/float64(len(bodies)), "wireB/envelope")
+		b.ReportMetric(float64(raw)/float64(len(bodies)), "rawB/envelope")
+	}
+	for _, enc := range []bodyEncoding{encodingZstd, encodingGzip} {
+		b.Run(enc.contentEncoding(), func(b *testing.B) {
+			run(b, func(body []byte) int {
+				out, give := c.compress(enc, body)
+				n := len(out)
+				give()
+				return n
+			})
+		})
+	}
+	b.Run("stdlib-gzip-default", func(b *testing.B) {
+		var pool sync.Pool
+		run(b, func(body []byte) int {
+			var buf bytes.Buffer
+			zw, _ := pool.Get().(*stdgzip.Writer)
+			if zw == nil {
+				zw = stdgzip.NewWriter(&buf)
+			} else {
+				zw.Reset(&buf)
+			}
+			_, _ = zw.Write(body)
+			_ = zw.Close()
+			pool.Put(zw)
+			return buf.Len()
+		})
+	})
 }

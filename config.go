@@ -123,7 +123,7 @@ type Config struct {
 	TracesAs TracesAs `mapstructure:"traces_as"`
 
 	// MaxConcurrentRequests caps the envelopes in flight to each Sentry project
-	// at once, across all queue consumers. Default 64.
+	// at once, across all queue consumers. Default 128.
 	MaxConcurrentRequests int `mapstructure:"max_concurrent_requests"`
 
 	// ErrorEvents selects the sources of Sentry error events.

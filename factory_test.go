@@ -18,7 +18,7 @@ func TestCreateDefaultConfig(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	assert.Empty(t, cfg.DSN, "no DSN: the user must name a project")
 	assert.Equal(t, TracesAsTransactions, cfg.TracesAs, "transactions are accepted by every Sentry")
-	assert.Equal(t, 64, cfg.MaxConcurrentRequests)
+	assert.Equal(t, 128, cfg.MaxConcurrentRequests)
 	assert.True(t, cfg.ErrorEvents.FromSpanExceptions)
 	assert.True(t, cfg.ErrorEvents.FromLogs)
 	assert.True(t, cfg.ClientReports.Enabled)

@@ -22,14 +22,15 @@
 # Environment: COMPARE_ROUNDS (3), COMPARE_RATE (items/s offered, 10000; the issue used 20000), COMPARE_WARMUP (4),
 # COMPARE_WINDOW (10), COMPARE_MODES (all: "sentry otlphttp sentry-spans sentry-logs
 # otlphttp-logs"), COMPARE_SENTRY_EXTRA (YAML added to the sentry exporter, e.g.
-# "compression: gzip"), COMPARE_PROFILE=DIR (one extra run per sentry mode with a
+# "compression: gzip"), COMPARE_OTELCOL (another build of the compare collector, e.g. an older
+# commit's), COMPARE_PROFILE=DIR (one extra run per sentry mode with a
 # COMPARE_WINDOW-second CPU profile from the pprof extension into DIR), KEEP_WORKDIR=1.
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-OTELCOL="$BIN/otelcol-compare"
+OTELCOL=${COMPARE_OTELCOL:-$BIN/otelcol-compare}
 OSINK="$BIN/otlpsink"
 ROUNDS=${COMPARE_ROUNDS:-3}
 RATE=${COMPARE_RATE:-10000}
