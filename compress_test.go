@@ -3,6 +3,7 @@ package sentryexporter
 import (
 	"bytes"
 	stdgzip "compress/gzip"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -189,6 +190,18 @@ func BenchmarkCompressEnvelopes(b *testing.B) {
 		b.Run(enc.contentEncoding(), func(b *testing.B) {
 			run(b, func(body []byte) int {
 				out, give := c.compress(enc, body)
+				n := len(out)
+				give()
+				return n
+			})
+		})
+	}
+	// compression_params.level 3 and 7: zstd's default and better levels
+	for _, level := range []configcompression.Level{3, 7} {
+		cl := newCompressors(level)
+		b.Run(fmt.Sprintf("zstd-level-%d", level), func(b *testing.B) {
+			run(b, func(body []byte) int {
+				out, give := cl.compress(encodingZstd, body)
 				n := len(out)
 				give()
 				return n

@@ -238,6 +238,7 @@ printf '%-40s' "items/s at the sink (median)"
 for m in "${mode_list[@]}"; do printf ' %s=%s' "$m" "$(median "$m" rate)"; done
 echo
 for m in "${mode_list[@]}"; do
+	((ROUNDS > 0)) || break
 	if awk -v a="$(median "$m" rate)" -v r="$RATE" 'BEGIN { exit !(a < 0.9 * r) }'; then
 		echo "WARNING: $m delivered under 90 % of the offered rate: its figures include refused input (lower COMPARE_RATE)"
 	fi
