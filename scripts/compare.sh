@@ -24,7 +24,8 @@
 # otlphttp-logs"), COMPARE_SENTRY_EXTRA (YAML added to the sentry exporter, e.g.
 # "compression: gzip"), COMPARE_OTELCOL (another build of the compare collector, e.g. an older
 # commit's), COMPARE_PROFILE=DIR (one extra run per sentry mode with a
-# COMPARE_WINDOW-second CPU profile from the pprof extension into DIR), KEEP_WORKDIR=1.
+# COMPARE_WINDOW-second CPU profile and an allocation profile from the pprof extension into
+# DIR), KEEP_WORKDIR=1.
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -162,7 +163,11 @@ run() {
 	c1=$(cpu_ticks "$PID_collector")
 	w1=$(now_s)
 	read -r i1 b1 u1 <<<"$("$SINK" --query "$dir/sink.json" "$key" wire_bytes uptime_seconds)"
-	[[ -z "$prof_pid" ]] || wait "$prof_pid" || log "[$mode] profile download failed"
+	if [[ -n "$prof_pid" ]]; then
+		wait "$prof_pid" || log "[$mode] profile download failed"
+		# allocations since start (sample_index=alloc_space): what drives the GC
+		curl -s -o "${prof%.pb.gz}.allocs.pb.gz" "http://127.0.0.1:$pprof/debug/pprof/allocs" || log "[$mode] allocs profile download failed"
+	fi
 	wait_pid "$gen_pid" 30 || true
 	stop_pid "$gen_pid" 5
 	stop_pid "$PID_collector" 10
