@@ -13,7 +13,8 @@
 # (utime+stime in /proc/<pid>/stat) over COMPARE_WINDOW seconds, and the sink's items and
 # wire bytes over the same window (from its summary file, which carries its own clock).
 # It prints, as medians over the rounds: CPU per span, CPU per log record, bytes on the wire
-# per span and per log record, with the ratios sentry/otlphttp.
+# per span and per log record, with the ratios sentry/otlphttp. Then one throughput run:
+# envelopes/s at a 50 ms round trip with the exporter's defaults (COMPARE_THROUGHPUT=0 skips it).
 #
 # CPU per item = (collector CPU seconds / wall seconds) / (items per second at the sink), so
 # a run whose exporter falls behind shows as a lower rate, not as a cheaper item.
@@ -209,6 +210,40 @@ if [[ -n "$PROFILE_DIR" ]]; then
 	done
 fi
 
+# throughput: envelopes/s the sentry exporter (defaults) delivers to a sink answering after
+# 50 ms, with small traces offered well above that (as make load does; no otlphttp peer: its
+# requests carry 200 spans each, so its request rate says nothing about ours).
+THROUGHPUT=""
+throughput() {
+	local dir="$WORKDIR/throughput"
+	mkdir -p "$dir"
+	start sink "$dir/sink.log" "$SINK" --listen 127.0.0.1:0 --addr-file "$dir/sink.addr" \
+		--delay 50ms --quiet --stats-every 0 --summary-file "$dir/sink.json"
+	wait_addr_file "$dir/sink.addr" "$PID_sink" "$dir/sink.log"
+	local sink_addr http
+	sink_addr=$(<"$dir/sink.addr")
+	read -r http <<<"$(free_ports 1)"
+	write_config "$dir/collector.yaml" "$http" sentry "${sink_addr##*:}"
+	start collector "$dir/collector.log" "$OTELCOL" --config "$dir/collector.yaml"
+	wait_port "$http" "$PID_collector" "the collector (see $dir/collector.log)" 60
+	start gen "$dir/gen.log" "$GEN" --endpoint "127.0.0.1:$http" --duration "$((WARMUP + WINDOW + 3))s" --rate 20000 \
+		--signals traces --logs-per-trace 0 --exception-ratio 0 --workers 4 --batch 500 --quiet
+	local gen_pid=$PID_gen e0 u0 e1 u1
+	nap "$WARMUP"
+	read -r e0 u0 <<<"$("$SINK" --query "$dir/sink.json" envelopes uptime_seconds)"
+	nap "$WINDOW"
+	read -r e1 u1 <<<"$("$SINK" --query "$dir/sink.json" envelopes uptime_seconds)"
+	wait_pid "$gen_pid" 30 || true
+	stop_pid "$gen_pid" 5
+	stop_pid "$PID_collector" 5 # a full queue would take long to drain
+	stop_pid "$PID_sink" 10
+	THROUGHPUT=$(awk -v a="$e0" -v b="$e1" -v t="$u0" -v u="$u1" 'BEGIN { printf "%.0f", (u > t ? (b - a) / (u - t) : 0) }')
+	log "[throughput] $THROUGHPUT envelopes/s at 50 ms round trip (defaults)"
+}
+if [[ "${COMPARE_THROUGHPUT:-1}" == 1 ]]; then
+	throughput
+fi
+
 # median MODE FIELD: the median over the rounds
 median() {
 	local mode=$1 f=$2 r vals=()
@@ -248,4 +283,5 @@ for m in "${mode_list[@]}"; do
 		echo "WARNING: $m delivered under 90 % of the offered rate: its figures include refused input (lower COMPARE_RATE)"
 	fi
 done
+[[ -z "$THROUGHPUT" ]] || echo "throughput, sentry exporter at defaults, sink answering after 50 ms: $THROUGHPUT envelopes/s (make load has the single-worker peer)"
 [[ -z "$PROFILE_DIR" ]] || echo "CPU profiles: $PROFILE_DIR/<mode>.pb.gz (go tool pprof -top bin/otelcol-compare FILE)"
