@@ -31,10 +31,10 @@ type sentryExporter struct {
 	logger     *zap.Logger
 	translator *translate.Translator
 	payloads   payloadArenas // container payloads, reused across pushes
-	comp       *compressors  // envelope body encoders shared by the projects (compress.go)
 	tb         *metadata.TelemetryBuilder
 	clk        clocks
 	userAgent  string
+	comp       *compressors // envelope body encoders shared by the projects (compress.go)
 
 	def        *project            // the `dsn` project; nil when routing covers everything
 	static     map[string]*project // routing::dsns, by attribute value
