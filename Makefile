@@ -6,7 +6,7 @@ OCB_VERSION := v0.165.0
 OCB         := $(GOBIN_DIR)/builder
 OTELCOL     := $(BIN)/otelcol-sentry
 
-.PHONY: test vet generate otelcol demo gateway load soak fuzz bench sink
+.PHONY: test vet generate otelcol otelcol-compare demo gateway load soak compare fuzz bench sink
 
 ## test: vet, gofmt check, and every package's tests under the race detector (the CI command).
 test: vet
@@ -32,10 +32,18 @@ $(OCB):
 
 ## otelcol: build bin/otelcol-sentry with ocb from builder-config.yaml.
 otelcol: $(OTELCOL)
-$(OTELCOL): $(OCB) builder-config.yaml $(shell find . -name '*.go' -not -path './dist/*' -not -path './.gen/*' -not -path './cmd/*' -not -name '*_test.go') go.mod go.sum
+$(OTELCOL): $(OCB) builder-config.yaml $(shell find . -name '*.go' -not -path './dist*' -not -path './.gen/*' -not -path './cmd/*' -not -name '*_test.go') go.mod go.sum
 	$(OCB) --config builder-config.yaml
 	@mkdir -p $(BIN)
 	cp dist/otelcol-sentry $(OTELCOL)
+
+## otelcol-compare: bin/otelcol-compare, this exporter and the stock otlphttp exporter (and pprof) in one collector.
+OTELCOL_COMPARE := $(BIN)/otelcol-compare
+otelcol-compare: $(OTELCOL_COMPARE)
+$(OTELCOL_COMPARE): $(OCB) builder-compare.yaml $(shell find . -name '*.go' -not -path './dist*' -not -path './.gen/*' -not -path './cmd/*' -not -name '*_test.go') go.mod go.sum
+	$(OCB) --config builder-compare.yaml
+	@mkdir -p $(BIN)
+	cp dist-compare/otelcol-compare $(OTELCOL_COMPARE)
 
 sink:
 	$(GO) build -o $(BIN)/sentrysink ./cmd/sentrysink
@@ -56,6 +64,12 @@ load: otelcol sink
 ## soak: several minutes per scenario (all-category limit, slow Sentry, no limit), RSS/heap/queue every 10 s.
 soak: otelcol sink
 	./scripts/soak.sh
+
+## compare: CPU and wire bytes per span and per log record, this exporter against otlphttp in one
+## collector, medians of alternating runs (a few minutes; not in CI). COMPARE_* variables: scripts/compare.sh.
+compare: otelcol-compare sink
+	$(GO) build -o $(BIN)/otlpsink ./cmd/otlpsink
+	./scripts/compare.sh
 
 ## fuzz: the fuzzers (the parsers and the JSON string writer), FUZZTIME each (default 1m).
 FUZZTIME ?= 1m

@@ -86,6 +86,11 @@ func (a *accountant) outcome(ctx context.Context, r sendResult, c counts) {
 }
 
 // request counts one POST by the status of its answer (0: no answer).
+// compressionFallback counts a project's switch from zstd to gzip (compress.go).
+func (a *accountant) compressionFallback() {
+	a.tb.ExporterSentryCompressionFallbacks.Add(context.Background(), 1, addOpts(a.project)...)
+}
+
 func (a *accountant) request(ctx context.Context, status int) {
 	key := statusNetworkError
 	if status != 0 {

@@ -140,7 +140,7 @@ type Config struct {
 	TracesAs TracesAs `mapstructure:"traces_as"`
 
 	// MaxConcurrentRequests caps the envelopes in flight to each Sentry project
-	// at once, across all queue consumers. Default 64.
+	// at once, across all queue consumers. Default 128.
 	MaxConcurrentRequests int `mapstructure:"max_concurrent_requests"`
 
 	// SendDefaultPII adds what Sentry's SDKs add with send_default_pii: the

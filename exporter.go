@@ -37,6 +37,7 @@ type sentryExporter struct {
 	tb         *metadata.TelemetryBuilder
 	clk        clocks
 	userAgent  string
+	comp       *compressors // envelope body encoders shared by the projects (compress.go)
 
 	def        *project            // the `dsn` project; nil when routing covers everything
 	static     map[string]*project // routing::dsns, by attribute value
@@ -86,6 +87,9 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		e.dedupe = newDedupe(ee.DedupeWindow)
 	}
 	e.unroutable = newAccountant(tb, unroutableProject, nil)
+	if ownEncoding(cfg.ClientConfig.Compression) != encodingByClient {
+		e.comp = newCompressors(cfg.ClientConfig.CompressionParams.Level)
+	}
 	if cfg.DSN != "" {
 		if e.def, err = e.addProject(string(cfg.DSN)); err != nil {
 			return nil, err
@@ -153,6 +157,9 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 		logger:    e.logger,
 		acct:      p.acct,
 	}
+	if e.comp != nil {
+		p.sender.body = newBodyEncoder(e.comp, e.cfg.ClientConfig.Compression, e.logger, p.acct.compressionFallback)
+	}
 	if e.host != nil {
 		if p.sender.client, err = e.newClient(context.Background(), e.host); err != nil {
 			return nil, err
@@ -178,6 +185,9 @@ func (e *sentryExporter) newClient(ctx context.Context, host component.Host) (*h
 
 func (e *sentryExporter) newClientWith(ctx context.Context, host component.Host, clientCfg confighttp.ClientConfig) (*http.Client, error) {
 	clientCfg.Endpoint = "" // the envelope URL is derived from the DSN (and `endpoint`) in addProject
+	if ownEncoding(clientCfg.Compression) != encodingByClient {
+		clientCfg.Compression = "" // compress.go compresses envelope bodies itself
+	}
 	if clientCfg.Keepalive.HasValue() && clientCfg.Keepalive.Get().MaxIdleConnsPerHost == 0 {
 		// Go's default of 2 idle connections per host would close and reopen
 		// connections under max_concurrent_requests concurrent envelopes.

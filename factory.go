@@ -25,7 +25,7 @@ const (
 
 	// Defaults that differ from the library constructors; each with its reason.
 	defaultTimeout               = 30 * time.Second // one envelope; the HTTP client's timeout is the only one
-	defaultMaxConcurrentRequests = 64               // 64 in flight at 50 ms RTT = ~1,280 envelopes/s
+	defaultMaxConcurrentRequests = 128              // 128 in flight at 50 ms RTT = ~2,560 envelopes/s at most (make load)
 	defaultQueueSizeItems        = 50_000           // spans or logs per signal; ~1.6 KiB each in pdata (soak): ~80 MiB per queue
 	defaultBatchMinItems         = 1_000
 	defaultBatchMaxItems         = 2_000 // bounds what one consumer holds and translates at once
@@ -58,7 +58,7 @@ func newFactory(clk clocks) exporter.Factory {
 func createDefaultConfig() component.Config {
 	client := confighttp.NewDefaultClientConfig()
 	client.Timeout = defaultTimeout
-	client.Compression = configcompression.TypeGzip // Relay accepts gzip; envelopes are JSON and shrink ~10x
+	client.Compression = configcompression.TypeZstd // Relay accepts zstd; ~40 % cheaper than gzip here (make compare); gzip fallback per project (compress.go)
 
 	queue := exporterhelper.NewDefaultQueueConfig()
 	// Bound the queue by items, not requests: a request can hold any number of

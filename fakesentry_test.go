@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configopaque"
@@ -64,6 +65,11 @@ type fakeSentry struct {
 	got     []received
 	invalid []string
 	respond func(env *envelope.Envelope) answer
+	// oldRelay decodes Content-Encoding as a Relay that predates zstd does:
+	// an encoding it does not know (zstd) is taken for identity.
+	oldRelay bool
+	// encodings counts the bodies received by Content-Encoding.
+	encodings map[string]int
 }
 
 func newFakeSentry(t *testing.T, clock *fakeClock) *fakeSentry {
@@ -88,12 +94,29 @@ func (f *fakeSentry) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body io.Reader = r.Body
-	if r.Header.Get("Content-Encoding") == "gzip" {
+	ce := r.Header.Get("Content-Encoding")
+	f.mu.Lock()
+	if f.encodings == nil {
+		f.encodings = map[string]int{}
+	}
+	f.encodings[ce]++
+	oldRelay := f.oldRelay
+	f.mu.Unlock()
+	switch {
+	case ce == "gzip":
 		zr, err := gzip.NewReader(r.Body)
 		if err != nil {
 			http.Error(w, `{"detail":"failed to decode gzip payload"}`, http.StatusBadRequest)
 			return
 		}
+		body = zr
+	case ce == "zstd" && !oldRelay:
+		zr, err := zstd.NewReader(r.Body)
+		if err != nil {
+			http.Error(w, `{"detail":"failed to decode zstd payload"}`, http.StatusBadRequest)
+			return
+		}
+		defer zr.Close()
 		body = zr
 	}
 	data, err := io.ReadAll(body)
@@ -150,6 +173,13 @@ func (f *fakeSentry) setRespond(fn func(env *envelope.Envelope) answer) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.respond = fn
+}
+
+// bodies counts the request bodies received with a Content-Encoding ("" for none).
+func (f *fakeSentry) bodies(contentEncoding string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.encodings[contentEncoding]
 }
 
 func (f *fakeSentry) envelopes() []received {

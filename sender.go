@@ -56,6 +56,7 @@ type sender struct {
 	acct      *accountant
 	bufs      sync.Pool
 	errLog    logThrottle
+	body      *bodyEncoder // compression of envelope bodies (compress.go); nil: confighttp's
 }
 
 // acquire takes one of the max_concurrent_requests slots; false when ctx ends first.
@@ -116,9 +117,10 @@ func retryable(r sendResult) bool {
 	return !r.delivered && (r.reason == reasonNetworkError || r.reason == reasonSendError && r.status >= 500)
 }
 
-// attempt makes one POST. It returns the classified result and, for a 5xx,
-// the Retry-After Sentry asked for.
-func (s *sender) attempt(ctx context.Context, env *envelope.Envelope) (sendResult, time.Duration) {
+// attemptEncoded makes one POST with the body in enc (attempt, in compress.go,
+// picks it). It returns the classified result and, for a 5xx, the Retry-After
+// Sentry asked for.
+func (s *sender) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc bodyEncoding) (sendResult, time.Duration) {
 	now := s.now()
 	env.Header.SentAt = now
 	bp, _ := s.bufs.Get().(*[]byte)
@@ -127,12 +129,14 @@ func (s *sender) attempt(ctx context.Context, env *envelope.Envelope) (sendResul
 		bp = &b
 	}
 	body := env.AppendTo((*bp)[:0])
-	rc := &requestBody{Reader: bytes.NewReader(body), closed: make(chan struct{})}
+	wire, contentEncoding, giveWire := s.encodeBody(enc, body)
+	rc := &requestBody{Reader: bytes.NewReader(wire), closed: make(chan struct{})}
 	defer func() {
 		// The transport may still be writing the body after the answer came
 		// (a server can answer early); reuse the buffer only once it closed it.
 		select {
 		case <-rc.closed:
+			giveWire()
 			if cap(body) <= 4<<20 { // do not pin huge buffers
 				*bp = body[:0]
 				s.bufs.Put(bp)
@@ -145,7 +149,10 @@ func (s *sender) attempt(ctx context.Context, env *envelope.Envelope) (sendResul
 	if err != nil {
 		return sendResult{reason: reasonInternalSDKError}, 0
 	}
-	req.ContentLength = int64(len(body))
+	req.ContentLength = int64(len(wire))
+	if contentEncoding != "" {
+		req.Header.Set("Content-Encoding", contentEncoding)
+	}
 	req.Header.Set("Content-Type", envelope.ContentType)
 	req.Header.Set("X-Sentry-Auth", s.auth)
 	req.Header.Set("User-Agent", s.userAgent)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make load: throughput of the collector's Sentry exporter against a sink that answers
 # every envelope after 50 ms. Three runs of LOAD_DURATION (default 30s) each, spans only:
-#   default   the exporter at its default settings (max_concurrent_requests 64)
+#   default   the exporter at its default settings (max_concurrent_requests 128)
 #   wide      max_concurrent_requests: LOAD_WIDE (256): how far more in flight goes here
 #   single    max_concurrent_requests: 1, the single-worker peer (~20 envelopes/s at 50 ms)
 # and a table of envelopes/s and spans/s accepted by the sink (measured after a warm-up)
@@ -107,7 +107,7 @@ row() {
 	printf '%-34s %12s %10s %12s %8s %10s\n' "$2" "${RESULT[$1.env_s]}" "${RESULT[$1.spans_s]}" "${RESULT[$1.queue]}" "${RESULT[$1.invalid]}" \
 		"$(ratio "${RESULT[$1.env_s]}" "${RESULT[single.env_s]}")"
 }
-row default "default (max_concurrent 64)"
+row default "default (max_concurrent 128)"
 if ((WIDE > 0)); then
 	row wide "max_concurrent_requests: $WIDE"
 fi

@@ -132,6 +132,10 @@ type generator struct {
 	services      []service
 	logsPerTrace  int
 	exceptionRate float64
+	// spansPerTrace, when 4 or more, makes every trace exactly that long (request-shaped:
+	// the server root, an internal span, then db and http.client children in turn);
+	// 0 keeps the default shape of 3 or 4 spans.
+	spansPerTrace int
 }
 
 func newGenerator(seed uint64, nServices, logsPerTrace int, exceptionRate float64) *generator {
@@ -311,8 +315,8 @@ func (g *generator) trace(s *service, spans ptrace.SpanSlice, logs plog.LogRecor
 	ha.PutInt("http.response.status_code", 200)
 	c.spans++
 
-	// sometimes an internal span under the http.client call
-	if g.rnd.IntN(2) == 0 {
+	// sometimes (always in a request-shaped trace) an internal span under the http.client call
+	if g.spansPerTrace >= 4 || g.rnd.IntN(2) == 0 {
 		in := spans.AppendEmpty()
 		in.SetTraceID(tid)
 		in.SetSpanID(g.spanID())
@@ -322,6 +326,10 @@ func (g *generator) trace(s *service, spans ptrace.SpanSlice, logs plog.LogRecor
 		in.SetStartTimestamp(pcommon.NewTimestampFromTime(hcStart))
 		in.SetEndTimestamp(pcommon.NewTimestampFromTime(hcStart.Add(time.Millisecond)))
 		in.Attributes().PutInt("quote.items", int64(1+g.rnd.IntN(9)))
+		c.spans++
+	}
+	for i := 4; i < g.spansPerTrace; i++ {
+		g.child(s, spans, tid, rootID, i, start, now)
 		c.spans++
 	}
 
@@ -397,4 +405,37 @@ func (g *generator) trace(s *service, spans ptrace.SpanSlice, logs plog.LogRecor
 		c.exceptions++
 	}
 	return c
+}
+
+// child appends the i-th extra child of a request-shaped trace under the root: db
+// queries and http.client calls in turn, laid one after another inside the root.
+func (g *generator) child(s *service, spans ptrace.SpanSlice, tid pcommon.TraceID, rootID pcommon.SpanID, i int, start, end time.Time) {
+	sp := spans.AppendEmpty()
+	sp.SetTraceID(tid)
+	sp.SetSpanID(g.spanID())
+	sp.SetParentSpanID(rootID)
+	sp.SetKind(ptrace.SpanKindClient)
+	from := start.Add(time.Duration(i) * time.Millisecond)
+	to := from.Add(g.ms(1, 4))
+	if to.After(end) {
+		to = end
+	}
+	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(from))
+	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(to))
+	a := sp.Attributes()
+	if i%2 == 0 {
+		sp.SetName("SELECT " + s.dbName + ".orders")
+		a.PutStr("db.system.name", s.dbSystem)
+		a.PutStr("db.namespace", s.dbName)
+		a.PutStr("db.operation.name", "SELECT")
+		a.PutStr("db.collection.name", "orders")
+		a.PutStr("db.query.text", "SELECT id, status, total FROM orders WHERE customer_id = ? LIMIT 20")
+		a.PutStr("server.address", s.dbSystem+".internal")
+		return
+	}
+	sp.SetName("GET")
+	a.PutStr("http.request.method", "GET")
+	a.PutStr("url.full", "https://"+s.peer+"/v1/rates?currency=EUR")
+	a.PutStr("server.address", s.peer)
+	a.PutInt("http.response.status_code", 200)
 }

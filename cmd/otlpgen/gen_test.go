@@ -116,3 +116,60 @@ func TestSend(t *testing.T) {
 		t.Fatalf("by service %+v does not add up to %+v", tot.ByService, tot)
 	}
 }
+
+func TestRequestShapedTraces(t *testing.T) {
+	g := newGenerator(7, 3, 2, 0.05)
+	g.spansPerTrace = 10
+	td, _, c := g.batch(1000, time.Now())
+	if c.spans != 10*c.traces || td.SpanCount() != c.spans {
+		t.Fatalf("%d spans in %d traces (pdata %d), want 10 per trace", c.spans, c.traces, td.SpanCount())
+	}
+	kinds := map[ptrace.SpanKind]int{}
+	roots := map[ptrace.SpanKind]int{}
+	db, http := 0, 0
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				kinds[sp.Kind()]++
+				if sp.ParentSpanID().IsEmpty() {
+					roots[sp.Kind()]++
+				}
+				if sp.EndTimestamp() < sp.StartTimestamp() {
+					t.Fatalf("span %s ends before it starts", sp.Name())
+				}
+				if _, ok := sp.Attributes().Get("db.system.name"); ok {
+					db++
+				}
+				if _, ok := sp.Attributes().Get("url.full"); ok {
+					http++
+				}
+			}
+		}
+	}
+	if roots[ptrace.SpanKindServer] != c.traces || len(roots) != 1 {
+		t.Fatalf("roots %v, want one server root per trace (%d)", roots, c.traces)
+	}
+	if kinds[ptrace.SpanKindInternal] != c.traces || db < 4*c.traces || http < 3*c.traces {
+		t.Fatalf("kinds %v, db %d, http %d for %d traces", kinds, db, http, c.traces)
+	}
+}
+
+func TestLogsOnlySendsNoTraces(t *testing.T) {
+	var tracesReqs, logsReqs atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/v1/traces" {
+			tracesReqs.Add(1)
+		} else {
+			logsReqs.Add(1)
+		}
+	}))
+	defer srv.Close()
+	s := &sender{opts: options{signals: "logs"}, client: srv.Client(), tracesURL: srv.URL + "/v1/traces", logsURL: srv.URL + "/v1/logs"}
+	g := newGenerator(3, 3, 2, 0)
+	td, ld, c := g.batch(100, time.Now())
+	s.send(context.Background(), td, ld, c)
+	if tracesReqs.Load() != 0 || logsReqs.Load() == 0 || s.spans.Load() != 0 || s.logs.Load() != int64(c.logs) {
+		t.Fatalf("traces requests %d, logs requests %d, spans %d, logs %d of %d", tracesReqs.Load(), logsReqs.Load(), s.spans.Load(), s.logs.Load(), c.logs)
+	}
+}

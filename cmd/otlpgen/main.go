@@ -6,6 +6,8 @@
 //
 //	otlpgen --endpoint 127.0.0.1:4318 --duration 60s --rate 2000 --services 3
 //	otlpgen --rate 0 --workers 8 --batch 1000     # as fast as the collector takes it
+//	otlpgen --spans-per-trace 10 --signals traces # request-shaped traces of 10 spans only (make compare)
+//	otlpgen --signals logs --rate 20000           # logs only, 20,000 records/s
 package main
 
 import (
@@ -45,6 +47,8 @@ type options struct {
 	workers        int
 	batch          int
 	gzip           bool
+	spansPerTrace  int
+	signals        string
 	timeout        time.Duration
 	summaryFile    string
 	quiet          bool
@@ -62,13 +66,15 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("otlpgen", flag.ContinueOnError)
 	fs.StringVar(&o.endpoint, "endpoint", "127.0.0.1:4318", "OTLP/HTTP receiver host:port (or a http:// URL); /v1/traces and /v1/logs are appended")
 	fs.DurationVar(&o.duration, "duration", 60*time.Second, "how long to send")
-	fs.Float64Var(&o.rate, "rate", 1000, "target spans per second across all workers (0: as fast as possible)")
+	fs.Float64Var(&o.rate, "rate", 1000, "target spans (log records with --signals logs) per second across all workers (0: as fast as possible)")
 	fs.IntVar(&o.services, "services", 3, "number of simulated services (checkout/go, inventory/java, payments/python, then numbered copies)")
 	fs.IntVar(&o.logsPerTrace, "logs-per-trace", 2, "log records per trace (0: send no logs)")
 	fs.Float64Var(&o.exceptionRatio, "exception-ratio", 0.05, "share of traces that fail with an exception event (and an exception log)")
 	fs.IntVar(&o.workers, "workers", 4, "concurrent senders")
 	fs.IntVar(&o.batch, "batch", 200, "spans per traces request (whole traces, so slightly more)")
 	fs.BoolVar(&o.gzip, "gzip", false, "gzip the request bodies")
+	fs.IntVar(&o.spansPerTrace, "spans-per-trace", 0, "make every trace this long (>= 4: server root, an internal span, db and http.client children); 0: 3 or 4 spans")
+	fs.StringVar(&o.signals, "signals", "both", "what to send: traces, logs or both; with logs alone --rate counts log records")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "per-request timeout")
 	fs.StringVar(&o.summaryFile, "summary-file", "", "also write the totals as JSON to this file")
 	fs.BoolVar(&o.quiet, "quiet", false, "print only the final totals")
@@ -77,6 +83,12 @@ func run(args []string) error {
 	}
 	if o.workers < 1 || o.batch < 1 || o.duration <= 0 || o.rate < 0 {
 		return errors.New("--workers, --batch and --duration must be positive and --rate not negative")
+	}
+	if o.signals != "traces" && o.signals != "logs" && o.signals != "both" {
+		return errors.New("--signals must be traces, logs or both")
+	}
+	if o.signals == "logs" && o.logsPerTrace < 1 {
+		return errors.New("--signals logs needs --logs-per-trace of at least 1")
 	}
 	base := o.endpoint
 	if !strings.Contains(base, "://") {
@@ -109,9 +121,19 @@ func run(args []string) error {
 	for w := range o.workers {
 		wg.Go(func() {
 			g := newGenerator(uint64(time.Now().UnixNano())+uint64(w)*7919, o.services, o.logsPerTrace, o.exceptionRatio)
+			g.spansPerTrace = o.spansPerTrace
+			logsOnly := o.signals == "logs"
+			minSpans := o.batch
+			if logsOnly { // --batch counts log records: about logsPerTrace of them per trace
+				minSpans = max(1, o.batch*max(g.spansPerTrace, 3)/o.logsPerTrace)
+			}
 			for ctx.Err() == nil {
-				td, ld, c := g.batch(o.batch, time.Now())
-				if !lim.wait(ctx, c.spans) {
+				td, ld, c := g.batch(minSpans, time.Now())
+				n := c.spans
+				if logsOnly {
+					n = c.logs
+				}
+				if !lim.wait(ctx, n) {
 					return
 				}
 				s.send(ctx, td, ld, c)
@@ -260,6 +282,15 @@ func (s *sender) delivered(by map[string]counts, traces bool) {
 }
 
 func (s *sender) send(ctx context.Context, td ptrace.Traces, ld plog.Logs, c batchCounts) {
+	if s.opts.signals != "logs" {
+		s.sendTraces(ctx, td, c)
+	}
+	if s.opts.signals != "traces" {
+		s.sendLogs(ctx, ld, c)
+	}
+}
+
+func (s *sender) sendTraces(ctx context.Context, td ptrace.Traces, c batchCounts) {
 	tb, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
 	if err != nil {
 		s.fail("traces marshal error")
@@ -276,6 +307,9 @@ func (s *sender) send(ctx context.Context, td ptrace.Traces, ld plog.Logs, c bat
 		s.exceptions.Add(int64(c.spanExceptions))
 		s.delivered(c.byService, true)
 	}
+}
+
+func (s *sender) sendLogs(ctx context.Context, ld plog.Logs, c batchCounts) {
 	if ld.LogRecordCount() == 0 {
 		return
 	}

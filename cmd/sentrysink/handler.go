@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -34,6 +36,10 @@ type handlerConfig struct {
 	// items it covers (with the header and Retry-After) and accepts the others,
 	// as Relay does; 200 accepts every envelope and announces the limit on each.
 	RateLimitStatus int
+	// OldRelay decodes Content-Encoding as a Relay that predates zstd support:
+	// an encoding it does not know (zstd) is taken for identity, so such a body
+	// fails to parse and is answered 400.
+	OldRelay bool
 	// Limits are the size limits envelopes are validated against.
 	Limits envelope.Limits
 	// Log receives one line per accepted envelope; nil for none.
@@ -194,7 +200,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 		}
 	}()
 	buf.Reset()
-	wire, data, status, msg := readBody(w, r, buf)
+	wire, data, status, msg := readBody(w, r, buf, h.cfg.OldRelay)
 	if status != 0 {
 		h.stats.invalid(msg)
 		return detail(w, status, msg)
@@ -255,16 +261,19 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 
 // readBody reads the request body into buf, decompressing it by Content-Encoding. It
 // returns the wire size and the envelope bytes, or a status and message for a failure.
-func readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) (wire int, data []byte, status int, msg string) {
+func readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer, oldRelay bool) (wire int, data []byte, status int, msg string) {
 	body := http.MaxBytesReader(w, r.Body, maxBodySize)
 	enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding")))
+	if oldRelay && enc != "gzip" && enc != "x-gzip" && enc != "deflate" && enc != "br" {
+		enc = "" // HttpEncoding::parse of Relays before zstd: anything else is identity
+	}
 	switch enc {
 	case "", "identity", "utf-8":
 		if _, err := buf.ReadFrom(body); err != nil {
 			return 0, nil, bodyError(err), "reading the body: " + err.Error()
 		}
 		return buf.Len(), buf.Bytes(), 0, ""
-	case "gzip", "x-gzip", "deflate":
+	case "gzip", "x-gzip", "deflate", "zstd":
 	default:
 		return 0, nil, http.StatusUnsupportedMediaType, fmt.Sprintf("unsupported content encoding %q", enc)
 	}
@@ -275,9 +284,15 @@ func readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) (wire i
 	wire = buf.Len()
 	var zr io.ReadCloser
 	var err error
-	if enc == "deflate" {
+	switch enc {
+	case "deflate":
 		zr, err = zlib.NewReader(bytes.NewReader(buf.Bytes()))
-	} else {
+	case "zstd":
+		var d *zstd.Decoder
+		if d, err = zstd.NewReader(bytes.NewReader(buf.Bytes()), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxBodySize)); err == nil {
+			zr = d.IOReadCloser()
+		}
+	default:
 		zr, err = gzip.NewReader(bytes.NewReader(buf.Bytes()))
 	}
 	if err != nil {

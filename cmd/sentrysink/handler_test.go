@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/otel-sentry/sentryexporter/envelope"
 )
 
@@ -167,6 +169,31 @@ func TestCompression(t *testing.T) {
 	tot := st.snapshot(time.Now())
 	if tot.ContentEncoding["gzip"] != 1 || tot.ContentEncoding["deflate"] != 1 || tot.Envelopes != 2 || tot.Invalid != 2 {
 		t.Errorf("totals %+v", tot)
+	}
+}
+
+func TestZstdAndOldRelay(t *testing.T) {
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zb := enc.EncodeAll(transactionEnv, nil)
+	h, st, _ := newTestHandler(handlerConfig{})
+	if r := post(t, h, "/api/1/envelope/", zb, map[string]string{"Content-Encoding": "zstd"}); r.status != 200 {
+		t.Fatalf("zstd: %d %v", r.status, r.body)
+	}
+	if tot := st.snapshot(time.Now()); tot.ContentEncoding["zstd"] != 1 || tot.WireBytes != uint64(len(zb)) || tot.EnvelopeBytes != uint64(len(transactionEnv)) {
+		t.Errorf("totals %+v", tot)
+	}
+	old, st, _ := newTestHandler(handlerConfig{OldRelay: true})
+	if r := post(t, old, "/api/1/envelope/", zb, map[string]string{"Content-Encoding": "zstd"}); r.status != 400 {
+		t.Fatalf("zstd to an old Relay: %d %v, want 400", r.status, r.body)
+	}
+	if r := post(t, old, "/api/1/envelope/", logEnv, map[string]string{"Content-Encoding": "snappy"}); r.status != 200 {
+		t.Fatalf("an unknown encoding on a plain body, old Relay: %d %v, want 200 (taken for identity)", r.status, r.body)
+	}
+	if tot := st.snapshot(time.Now()); tot.Invalid != 1 || tot.Envelopes != 1 {
+		t.Errorf("old Relay totals %+v", tot)
 	}
 }
 

@@ -1,6 +1,6 @@
 // Command sentrysink is a small local Sentry-compatible ingest endpoint for demos, load
 // and soak tests of the Sentry exporter. It serves POST /api/<project>/envelope/, checks
-// X-Sentry-Auth, decompresses gzip/deflate bodies, parses and validates every envelope
+// X-Sentry-Auth, decompresses gzip/deflate/zstd bodies, parses and validates every envelope
 // strictly with the repository's envelope package (Relay's grammar and default size
 // limits), counts what arrived and answers like Relay: 200 {"id":…}, 400/413 with
 // {"detail":…} for an invalid envelope, or 429 with X-Sentry-Rate-Limits when told to.
@@ -9,6 +9,7 @@
 //	sentrysink --delay 50ms --quiet                 # a slow Sentry
 //	sentrysink --rate-limit 60::organization        # 429 for everything
 //	sentrysink --rate-limit 60:span:key --rate-limit-status 200   # announce on 200
+//	sentrysink --old-relay                          # refuses zstd bodies as Relays before zstd did
 //	sentrysink --print-free-port 3                  # print 3 free loopback ports and exit
 //	sentrysink --print-summary sink.json            # render a summary file and exit
 //	sentrysink --query sink.json envelopes items.transaction invalid_envelopes
@@ -46,6 +47,7 @@ func run(args []string) error {
 	delay := fs.Duration("delay", 0, "added latency before every answer")
 	rateLimit := fs.String("rate-limit", "", `X-Sentry-Rate-Limits value to enforce, e.g. "60::organization" or "60:error:organization"`)
 	rateLimitStatus := fs.Int("rate-limit-status", http.StatusTooManyRequests, "with --rate-limit: 429 rejects the envelopes whose items it covers and accepts the rest, as Relay does; 200 accepts all and announces the limit on each")
+	oldRelay := fs.Bool("old-relay", false, "decode Content-Encoding like a Relay without zstd support: zstd bodies are taken for identity and refused with 400")
 	quiet := fs.Bool("quiet", false, "do not print one line per accepted envelope")
 	statsEvery := fs.Duration("stats-every", 10*time.Second, "print a summary line this often (0: never)")
 	summaryFile := fs.String("summary-file", "", "write the JSON totals to this file every second and on exit")
@@ -75,6 +77,7 @@ func run(args []string) error {
 		RateLimit:       strings.TrimSpace(*rateLimit),
 		RateLimitStatus: *rateLimitStatus,
 		Limits:          envelope.RelayDefaults(),
+		OldRelay:        *oldRelay,
 	}
 	if !*quiet {
 		cfg.Log = out.WriteLine

@@ -25,13 +25,14 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                            metric.Meter
-	mu                               sync.Mutex
-	registrations                    []metric.Registration
-	ExporterSentryDroppedItems       metric.Int64Counter
-	ExporterSentryRateLimitRemaining metric.Float64ObservableGauge
-	ExporterSentryRequests           metric.Int64Counter
-	ExporterSentrySentItems          metric.Int64Counter
+	meter                              metric.Meter
+	mu                                 sync.Mutex
+	registrations                      []metric.Registration
+	ExporterSentryCompressionFallbacks metric.Int64Counter
+	ExporterSentryDroppedItems         metric.Int64Counter
+	ExporterSentryRateLimitRemaining   metric.Float64ObservableGauge
+	ExporterSentryRequests             metric.Int64Counter
+	ExporterSentrySentItems            metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -88,6 +89,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ExporterSentryCompressionFallbacks, err = builder.meter.Int64Counter(
+		"otelcol_exporter_sentry_compression_fallbacks",
+		metric.WithDescription("Times a project's Sentry refused zstd-compressed envelopes and the exporter switched that project to gzip (once per project and run). [Alpha]"),
+		metric.WithUnit("{fallback}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ExporterSentryDroppedItems, err = builder.meter.Int64Counter(
 		"otelcol_exporter_sentry_dropped_items",
 		metric.WithDescription("Items dropped locally or rejected by Sentry, by data category and reason. log_byte counts bytes. [Alpha]"),

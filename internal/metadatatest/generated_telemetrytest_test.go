@@ -24,9 +24,13 @@ func TestSetupTelemetry(t *testing.T) {
 		observer.Observe(1)
 		return nil
 	}))
+	tb.ExporterSentryCompressionFallbacks.Add(context.Background(), 1)
 	tb.ExporterSentryDroppedItems.Add(context.Background(), 1)
 	tb.ExporterSentryRequests.Add(context.Background(), 1)
 	tb.ExporterSentrySentItems.Add(context.Background(), 1)
+	AssertEqualExporterSentryCompressionFallbacks(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterSentryDroppedItems(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())

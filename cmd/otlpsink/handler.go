@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+)
+
+// maxBody bounds a body before and after decompression.
+const maxBody = 64 << 20
+
+type handler struct {
+	stats *stats
+	zstd  *zstd.Decoder
+}
+
+func newHandler(st *stats) *handler {
+	d, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
+	return &handler{stats: st, zstd: d}
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || (r.URL.Path != "/v1/traces" && r.URL.Path != "/v1/logs") {
+		http.NotFound(w, r)
+		return
+	}
+	wire, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		h.fail(w, http.StatusBadRequest, "reading the body: %v", err)
+		return
+	}
+	body, err := h.decode(strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))), wire)
+	if err != nil {
+		h.fail(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	var spans, logs int
+	var resp []byte
+	if r.URL.Path == "/v1/traces" {
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalProto(body); err != nil {
+			h.fail(w, http.StatusBadRequest, "traces: %v", err)
+			return
+		}
+		spans = req.Traces().SpanCount()
+		resp, _ = ptraceotlp.NewExportResponse().MarshalProto()
+	} else {
+		req := plogotlp.NewExportRequest()
+		if err := req.UnmarshalProto(body); err != nil {
+			h.fail(w, http.StatusBadRequest, "logs: %v", err)
+			return
+		}
+		logs = req.Logs().LogRecordCount()
+		resp, _ = plogotlp.NewExportResponse().MarshalProto()
+	}
+	h.stats.accepted(spans, logs, len(wire), len(body))
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(resp)
+}
+
+func (h *handler) decode(enc string, wire []byte) ([]byte, error) {
+	switch enc {
+	case "", "identity":
+		return wire, nil
+	case "zstd":
+		return h.zstd.DecodeAll(wire, nil)
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(wire))
+		if err != nil {
+			return nil, err
+		}
+		return readAllLimited(zr)
+	case "deflate":
+		zr, err := zlib.NewReader(bytes.NewReader(wire))
+		if err != nil {
+			return nil, err
+		}
+		return readAllLimited(zr)
+	default:
+		return nil, fmt.Errorf("unsupported content encoding %q", enc)
+	}
+}
+
+func readAllLimited(r io.ReadCloser) ([]byte, error) {
+	defer r.Close()
+	b, err := io.ReadAll(io.LimitReader(r, maxBody+1))
+	if err == nil && len(b) > maxBody {
+		err = fmt.Errorf("decoded body over %d bytes", maxBody)
+	}
+	return b, err
+}
+
+func (h *handler) fail(w http.ResponseWriter, status int, format string, args ...any) {
+	h.stats.invalid()
+	http.Error(w, fmt.Sprintf(format, args...), status)
+}

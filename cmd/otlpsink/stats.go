@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Totals are what arrived, as written to --summary-file.
+type Totals struct {
+	UptimeSeconds float64 `json:"uptime_seconds"`
+	Requests      uint64  `json:"requests"`
+	Spans         uint64  `json:"spans"`
+	Logs          uint64  `json:"logs"`
+	// WireBytes sums the bodies as sent (compressed); DecodedBytes after decompression.
+	WireBytes    uint64 `json:"wire_bytes"`
+	DecodedBytes uint64 `json:"envelope_bytes"`
+	// Invalid counts requests answered 4xx (bad encoding or protobuf).
+	Invalid uint64 `json:"invalid_envelopes"`
+}
+
+type stats struct {
+	mu    sync.Mutex
+	start time.Time
+	t     Totals
+}
+
+func newStats(now time.Time) *stats { return &stats{start: now} }
+
+func (s *stats) accepted(spans, logs, wire, decoded int) {
+	s.mu.Lock()
+	s.t.Requests++
+	s.t.Spans += uint64(spans)
+	s.t.Logs += uint64(logs)
+	s.t.WireBytes += uint64(wire)
+	s.t.DecodedBytes += uint64(decoded)
+	s.mu.Unlock()
+}
+
+func (s *stats) invalid() {
+	s.mu.Lock()
+	s.t.Requests++
+	s.t.Invalid++
+	s.mu.Unlock()
+}
+
+func (s *stats) snapshot(now time.Time) Totals {
+	s.mu.Lock()
+	t := s.t
+	s.mu.Unlock()
+	t.UptimeSeconds = now.Sub(s.start).Seconds()
+	return t
+}
+
+// writeFile replaces path atomically, so a reader never sees half a file.
+func (t Totals) writeFile(path string) error {
+	b, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".otlpsink-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

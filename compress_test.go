@@ -1,0 +1,236 @@
+package sentryexporter
+
+import (
+	"bytes"
+	stdgzip "compress/gzip"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/config/configcompression"
+
+	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/translate"
+)
+
+const fallbacksMetric = "otelcol_exporter_sentry_compression_fallbacks"
+
+// By default envelopes go out zstd-compressed, and a current Relay stores them.
+func TestZstdByDefault(t *testing.T) {
+	h := newHarness(t, nil)
+	h.consumeTraces(0, 3, true)
+	h.consumeLogs(10)
+	h.shutdown()
+	h.sentry.requireNoInvalid()
+	assert.Positive(t, h.sentry.bodies("zstd"))
+	assert.Zero(t, h.sentry.bodies("gzip")+h.sentry.bodies(""), "every body is zstd")
+	assert.EqualValues(t, 9, h.sent("span"))
+	assert.EqualValues(t, 3, h.sent("error"))
+	assert.EqualValues(t, 10, h.sent("log_item"))
+	assert.Zero(t, h.sum(fallbacksMetric, nil))
+}
+
+// A Relay that predates zstd takes the body for identity and answers 400: each
+// such envelope is re-sent with gzip and stored once; the project switches to
+// gzip for good, counted once; nothing is lost or dropped.
+func TestOldRelayFallsBackToGzip(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
+	h.sentry.oldRelay = true
+	h.consumeTraces(0, 3, true)
+	refused := h.sentry.bodies("zstd")
+	require.Positive(t, refused)
+	h.consumeTraces(3, 2, false)
+	h.consumeLogs(10)
+	h.shutdown()
+
+	assert.Equal(t, refused, h.sentry.bodies("zstd"), "after the fallback no zstd body goes out")
+	assert.Equal(t, 5+3+1, h.sentry.bodies("gzip"), "5 transactions, 3 error events and 1 log container, each stored once")
+	assert.Len(t, h.sentry.envelopes(), 9)
+	assert.EqualValues(t, 15, h.sent("span"))
+	assert.EqualValues(t, 3, h.sent("error"))
+	assert.EqualValues(t, 10, h.sent("log_item"))
+	for _, cat := range []string{"span", "transaction", "error", "log_item"} {
+		assert.Zero(t, h.droppedAll(cat), cat)
+	}
+	assert.EqualValues(t, 1, h.sum(fallbacksMetric, map[string]string{"project": "1"}))
+	assert.EqualValues(t, refused, h.sum("otelcol_exporter_sentry_requests", map[string]string{"status": "400"}))
+}
+
+// A 400 that gzip gets too was not about the encoding: the envelope is counted
+// once as send_error, and the project keeps zstd.
+func TestInvalidEnvelopeKeepsZstd(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
+	h.sentry.setRespond(func(*envelope.Envelope) answer { return answer{status: http.StatusBadRequest} })
+	h.consumeTraces(0, 1, false)
+	h.consumeTraces(1, 1, false)
+	h.shutdown()
+	assert.Equal(t, 2, h.sentry.bodies("zstd"))
+	assert.Equal(t, 2, h.sentry.bodies("gzip"))
+	assert.EqualValues(t, 6, h.dropped("span", "send_error"))
+	assert.EqualValues(t, 2, h.dropped("transaction", "send_error"))
+	assert.Zero(t, h.sum(fallbacksMetric, nil))
+}
+
+// A 415 (an unknown encoding refused outright) falls back like a 400.
+func TestUnsupportedMediaTypeFallsBack(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
+	h.sentry.setRespond(func(*envelope.Envelope) answer { return answer{status: http.StatusOK} })
+	var mu sync.Mutex
+	first := true
+	h.sentry.setRespond(func(*envelope.Envelope) answer {
+		mu.Lock()
+		defer mu.Unlock()
+		if first {
+			first = false
+			return answer{status: http.StatusUnsupportedMediaType}
+		}
+		return answer{status: http.StatusOK}
+	})
+	h.consumeTraces(0, 1, false)
+	h.consumeTraces(1, 1, false)
+	h.shutdown()
+	assert.Equal(t, 1, h.sentry.bodies("zstd"))
+	assert.Equal(t, 2, h.sentry.bodies("gzip"))
+	assert.EqualValues(t, 6, h.sent("span"))
+	assert.EqualValues(t, 1, h.sum(fallbacksMetric, nil))
+}
+
+// compression: gzip and none are honoured; gzip never tries zstd.
+func TestConfiguredCompression(t *testing.T) {
+	for _, tc := range []struct {
+		compression configcompression.Type
+		encoding    string
+	}{{configcompression.TypeGzip, "gzip"}, {"", ""}} {
+		t.Run(string(tc.compression), func(t *testing.T) {
+			h := newHarness(t, func(c *Config) { c.ClientConfig.Compression = tc.compression })
+			h.consumeTraces(0, 2, true)
+			h.consumeLogs(5)
+			h.shutdown()
+			h.sentry.requireNoInvalid()
+			assert.Len(t, h.sentry.envelopes(), h.sentry.bodies(tc.encoding), "every body %q", tc.encoding)
+			assert.EqualValues(t, 6, h.sent("span"))
+			assert.EqualValues(t, 5, h.sent("log_item"))
+		})
+	}
+}
+
+// The pooled encoders round-trip under concurrent use, and reused buffers
+// never leak one body into another.
+func TestCompressorsRoundTrip(t *testing.T) {
+	c := newCompressors(configcompression.DefaultCompressionLevel)
+	dec, err := zstd.NewReader(nil)
+	require.NoError(t, err)
+	defer dec.Close()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				body := bytes.Repeat([]byte{byte('a' + (g+i)%26), '{', '"', '}'}, 100+i*37)
+				for _, enc := range []bodyEncoding{encodingZstd, encodingGzip} {
+					out, give := c.compress(enc, body)
+					var got []byte
+					var err error
+					if enc == encodingZstd {
+						got, err = dec.DecodeAll(out, nil)
+					} else {
+						var zr *gzip.Reader
+						if zr, err = gzip.NewReader(bytes.NewReader(out)); err == nil {
+							got, err = io.ReadAll(zr)
+						}
+					}
+					give()
+					if err != nil || !bytes.Equal(got, body) {
+						t.Errorf("%s round trip: %v (%d bytes, want %d)", enc.contentEncoding(), err, len(got), len(body))
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// BenchmarkCompressEnvelopes compresses each envelope of smallTraces (334
+// transactions and an error event) one by one, as the sender does: zstd and
+// gzip through compress.go, and the stdlib gzip writer at the default level
+// that confighttp used before (a pooled writer, a fresh buffer per body).
+func BenchmarkCompressEnvelopes(b *testing.B) {
+	e := benchExporter(b, time.Now)
+	res := e.translator.Traces(smallTraces(), translate.TracesWant{Transactions: true, Errors: true})
+	var bodies [][]byte
+	var raw int
+	for i := range res.Transactions {
+		tx := &res.Transactions[i]
+		// the envelope transactionEnvelope builds, spelled out so that this
+		// benchmark does not depend on its signature
+		env := envelope.Envelope{
+			Header: envelope.Header{
+				EventID: tx.EventID, SentAt: testStart,
+				SDK:   &envelope.SDKInfo{Name: sdkName, Version: sdkVersion},
+				Trace: &envelope.TraceContext{TraceID: tx.TraceID, PublicKey: "public", Environment: tx.Environment, Release: tx.Release, Transaction: tx.Name},
+			},
+			Items: []envelope.Item{{Type: envelope.ItemTypeTransaction, Payload: tx.Payload}},
+		}
+		bodies = append(bodies, env.AppendTo(nil))
+		raw += len(bodies[len(bodies)-1])
+	}
+	res.Release()
+	c := newCompressors(configcompression.DefaultCompressionLevel)
+	run := func(b *testing.B, compress func([]byte) int) {
+		var wire int
+		b.ReportAllocs()
+		for b.Loop() {
+			wire = 0
+			for _, body := range bodies {
+				wire += compress(body)
+			}
+		}
+		b.ReportMetric(float64(wire)/float64(len(bodies)), "wireB/envelope")
+		b.ReportMetric(float64(raw)/float64(len(bodies)), "rawB/envelope")
+	}
+	for _, enc := range []bodyEncoding{encodingZstd, encodingGzip} {
+		b.Run(enc.contentEncoding(), func(b *testing.B) {
+			run(b, func(body []byte) int {
+				out, give := c.compress(enc, body)
+				n := len(out)
+				give()
+				return n
+			})
+		})
+	}
+	// compression_params.level 3 and 7: zstd's default and better levels
+	for _, level := range []configcompression.Level{3, 7} {
+		cl := newCompressors(level)
+		b.Run(fmt.Sprintf("zstd-level-%d", level), func(b *testing.B) {
+			run(b, func(body []byte) int {
+				out, give := cl.compress(encodingZstd, body)
+				n := len(out)
+				give()
+				return n
+			})
+		})
+	}
+	b.Run("stdlib-gzip-default", func(b *testing.B) {
+		var pool sync.Pool
+		run(b, func(body []byte) int {
+			var buf bytes.Buffer
+			zw, _ := pool.Get().(*stdgzip.Writer)
+			if zw == nil {
+				zw = stdgzip.NewWriter(&buf)
+			} else {
+				zw.Reset(&buf)
+			}
+			_, _ = zw.Write(body)
+			_ = zw.Close()
+			pool.Put(zw)
+			return buf.Len()
+		})
+	})
+}

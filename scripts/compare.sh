@@ -1,0 +1,287 @@
+#!/usr/bin/env bash
+# make compare: the cost per span and per log record of the Sentry exporter against the
+# stock otlphttp exporter, side by side in ONE collector binary (bin/otelcol-compare, built
+# by ocb from builder-compare.yaml), on the same input, at default settings.
+#
+# Each round runs, one after the other and in alternating order, a fresh collector with
+#   otlp receiver -> sentry exporter (defaults)     -> cmd/sentrysink (strict, answers at once)
+#   otlp receiver -> otlp_http exporter (defaults)  -> cmd/otlpsink  (counts bytes and items)
+# and a fixed input from otlpgen: request-shaped traces of 10 spans (server root, db and
+# http.client children, 1 in 20 with an exception event) for the span rows, then logs with
+# trace context and a few attributes for the log rows; and the Sentry exporter once more
+# with traces_as: spans. After COMPARE_WARMUP seconds it reads the collector's CPU time
+# (utime+stime in /proc/<pid>/stat) over COMPARE_WINDOW seconds, and the sink's items and
+# wire bytes over the same window (from its summary file, which carries its own clock).
+# It prints, as medians over the rounds: CPU per span, CPU per log record, bytes on the wire
+# per span and per log record, with the ratios sentry/otlphttp. Then one throughput run:
+# envelopes/s at a 50 ms round trip with the exporter's defaults (COMPARE_THROUGHPUT=0 skips it).
+#
+# CPU per item = (collector CPU seconds / wall seconds) / (items per second at the sink), so
+# a run whose exporter falls behind shows as a lower rate, not as a cheaper item.
+# Everything listens on 127.0.0.1 only. Not run in CI (it measures; it does not check much).
+#
+# Environment: COMPARE_ROUNDS (3), COMPARE_RATE (items/s offered, 10000; the issue used 20000), COMPARE_WARMUP (4),
+# COMPARE_WINDOW (10), COMPARE_MODES (all: "sentry otlphttp sentry-spans sentry-logs
+# otlphttp-logs"), COMPARE_SENTRY_EXTRA (YAML added to the sentry exporter, e.g.
+# "compression: gzip"), COMPARE_OTELCOL (another build of the compare collector, e.g. an older
+# commit's), COMPARE_PROFILE=DIR (one extra run per sentry mode with a
+# COMPARE_WINDOW-second CPU profile and an allocation profile from the pprof extension into
+# DIR), KEEP_WORKDIR=1.
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+OTELCOL=${COMPARE_OTELCOL:-$BIN/otelcol-compare}
+OSINK="$BIN/otlpsink"
+ROUNDS=${COMPARE_ROUNDS:-3}
+RATE=${COMPARE_RATE:-10000}
+WARMUP=${COMPARE_WARMUP:-4}
+WINDOW=${COMPARE_WINDOW:-10}
+MODES=${COMPARE_MODES:-sentry otlphttp sentry-spans sentry-logs otlphttp-logs}
+SENTRY_EXTRA=${COMPARE_SENTRY_EXTRA:-}
+PROFILE_DIR=${COMPARE_PROFILE:-}
+TICKS=$(getconf CLK_TCK)
+
+for b in "$OTELCOL" "$SINK" "$GEN" "$OSINK"; do
+	[[ -x "$b" ]] || die "$b is missing; run 'make compare' (it builds them)"
+done
+make_workdir compare
+install_trap
+[[ -z "$PROFILE_DIR" ]] || mkdir -p "$PROFILE_DIR"
+
+# cpu_ticks PID: utime+stime of PID in clock ticks. Fields counted after the ")" that ends
+# the command name, which may itself hold spaces.
+cpu_ticks() {
+	local rest
+	rest=$(<"/proc/$1/stat")
+	rest=${rest##*) }
+	awk '{ print $12 + $13 }' <<<"$rest"
+}
+
+now_s() { date +%s.%N; }
+
+# write_config FILE HTTP_PORT EXPORTER SINK_PORT [PPROF_PORT]
+write_config() {
+	local file=$1 http=$2 exporter=$3 sink=$4 pprof=${5:-} ext="" extlist=""
+	if [[ -n "$pprof" ]]; then
+		ext=$'extensions:\n  pprof:\n    endpoint: 127.0.0.1:'"$pprof"
+		extlist="  extensions: [pprof]"
+	fi
+	local name="$exporter" exp
+	case "$exporter" in
+	sentry)
+		exp="  sentry:
+    dsn: http://public@127.0.0.1:$sink/1
+$(printf '%s\n' "$SENTRY_EXTRA" | sed '/^$/d; s/^/    /')"
+		;;
+	sentry-spans)
+		name=sentry
+		exp="  sentry:
+    dsn: http://public@127.0.0.1:$sink/1
+    traces_as: spans
+$(printf '%s\n' "$SENTRY_EXTRA" | sed '/^$/d; s/^/    /')"
+		;;
+	otlphttp)
+		name=otlp_http
+		exp="  otlp_http:
+    endpoint: http://127.0.0.1:$sink"
+		;;
+	esac
+	cat >"$file" <<EOF
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:$http
+exporters:
+$exp
+$ext
+service:
+$extlist
+  telemetry:
+    logs:
+      level: warn
+    metrics:
+      level: none
+  pipelines:
+    traces:
+      receivers: [otlp]
+      exporters: [$name]
+    logs:
+      receivers: [otlp]
+      exporters: [$name]
+EOF
+}
+
+declare -A VAL # VAL[mode.round.cpu|bytes|rate]
+
+# run MODE ROUND [PROFILE_FILE]: one measurement.
+run() {
+	local mode=$1 round=$2 prof=${3:-} dir="$WORKDIR/$1.$2"
+	mkdir -p "$dir"
+	local exporter signal
+	case "$mode" in
+	sentry | sentry-spans | otlphttp) exporter=$mode signal=traces ;;
+	sentry-logs) exporter=sentry signal=logs ;;
+	otlphttp-logs) exporter=otlphttp signal=logs ;;
+	*) die "unknown mode $mode" ;;
+	esac
+	if [[ "$exporter" == otlphttp ]]; then
+		start sink "$dir/sink.log" "$OSINK" --listen 127.0.0.1:0 --addr-file "$dir/sink.addr" --summary-file "$dir/sink.json"
+	else
+		start sink "$dir/sink.log" "$SINK" --listen 127.0.0.1:0 --addr-file "$dir/sink.addr" \
+			--quiet --stats-every 0 --summary-file "$dir/sink.json"
+	fi
+	wait_addr_file "$dir/sink.addr" "$PID_sink" "$dir/sink.log"
+	local sink_addr http pprof=""
+	sink_addr=$(<"$dir/sink.addr")
+	if [[ -n "$prof" ]]; then
+		read -r http pprof <<<"$(free_ports 2)"
+	else
+		read -r http <<<"$(free_ports 1)"
+	fi
+	write_config "$dir/collector.yaml" "$http" "$exporter" "${sink_addr##*:}" "$pprof"
+	start collector "$dir/collector.log" "$OTELCOL" --config "$dir/collector.yaml"
+	wait_port "$http" "$PID_collector" "the collector (see $dir/collector.log)" 60
+
+	local dur=$((WARMUP + WINDOW + 3))
+	start gen "$dir/gen.log" "$GEN" --endpoint "127.0.0.1:$http" --duration "${dur}s" --rate "$RATE" \
+		--signals "$signal" --spans-per-trace 10 --logs-per-trace 2 --exception-ratio 0.05 \
+		--workers 4 --batch 200 --quiet --summary-file "$dir/gen.json"
+	local gen_pid=$PID_gen
+	nap "$WARMUP"
+	local c0 w0 c1 w1 i0 b0 u0 i1 b1 u1 key=spans prof_pid=""
+	[[ "$signal" == logs ]] && key=logs
+	if [[ -n "$prof" ]]; then
+		curl -s -o "$prof" "http://127.0.0.1:$pprof/debug/pprof/profile?seconds=$WINDOW" &
+		prof_pid=$!
+	fi
+	c0=$(cpu_ticks "$PID_collector")
+	w0=$(now_s)
+	read -r i0 b0 u0 <<<"$("$SINK" --query "$dir/sink.json" "$key" wire_bytes uptime_seconds)"
+	nap "$WINDOW"
+	c1=$(cpu_ticks "$PID_collector")
+	w1=$(now_s)
+	read -r i1 b1 u1 <<<"$("$SINK" --query "$dir/sink.json" "$key" wire_bytes uptime_seconds)"
+	if [[ -n "$prof_pid" ]]; then
+		wait "$prof_pid" || log "[$mode] profile download failed"
+		# allocations since start (sample_index=alloc_space): what drives the GC
+		curl -s -o "${prof%.pb.gz}.allocs.pb.gz" "http://127.0.0.1:$pprof/debug/pprof/allocs" || log "[$mode] allocs profile download failed"
+	fi
+	wait_pid "$gen_pid" 30 || true
+	stop_pid "$gen_pid" 5
+	stop_pid "$PID_collector" 10
+	stop_pid "$PID_sink" 10
+
+	local res
+	res=$(awk -v c0="$c0" -v c1="$c1" -v w0="$w0" -v w1="$w1" -v hz="$TICKS" \
+		-v i0="$i0" -v i1="$i1" -v b0="$b0" -v b1="$b1" -v u0="$u0" -v u1="$u1" 'BEGIN {
+		cpu_rate = (c1 - c0) / hz / (w1 - w0)        # cores busy
+		item_rate = (u1 > u0) ? (i1 - i0) / (u1 - u0) : 0
+		if (item_rate <= 0 || i1 == i0) { print "0 0 0 0"; exit }
+		printf "%.3f %.1f %.0f %.3f\n", cpu_rate / item_rate * 1e6, (b1 - b0) / (i1 - i0), item_rate, cpu_rate
+	}')
+	local cpu bytes rate cores
+	read -r cpu bytes rate cores <<<"$res"
+	VAL[$mode.$round.cpu]=$cpu
+	VAL[$mode.$round.bytes]=$bytes
+	VAL[$mode.$round.rate]=$rate
+	local invalid
+	invalid=$("$SINK" --query "$dir/sink.json" invalid_envelopes)
+	[[ "$invalid" == 0 ]] || die "[$mode] the sink rejected $invalid requests (see $dir)"
+	log "[$mode round $round] ${cpu} µs CPU/item, ${bytes} B/item, ${rate} items/s at the sink, ${cores} cores; gen: $(tail -n 1 "$dir/gen.log" | cut -c1-160)"
+}
+
+read -r -a mode_list <<<"$MODES"
+for ((r = 1; r <= ROUNDS; r++)); do
+	order=("${mode_list[@]}")
+	if ((r % 2 == 0)); then # alternate the order, so no mode always runs first
+		order=()
+		for ((k = ${#mode_list[@]} - 1; k >= 0; k--)); do order+=("${mode_list[k]}"); done
+	fi
+	for m in "${order[@]}"; do
+		run "$m" "$r"
+	done
+done
+if [[ -n "$PROFILE_DIR" ]]; then
+	for m in "${mode_list[@]}"; do
+		run "$m" profile "$PROFILE_DIR/$m.pb.gz"
+	done
+fi
+
+# throughput: envelopes/s the sentry exporter (defaults) delivers to a sink answering after
+# 50 ms, with small traces offered well above that (as make load does; no otlphttp peer: its
+# requests carry 200 spans each, so its request rate says nothing about ours).
+THROUGHPUT=""
+throughput() {
+	local dir="$WORKDIR/throughput"
+	mkdir -p "$dir"
+	start sink "$dir/sink.log" "$SINK" --listen 127.0.0.1:0 --addr-file "$dir/sink.addr" \
+		--delay 50ms --quiet --stats-every 0 --summary-file "$dir/sink.json"
+	wait_addr_file "$dir/sink.addr" "$PID_sink" "$dir/sink.log"
+	local sink_addr http
+	sink_addr=$(<"$dir/sink.addr")
+	read -r http <<<"$(free_ports 1)"
+	write_config "$dir/collector.yaml" "$http" sentry "${sink_addr##*:}"
+	start collector "$dir/collector.log" "$OTELCOL" --config "$dir/collector.yaml"
+	wait_port "$http" "$PID_collector" "the collector (see $dir/collector.log)" 60
+	start gen "$dir/gen.log" "$GEN" --endpoint "127.0.0.1:$http" --duration "$((WARMUP + WINDOW + 3))s" --rate 20000 \
+		--signals traces --logs-per-trace 0 --exception-ratio 0 --workers 4 --batch 500 --quiet
+	local gen_pid=$PID_gen e0 u0 e1 u1
+	nap "$WARMUP"
+	read -r e0 u0 <<<"$("$SINK" --query "$dir/sink.json" envelopes uptime_seconds)"
+	nap "$WINDOW"
+	read -r e1 u1 <<<"$("$SINK" --query "$dir/sink.json" envelopes uptime_seconds)"
+	wait_pid "$gen_pid" 30 || true
+	stop_pid "$gen_pid" 5
+	stop_pid "$PID_collector" 5 # a full queue would take long to drain
+	stop_pid "$PID_sink" 10
+	THROUGHPUT=$(awk -v a="$e0" -v b="$e1" -v t="$u0" -v u="$u1" 'BEGIN { printf "%.0f", (u > t ? (b - a) / (u - t) : 0) }')
+	log "[throughput] $THROUGHPUT envelopes/s at 50 ms round trip (defaults)"
+}
+if [[ "${COMPARE_THROUGHPUT:-1}" == 1 ]]; then
+	throughput
+fi
+
+# median MODE FIELD: the median over the rounds
+median() {
+	local mode=$1 f=$2 r vals=()
+	for ((r = 1; r <= ROUNDS; r++)); do
+		[[ -n "${VAL[$mode.$r.$f]-}" ]] && vals+=("${VAL[$mode.$r.$f]}")
+	done
+	((${#vals[@]})) || { echo 0; return; }
+	printf '%s\n' "${vals[@]}" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "n/a" }'; }
+has() { [[ " $MODES " == *" $1 "* ]]; }
+
+echo
+echo "make compare: medians of $ROUNDS alternating rounds, ${RATE} items/s offered, ${WINDOW}s window after ${WARMUP}s warm-up"
+[[ -z "$SENTRY_EXTRA" ]] || echo "sentry exporter extra settings: $(tr '\n' ' ' <<<"$SENTRY_EXTRA")"
+printf '%-40s %12s %12s %8s\n' "per item" "otlphttp" "sentry" "ratio"
+row() { # LABEL SENTRY_MODE PEER_MODE FIELD UNIT
+	has "$2" && has "$3" || return 0
+	local s p
+	s=$(median "$2" "$4")
+	p=$(median "$3" "$4")
+	printf '%-40s %12s %12s %8s\n' "$1" "$p$5" "$s$5" "$(ratio "$s" "$p")"
+}
+row "CPU per span" sentry otlphttp cpu " µs"
+row "CPU per span, traces_as: spans" sentry-spans otlphttp cpu " µs"
+row "CPU per log record" sentry-logs otlphttp-logs cpu " µs"
+row "bytes on the wire per span" sentry otlphttp bytes " B"
+row "bytes on the wire per span, spans mode" sentry-spans otlphttp bytes " B"
+row "bytes on the wire per log record" sentry-logs otlphttp-logs bytes " B"
+echo
+printf '%-40s' "items/s at the sink (median)"
+for m in "${mode_list[@]}"; do printf ' %s=%s' "$m" "$(median "$m" rate)"; done
+echo
+for m in "${mode_list[@]}"; do
+	((ROUNDS > 0)) || break
+	if awk -v a="$(median "$m" rate)" -v r="$RATE" 'BEGIN { exit !(a < 0.9 * r) }'; then
+		echo "WARNING: $m delivered under 90 % of the offered rate: its figures include refused input (lower COMPARE_RATE)"
+	fi
+done
+[[ -z "$THROUGHPUT" ]] || echo "throughput, sentry exporter at defaults, sink answering after 50 ms: $THROUGHPUT envelopes/s (make load has the single-worker peer)"
+[[ -z "$PROFILE_DIR" ]] || echo "CPU profiles: $PROFILE_DIR/<mode>.pb.gz (go tool pprof -top bin/otelcol-compare FILE)"
