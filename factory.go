@@ -29,6 +29,14 @@ const (
 	defaultBatchMaxItems         = 2_000 // bounds what one consumer holds and translates at once
 	defaultClientReportInterval  = 30 * time.Second
 	defaultMaxProjects           = 100 // each project: limits, client reports, a connection pool (see README)
+	// A push of 2,000 spans is ~1-2 MiB of envelopes: a project takes a few
+	// whole batches at once, and a hanging one holds at most this much.
+	defaultMaxPendingBytesPerProject = 8 << 20
+	// 32 hanging projects at their bound; the worst case of a 100-project gateway.
+	defaultMaxPendingBytes = 256 << 20
+	// Shutdown: pending envelopes get this long, then each final client report
+	// gets finalReportTimeout: the exporter's own part stays under 10 s.
+	defaultDrainTimeout = 5 * time.Second
 )
 
 // NewFactory creates the factory of the Sentry exporter. The traces and logs
@@ -40,7 +48,11 @@ func NewFactory() exporter.Factory {
 
 // newFactory lets tests give the exporters clocks of their own.
 func newFactory(clk clocks) exporter.Factory {
-	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk}
+	return factoryOf(&sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk})
+}
+
+// factoryOf lets tests keep shared, to reach the exporters it builds.
+func factoryOf(shared *sharedExporters) exporter.Factory {
 	return exporter.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
@@ -69,11 +81,16 @@ func createDefaultConfig() component.Config {
 		Routing:               RoutingConfig{Attribute: "service.name", MaxProjects: defaultMaxProjects},
 		TracesAs:              TracesAsTransactions,
 		MaxConcurrentRequests: defaultMaxConcurrentRequests,
-		ErrorEvents:           ErrorEventsConfig{FromSpanExceptions: true, FromLogs: true},
-		ClientReports:         ClientReportsConfig{Enabled: true, Interval: defaultClientReportInterval},
-		ClientConfig:          client,
-		QueueConfig:           configoptional.Some(queue),
-		RetryConfig:           configretry.NewDefaultBackOffConfig(),
+		Pending: PendingConfig{
+			MaxBytesPerProject: defaultMaxPendingBytesPerProject,
+			MaxBytes:           defaultMaxPendingBytes,
+			DrainTimeout:       defaultDrainTimeout,
+		},
+		ErrorEvents:   ErrorEventsConfig{FromSpanExceptions: true, FromLogs: true},
+		ClientReports: ClientReportsConfig{Enabled: true, Interval: defaultClientReportInterval},
+		ClientConfig:  client,
+		QueueConfig:   configoptional.Some(queue),
+		RetryConfig:   configretry.NewDefaultBackOffConfig(),
 	}
 }
 

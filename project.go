@@ -3,7 +3,6 @@ package sentryexporter // import "github.com/otel-sentry/sentryexporter"
 import (
 	"context"
 	"net/http"
-	"sync"
 	"sync/atomic"
 
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -30,6 +29,7 @@ type project struct {
 	standaloneReports atomic.Bool
 	acct              *accountant
 	sender            *sender
+	queue             *pendingQueue // envelopes between push and answer, sent by the project's own workers
 }
 
 func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
@@ -58,10 +58,11 @@ func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	for i := range res.Errors {
 		out = append(out, p.errorEnvelope(&res.Errors[i]))
 	}
-	p.sendAll(ctx, out)
-	// every envelope is settled: the payload buffers can be reused
-	p.exp.payloads.put(payloads)
-	res.Release()
+	// once every envelope is settled the payload buffers can be reused
+	p.hand(ctx, out, func() {
+		p.exp.payloads.put(payloads)
+		res.Release()
+	}, !p.exp.routed())
 	return nil
 }
 
@@ -82,28 +83,47 @@ func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
 	for i := range res.Errors {
 		out = append(out, p.errorEnvelope(&res.Errors[i]))
 	}
-	p.sendAll(ctx, out)
-	p.exp.payloads.put(payloads)
-	res.Release()
+	// once every envelope is settled the payload buffers can be reused
+	p.hand(ctx, out, func() {
+		p.exp.payloads.put(payloads)
+		res.Release()
+	}, !p.exp.routed())
 	return nil
 }
 
-// sendAll sends every envelope concurrently (the sender caps what is in
-// flight) and accounts for each outcome. It returns when all are settled.
+// sendAll hands out to the project's pending queue and returns at once: it
+// never waits on the network, nor for room. What does not fit is dropped and
+// counted as queue_overflow; the rest is sent by the project's workers.
 func (p *project) sendAll(ctx context.Context, out []outgoing) {
-	if len(out) == 1 {
-		p.deliver(ctx, &out[0])
+	p.hand(ctx, out, nil, false)
+}
+
+// hand gives the envelopes of one push to the pending queue; release runs
+// once every one of them is settled (sent, or dropped and counted). With wait
+// a push waits for room (back-pressure, for the single-project case) until its
+// context ends or the drain time after shutdown is over; without it, what
+// does not fit is dropped as queue_overflow.
+func (p *project) hand(ctx context.Context, out []outgoing, release func(), wait bool) {
+	if len(out) == 0 {
+		if release != nil {
+			release()
+		}
 		return
 	}
-	var wg sync.WaitGroup
+	done := &pushDone{release: release}
+	done.left.Store(int32(len(out)))
 	for i := range out {
-		wg.Add(1)
-		go func(o *outgoing) {
-			defer wg.Done()
-			p.deliver(ctx, o)
-		}(&out[i])
+		taken, closed := p.queue.offer(ctx, &out[i], done, wait)
+		if taken {
+			continue
+		}
+		why := reasonQueueOverflow
+		if closed { // handed over after shutdown: the project can no longer send
+			why = reasonNetworkError
+		}
+		p.acct.dropped(ctx, why, out[i].counts)
+		done.settle()
 	}
-	wg.Wait()
 }
 
 // deliver sends one envelope, with any pending client report riding along,

@@ -24,13 +24,17 @@ const (
 	// routing entry and no `dsn`, or discovery could not resolve it). There
 	// is no project to send a client report to.
 	reasonUnroutable
+	// reasonQueueOverflow: the project's pending queue had no room for the
+	// envelope (pending::max_bytes_per_project or pending::max_bytes), so it was
+	// dropped instead of waiting. Reported to the project once it answers again.
+	reasonQueueOverflow
 	numReasons
 )
 
 // wire is the name in metrics and client reports.
 func (r reason) wire() string {
 	return [numReasons]string{
-		"ratelimit_backoff", "rate_limited", "send_error", "network_error", "internal_sdk_error", "invalid", "unroutable",
+		"ratelimit_backoff", "rate_limited", "send_error", "network_error", "internal_sdk_error", "invalid", "unroutable", "queue_overflow",
 	}[r]
 }
 

@@ -82,6 +82,9 @@ func (s *sender) send(ctx context.Context, env *envelope.Envelope, g gate) sendR
 		if g.limited(s.limits.Load(), s.now()) {
 			return sendResult{reason: reasonRateLimitBackoff}
 		}
+		if ctx.Err() != nil { // shutdown's drain time is over: no new request
+			return sendResult{reason: reasonNetworkError}
+		}
 		if !s.acquire(ctx) {
 			return sendResult{reason: reasonNetworkError}
 		}
