@@ -49,6 +49,11 @@ type sentryExporter struct {
 	run       context.Context    // ends pending::drain_timeout after shutdown began: requests in flight are cancelled
 	cancelRun context.CancelFunc //
 	drainEnd  *time.Timer        // set when shutdown begins
+	// finalReport bounds the one attempt of each project's final client report.
+	finalReport time.Duration
+	// clientHook, when set (by tests), adjusts each project's HTTP client once
+	// built: a test points DNS at a local server through it.
+	clientHook func(*http.Client)
 
 	stopping     chan struct{}
 	stopOnce     sync.Once
@@ -73,6 +78,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		stopping:  make(chan struct{}),
 	}
 	e.pending.max = cfg.Pending.MaxBytes
+	e.finalReport = finalReportTimeout
 	e.run, e.cancelRun = context.WithCancel(context.Background())
 	e.translator = translate.New(translate.Options{
 		Environment:              cfg.Environment,
@@ -150,6 +156,7 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 		pause:     e.clk.pause,
 		logger:    e.logger,
 		acct:      p.acct,
+		readFor:   maxAnswerRead,
 	}
 	if e.host != nil {
 		if p.sender.client, err = e.newClient(context.Background(), e.host); err != nil {
@@ -183,7 +190,11 @@ func (e *sentryExporter) newClientWith(ctx context.Context, host component.Host,
 		ka.MaxIdleConnsPerHost = e.cfg.MaxConcurrentRequests
 		clientCfg.Keepalive = configoptional.Some(ka)
 	}
-	return clientCfg.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
+	client, err := clientCfg.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
+	if err == nil && e.clientHook != nil {
+		e.clientHook(client)
+	}
+	return client, err
 }
 
 // start builds the projects' HTTP clients and starts the client-report ticker.
@@ -260,7 +271,7 @@ func (e *sentryExporter) shutdown(ctx context.Context) error {
 		}
 		wg.Go(func() {
 			if p.reports != nil {
-				rctx, cancel := context.WithTimeout(ctx, finalReportTimeout)
+				rctx, cancel := context.WithTimeout(ctx, e.finalReport)
 				p.flushReport(rctx, true)
 				cancel()
 			}

@@ -2,6 +2,7 @@ package sentryexporter // import "github.com/otel-sentry/sentryexporter"
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"time"
 
@@ -164,6 +165,8 @@ type sharedExporters struct {
 	mu       sync.Mutex
 	byConfig map[*Config]*sharedExporter
 	clk      clocks
+	// clientHook is given to every exporter (tests: DNS through a local server).
+	clientHook func(*http.Client)
 }
 
 type sharedExporter struct {
@@ -187,6 +190,7 @@ func (s *sharedExporters) acquire(cfg *Config, set exporter.Settings) (*sharedEx
 	if err != nil {
 		return nil, err
 	}
+	exp.clientHook = s.clientHook
 	e := &sharedExporter{owner: s, cfg: cfg, exp: exp, users: 1}
 	s.byConfig[cfg] = e
 	return e, nil

@@ -21,6 +21,11 @@ const (
 	// maxResponseRead is how much of an answer is read so the connection can be
 	// reused (sentry-go drains 16 KiB); the rest is discarded with the connection.
 	maxResponseRead = 16 << 10
+	// maxAnswerRead bounds the time spent reading an answer's body once its
+	// status is in: a body that dribbles or never ends cannot hold a worker
+	// (and the envelope's outcome, already known from the status) for the
+	// whole client timeout.
+	maxAnswerRead = time.Second
 	// maxErrorSnippet is how much of an error body goes into a log line.
 	maxErrorSnippet = 256
 	// errorLogInterval spaces out the log lines for one kind of failed answer.
@@ -54,6 +59,7 @@ type sender struct {
 	pause     func(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool
 	logger    *zap.Logger
 	acct      *accountant
+	readFor   time.Duration // maxAnswerRead; tests shorten it
 	bufs      sync.Pool
 	errLog    logThrottle
 }
@@ -159,7 +165,7 @@ func (s *sender) attempt(ctx context.Context, env *envelope.Envelope) (sendResul
 		s.errLog.log(s.logger, "network", "Sending to Sentry failed", zap.String("error", redactedError(err)))
 		return sendResult{reason: reasonNetworkError}, 0
 	}
-	snippet := drain(resp.Body)
+	snippet := drain(resp.Body, s.readFor)
 	s.acct.request(ctx, resp.StatusCode)
 
 	// Limits count on every answer, 200 included.
@@ -265,9 +271,11 @@ func (b *requestBody) Close() error {
 	return nil
 }
 
-// drain reads at most maxResponseRead bytes of body, closes it, and returns
-// the first maxErrorSnippet bytes.
-func drain(body io.ReadCloser) []byte {
+// drain reads at most maxResponseRead bytes of body for at most within,
+// closes it, and returns the first maxErrorSnippet bytes.
+func drain(body io.ReadCloser, within time.Duration) []byte {
+	cut := time.AfterFunc(within, func() { _ = body.Close() })
+	defer cut.Stop()
 	defer body.Close()
 	var head [maxErrorSnippet]byte
 	n, _ := io.ReadFull(body, head[:])
