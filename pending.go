@@ -74,16 +74,17 @@ func (o *outgoing) size() int64 {
 }
 
 // offer queues o if it fits. When it does not and wait is set, it waits for
-// room until ctx or the queue's own context ends. It returns false when o was
-// not taken: the caller counts it (queue_overflow, or network_error once the
-// queue is closed).
-func (q *pendingQueue) offer(ctx context.Context, o *outgoing, push *pushDone, wait bool) (taken, closed bool) {
+// room until ctx or the queue's own context ends. When o is not taken it
+// returns why, for the caller to count: queue_overflow (no room), or
+// network_error once the drain time after shutdown is over or the queue is
+// closed (the project can no longer send).
+func (q *pendingQueue) offer(ctx context.Context, o *outgoing, push *pushDone, wait bool) (taken bool, why reason) {
 	size := o.size()
 	for {
 		q.mu.Lock()
-		if q.closed {
+		if q.closed || q.ctx.Err() != nil {
 			q.mu.Unlock()
-			return false, true
+			return false, reasonNetworkError
 		}
 		if q.fits(size) {
 			q.shared.bytes.Add(size)
@@ -97,19 +98,19 @@ func (q *pendingQueue) offer(ctx context.Context, o *outgoing, push *pushDone, w
 			if start {
 				go q.work()
 			}
-			return true, false
+			return true, 0
 		}
 		room := q.room
 		q.mu.Unlock()
 		if !wait {
-			return false, false
+			return false, reasonQueueOverflow
 		}
 		select {
 		case <-room:
 		case <-ctx.Done():
-			return false, false
+			return false, reasonQueueOverflow
 		case <-q.ctx.Done():
-			return false, false
+			return false, reasonNetworkError
 		}
 	}
 }

@@ -101,8 +101,8 @@ func (p *project) sendAll(ctx context.Context, out []outgoing) {
 // hand gives the envelopes of one push to the pending queue; release runs
 // once every one of them is settled (sent, or dropped and counted). With wait
 // a push waits for room (back-pressure, for the single-project case) until its
-// context ends or the drain time after shutdown is over; without it, what
-// does not fit is dropped as queue_overflow.
+// context ends (queue_overflow) or the drain time after shutdown is over
+// (network_error); without it, what does not fit is dropped as queue_overflow.
 func (p *project) hand(ctx context.Context, out []outgoing, release func(), wait bool) {
 	if len(out) == 0 {
 		if release != nil {
@@ -113,13 +113,9 @@ func (p *project) hand(ctx context.Context, out []outgoing, release func(), wait
 	done := &pushDone{release: release}
 	done.left.Store(int32(len(out)))
 	for i := range out {
-		taken, closed := p.queue.offer(ctx, &out[i], done, wait)
+		taken, why := p.queue.offer(ctx, &out[i], done, wait)
 		if taken {
 			continue
-		}
-		why := reasonQueueOverflow
-		if closed { // handed over after shutdown: the project can no longer send
-			why = reasonNetworkError
 		}
 		p.acct.dropped(ctx, why, out[i].counts)
 		done.settle()
