@@ -227,6 +227,10 @@ func TestShutdownUnderLimitDropsQueued(t *testing.T) {
 	q.NumConsumers = 1
 	q.Batch = configoptional.None[exporterhelper.BatchConfig]()
 	cfg.QueueConfig = configoptional.Some(q)
+	// One request at a time: pushes return once handed over, so it is the
+	// project's workers, not the consumer, that decide how many envelopes are
+	// out when the first 429 arrives.
+	cfg.MaxConcurrentRequests = 1
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
 	set.Logger = zap.New(core)
