@@ -24,12 +24,13 @@ type pendingQueue struct {
 	shared     *pendingTotal
 
 	mu      sync.Mutex
-	entries []pendingEntry // FIFO; head is entries[0]
+	entries []pendingEntry // FIFO from entries[head]; the array is reused once empty
+	head    int
 	bytes   int64          // queued and in flight
 	workers int
 	closed  bool
-	room    chan struct{} // closed (and replaced) whenever bytes are given back
-	idle    chan struct{} // closed (and replaced) when no entry is queued or in flight
+	room    chan struct{} // made by a push waiting for room, closed when bytes are given back
+	idle    chan struct{} // made by waitIdle, closed when nothing is queued or in flight
 }
 
 // pendingTotal is the bytes all projects hold, against pending::max_bytes.
@@ -58,10 +59,7 @@ func (d *pushDone) settle() {
 }
 
 func newPendingQueue(ctx context.Context, maxWorkers int, maxBytes int64, shared *pendingTotal, deliver func(context.Context, *outgoing)) *pendingQueue {
-	return &pendingQueue{
-		deliver: deliver, ctx: ctx, maxWorkers: maxWorkers, maxBytes: maxBytes, shared: shared,
-		room: make(chan struct{}), idle: make(chan struct{}),
-	}
+	return &pendingQueue{deliver: deliver, ctx: ctx, maxWorkers: maxWorkers, maxBytes: maxBytes, shared: shared}
 }
 
 // size is what o counts against the bounds.
@@ -100,11 +98,15 @@ func (q *pendingQueue) offer(ctx context.Context, o *outgoing, push *pushDone, w
 			}
 			return true, 0
 		}
-		room := q.room
-		q.mu.Unlock()
 		if !wait {
+			q.mu.Unlock()
 			return false, reasonQueueOverflow
 		}
+		if q.room == nil {
+			q.room = make(chan struct{})
+		}
+		room := q.room
+		q.mu.Unlock()
 		select {
 		case <-room:
 		case <-ctx.Done():
@@ -128,20 +130,20 @@ func (q *pendingQueue) fits(size int64) bool {
 func (q *pendingQueue) work() {
 	for {
 		q.mu.Lock()
-		if len(q.entries) == 0 {
+		if q.head == len(q.entries) {
 			q.workers--
-			if q.workers == 0 && q.bytes == 0 {
+			if q.workers == 0 && q.idle != nil {
 				close(q.idle)
-				q.idle = make(chan struct{})
+				q.idle = nil
 			}
 			q.mu.Unlock()
 			return
 		}
-		e := q.entries[0]
-		q.entries[0] = pendingEntry{}
-		q.entries = q.entries[1:]
-		if len(q.entries) == 0 {
-			q.entries = nil // let the backing array go
+		e := q.entries[q.head]
+		q.entries[q.head] = pendingEntry{}
+		q.head++
+		if q.head == len(q.entries) {
+			q.entries, q.head = q.entries[:0], 0
 		}
 		q.mu.Unlock()
 
@@ -151,8 +153,10 @@ func (q *pendingQueue) work() {
 		q.mu.Lock()
 		q.bytes -= e.size
 		q.shared.bytes.Add(-e.size)
-		close(q.room)
-		q.room = make(chan struct{})
+		if q.room != nil {
+			close(q.room)
+			q.room = nil
+		}
 		q.mu.Unlock()
 	}
 }
@@ -170,9 +174,12 @@ func (q *pendingQueue) close() {
 func (q *pendingQueue) waitIdle() {
 	for {
 		q.mu.Lock()
-		if q.workers == 0 && len(q.entries) == 0 {
+		if q.workers == 0 && q.head == len(q.entries) {
 			q.mu.Unlock()
 			return
+		}
+		if q.idle == nil {
+			q.idle = make(chan struct{})
 		}
 		idle := q.idle
 		q.mu.Unlock()

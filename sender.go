@@ -61,6 +61,7 @@ type sender struct {
 	acct      *accountant
 	readFor   time.Duration // maxAnswerRead; tests shorten it
 	bufs      sync.Pool
+	cutters   sync.Pool // *bodyCutter, so that bounding a read allocates nothing
 	errLog    logThrottle
 }
 
@@ -165,7 +166,14 @@ func (s *sender) attempt(ctx context.Context, env *envelope.Envelope) (sendResul
 		s.errLog.log(s.logger, "network", "Sending to Sentry failed", zap.String("error", redactedError(err)))
 		return sendResult{reason: reasonNetworkError}, 0
 	}
-	snippet := drain(resp.Body, s.readFor)
+	cut, _ := s.cutters.Get().(*bodyCutter)
+	if cut == nil {
+		cut = newBodyCutter()
+	}
+	cut.arm(resp.Body, s.readFor)
+	snippet := drain(resp.Body)
+	cut.disarm()
+	s.cutters.Put(cut)
 	s.acct.request(ctx, resp.StatusCode)
 
 	// Limits count on every answer, 200 included.
@@ -271,11 +279,9 @@ func (b *requestBody) Close() error {
 	return nil
 }
 
-// drain reads at most maxResponseRead bytes of body for at most within,
-// closes it, and returns the first maxErrorSnippet bytes.
-func drain(body io.ReadCloser, within time.Duration) []byte {
-	cut := time.AfterFunc(within, func() { _ = body.Close() })
-	defer cut.Stop()
+// drain reads at most maxResponseRead bytes of body, closes it, and returns
+// the first maxErrorSnippet bytes.
+func drain(body io.ReadCloser) []byte {
 	defer body.Close()
 	var head [maxErrorSnippet]byte
 	n, _ := io.ReadFull(body, head[:])
@@ -340,4 +346,42 @@ func (t *logThrottle) log(logger *zap.Logger, key, msg string, fields ...zap.Fie
 	t.last[key] = now
 	t.mu.Unlock()
 	logger.Error(msg, fields...)
+}
+
+// bodyCutter closes an answer's body when reading it takes too long (a body
+// that dribbles or never ends), ending the read. One timer, reused.
+type bodyCutter struct {
+	t    *time.Timer
+	mu   sync.Mutex
+	body io.Closer
+}
+
+func newBodyCutter() *bodyCutter {
+	c := &bodyCutter{}
+	c.t = time.AfterFunc(time.Hour, c.fire)
+	c.t.Stop()
+	return c
+}
+
+func (c *bodyCutter) fire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.body != nil {
+		_ = c.body.Close()
+	}
+}
+
+// arm closes body after d unless disarm comes first.
+func (c *bodyCutter) arm(body io.Closer, d time.Duration) {
+	c.mu.Lock()
+	c.body = body
+	c.mu.Unlock()
+	c.t.Reset(d)
+}
+
+func (c *bodyCutter) disarm() {
+	c.t.Stop()
+	c.mu.Lock()
+	c.body = nil
+	c.mu.Unlock()
 }
