@@ -26,7 +26,7 @@ type pendingQueue struct {
 	mu      sync.Mutex
 	entries []pendingEntry // FIFO from entries[head]; the array is reused once empty
 	head    int
-	bytes   int64          // queued and in flight
+	bytes   int64 // queued and in flight
 	workers int
 	closed  bool
 	room    chan struct{} // made by a push waiting for room, closed when bytes are given back
