@@ -283,7 +283,10 @@ func (e *sentryExporter) shutdown(ctx context.Context) error {
 	return nil
 }
 
-// reportLoop sends each project's pending client report every client_reports.interval.
+// reportLoop sends each project's pending client report every
+// client_reports.interval, each project on its own: a project whose Sentry
+// hangs delays only its own report (and skips its next ticks until that
+// attempt ends), never another project's.
 func (e *sentryExporter) reportLoop() {
 	defer e.reportLoopWG.Done()
 	t := time.NewTicker(e.cfg.ClientReports.Interval)
@@ -292,7 +295,13 @@ func (e *sentryExporter) reportLoop() {
 		select {
 		case <-t.C:
 			for _, p := range e.allProjects() {
-				p.flushReport(e.run, false)
+				if !p.reporting.CompareAndSwap(false, true) {
+					continue
+				}
+				e.reportLoopWG.Go(func() {
+					defer p.reporting.Store(false)
+					p.flushReport(e.run, false)
+				})
 			}
 		case <-e.stopping:
 			return

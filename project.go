@@ -27,6 +27,7 @@ type project struct {
 	// refused with a 4xx: until a standalone report gets through, reports stop
 	// riding along, so a report Sentry refuses can never take data down with it.
 	standaloneReports atomic.Bool
+	reporting         atomic.Bool // a periodic client report is being sent
 	acct              *accountant
 	sender            *sender
 	queue             *pendingQueue // envelopes between push and answer, sent by the project's own workers
@@ -189,8 +190,8 @@ func (p *project) flushReport(ctx context.Context, final bool) {
 		p.reports.restore(d)
 		return
 	}
-	fields := make([]zap.Field, 0, len(d)+1)
-	fields = append(fields, zap.String("why", res.reason.wire()))
+	fields := make([]zap.Field, 0, len(d)+2)
+	fields = append(fields, zap.String("project", p.dsn.projectID), zap.String("why", res.reason.wire()))
 	for _, x := range d {
 		fields = append(fields, zap.Uint64(x.Reason+"."+x.Category, x.Quantity))
 	}
