@@ -44,6 +44,7 @@ func TestUnmarshalFullConfig(t *testing.T) {
 	want.Release = "checkout@1.2.3"
 	want.TracesAs = TracesAsSpans
 	want.MaxConcurrentRequests = 32
+	want.Pending = PendingConfig{MaxBytesPerProject: 4 << 20, MaxBytes: 128 << 20, DrainTimeout: 3 * time.Second}
 	want.ErrorEvents = ErrorEventsConfig{}
 	want.ClientReports = ClientReportsConfig{Enabled: true, Interval: 10 * time.Second}
 	want.ClientConfig.Endpoint = "https://relay.internal:3000/prefix"
@@ -108,6 +109,9 @@ func TestConfigRejected(t *testing.T) {
 		{"bad_dsn.yaml", "discovery_incomplete", "`routing::discovery::url` must be an http or https URL"},
 		{"bad_dsn.yaml", "discovery_incomplete", "`routing::discovery::org_slug` is required"},
 		{"bad_dsn.yaml", "discovery_incomplete", "`routing::discovery::auth_token` is required"},
+		{"bad_dsn.yaml", "pending_zero", "`pending::max_bytes_per_project` must be at least 1"},
+		{"bad_dsn.yaml", "pending_zero", "`pending::drain_timeout` must not be negative"},
+		{"bad_dsn.yaml", "pending_total_below_project", "`pending::max_bytes` (1024) must be at least `pending::max_bytes_per_project` (1048576)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {

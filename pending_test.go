@@ -137,3 +137,36 @@ func TestSingleProjectWaitEndsAtShutdown(t *testing.T) {
 	assert.EqualValues(t, 2, h.dropped("error", "network_error"))
 	assert.Zero(t, h.sent("span")+h.sent("error")+h.sent("transaction"))
 }
+
+// pending::max_bytes bounds all projects together: a second project with room
+// of its own is refused once the total is reached, unless it holds nothing.
+func TestPendingTotalBound(t *testing.T) {
+	release := make(chan struct{})
+	block := func(context.Context, *outgoing) { <-release }
+	total := &pendingTotal{max: 3000}
+	a := newPendingQueue(context.Background(), 1, 1<<20, total, block)
+	b := newPendingQueue(context.Background(), 1, 1<<20, total, block)
+	env := func(n int) *outgoing {
+		return &outgoing{env: envelope.Envelope{Items: []envelope.Item{{Payload: make([]byte, n)}}}}
+	}
+	offer := func(q *pendingQueue, n int) bool {
+		taken, why := q.offer(context.Background(), env(n), nil, false)
+		if !taken {
+			assert.Equal(t, reasonQueueOverflow, why)
+		}
+		return taken
+	}
+	require.True(t, offer(a, 1000)) // 1,512 bytes with the overhead
+	require.True(t, offer(b, 100))  // b holds nothing: always takes one
+	assert.False(t, offer(b, 1000)) // 1,512 + 612 + 1,512 > 3,000
+	assert.True(t, offer(b, 200))   // 2,836 <= 3,000
+	assert.False(t, offer(a, 1))    // 2,836 + 513 > 3,000
+	assert.EqualValues(t, 1512+612+712, total.bytes.Load())
+	close(release)
+	a.close()
+	b.close()
+	assert.Zero(t, total.bytes.Load(), "every byte is given back once settled")
+	taken, why := a.offer(context.Background(), env(1), nil, false)
+	assert.False(t, taken)
+	assert.Equal(t, reasonNetworkError, why, "a closed queue takes nothing: the project can no longer send")
+}
