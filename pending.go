@@ -29,7 +29,7 @@ type pendingQueue struct {
 	bytes   int64 // queued and in flight
 	workers int
 	closed  bool
-	room    chan struct{} // made by a push waiting for room, closed when bytes are given back
+	waiters []*roomWaiter // pushes waiting for room, first come first served
 	idle    chan struct{} // made by waitIdle, closed when nothing is queued or in flight
 }
 
@@ -72,48 +72,97 @@ func (o *outgoing) size() int64 {
 }
 
 // offer queues o if it fits. When it does not and wait is set, it waits for
-// room until ctx or the queue's own context ends. When o is not taken it
-// returns why, for the caller to count: queue_overflow (no room), or
+// room, first come first served, until ctx or the queue's own context ends:
+// a large envelope is never overtaken for ever by small ones. When o is not
+// taken it returns why, for the caller to count: queue_overflow (no room), or
 // network_error once the drain time after shutdown is over or the queue is
 // closed (the project can no longer send).
 func (q *pendingQueue) offer(ctx context.Context, o *outgoing, push *pushDone, wait bool) (taken bool, why reason) {
 	size := o.size()
-	for {
-		q.mu.Lock()
-		if q.closed || q.ctx.Err() != nil {
-			q.mu.Unlock()
-			return false, reasonNetworkError
-		}
-		if q.fits(size) {
-			q.shared.bytes.Add(size)
-			q.bytes += size
-			q.entries = append(q.entries, pendingEntry{o: o, push: push, size: size})
-			start := q.workers < q.maxWorkers
-			if start {
-				q.workers++
-			}
-			q.mu.Unlock()
-			if start {
-				go q.work()
-			}
-			return true, 0
-		}
-		if !wait {
-			q.mu.Unlock()
-			return false, reasonQueueOverflow
-		}
-		if q.room == nil {
-			q.room = make(chan struct{})
-		}
-		room := q.room
+	q.mu.Lock()
+	if q.closed || q.ctx.Err() != nil {
 		q.mu.Unlock()
-		select {
-		case <-room:
-		case <-ctx.Done():
-			return false, reasonQueueOverflow
-		case <-q.ctx.Done():
-			return false, reasonNetworkError
+		return false, reasonNetworkError
+	}
+	if len(q.waiters) == 0 && q.fits(size) {
+		start := q.takeLocked(pendingEntry{o: o, push: push, size: size})
+		q.mu.Unlock()
+		if start {
+			go q.work()
 		}
+		return true, 0
+	}
+	if !wait {
+		q.mu.Unlock()
+		return false, reasonQueueOverflow
+	}
+	w := &roomWaiter{entry: pendingEntry{o: o, push: push, size: size}, admitted: make(chan struct{})}
+	q.waiters = append(q.waiters, w)
+	q.mu.Unlock()
+	select {
+	case <-w.admitted:
+		return true, 0
+	case <-ctx.Done():
+		why = reasonQueueOverflow
+	case <-q.ctx.Done():
+		why = reasonNetworkError
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	select {
+	case <-w.admitted: // admitted while giving up: it is queued
+		return true, 0
+	default:
+	}
+	for i, x := range q.waiters {
+		if x == w {
+			q.waiters = append(q.waiters[:i], q.waiters[i+1:]...)
+			break
+		}
+	}
+	q.startWorkers(q.admitWaitersLocked()) // the next waiter may fit where this one did not
+	return false, why
+}
+
+// roomWaiter is a push waiting for room (single project, back-pressure).
+type roomWaiter struct {
+	entry    pendingEntry
+	admitted chan struct{} // closed once entry is queued
+}
+
+// takeLocked queues e; true when the caller must start a worker for it.
+func (q *pendingQueue) takeLocked(e pendingEntry) bool {
+	q.shared.bytes.Add(e.size)
+	q.bytes += e.size
+	q.entries = append(q.entries, e)
+	if q.workers < q.maxWorkers {
+		q.workers++
+		return true
+	}
+	return false
+}
+
+// admitWaitersLocked queues the waiting envelopes that fit now, in the order
+// they came; it returns how many workers the caller must start.
+func (q *pendingQueue) admitWaitersLocked() (workers int) {
+	for len(q.waiters) > 0 && q.fits(q.waiters[0].entry.size) {
+		w := q.waiters[0]
+		q.waiters[0] = nil
+		q.waiters = q.waiters[1:]
+		if q.takeLocked(w.entry) {
+			workers++
+		}
+		close(w.admitted)
+	}
+	if len(q.waiters) == 0 {
+		q.waiters = nil
+	}
+	return workers
+}
+
+func (q *pendingQueue) startWorkers(n int) {
+	for range n {
+		go q.work()
 	}
 }
 
@@ -153,11 +202,12 @@ func (q *pendingQueue) work() {
 		q.mu.Lock()
 		q.bytes -= e.size
 		q.shared.bytes.Add(-e.size)
-		if q.room != nil {
-			close(q.room)
-			q.room = nil
+		var start int
+		if len(q.waiters) > 0 {
+			start = q.admitWaitersLocked()
 		}
 		q.mu.Unlock()
+		q.startWorkers(start)
 	}
 }
 

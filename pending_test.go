@@ -3,6 +3,7 @@ package sentryexporter
 import (
 	"context"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -169,4 +170,45 @@ func TestPendingTotalBound(t *testing.T) {
 	taken, why := a.offer(context.Background(), env(1), nil, false)
 	assert.False(t, taken)
 	assert.Equal(t, reasonNetworkError, why, "a closed queue takes nothing: the project can no longer send")
+}
+
+// Pushes waiting for room are served in the order they came: a large
+// envelope is not overtaken by smaller ones that would fit sooner, and an
+// offer that does not wait is refused while someone waits.
+func TestPendingWaitersFirstComeFirstServed(t *testing.T) {
+	release := make(chan struct{})
+	var order []int
+	var mu sync.Mutex
+	q := newPendingQueue(context.Background(), 1, 3000, &pendingTotal{max: 1 << 30}, func(_ context.Context, o *outgoing) {
+		<-release
+		mu.Lock()
+		order = append(order, len(o.env.Items[0].Payload))
+		mu.Unlock()
+	})
+	env := func(n int) *outgoing {
+		return &outgoing{env: envelope.Envelope{Items: []envelope.Item{{Payload: make([]byte, n)}}}}
+	}
+	taken, _ := q.offer(context.Background(), env(1000), nil, true)
+	require.True(t, taken)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		taken, _ := q.offer(context.Background(), env(2400), nil, true) // 1,512 + 2,912 > 3,000: waits
+		assert.True(t, taken)
+	})
+	for {
+		q.mu.Lock()
+		n := len(q.waiters)
+		q.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		runtime.Gosched()
+	}
+	taken, why := q.offer(context.Background(), env(10), nil, false) // would fit, but someone waits
+	assert.False(t, taken)
+	assert.Equal(t, reasonQueueOverflow, why)
+	close(release)
+	wg.Wait()
+	q.close()
+	assert.Equal(t, []int{1000, 2400}, order)
 }
