@@ -15,9 +15,10 @@ import (
 )
 
 // project is everything the exporter keeps per DSN: its rate limits, its
-// client-report aggregator, its counters (labelled with the project id) and
-// its sender with a connection pool of its own. A quota on one project never
-// delays another.
+// client-report aggregator, its counters (labelled with the project id), its
+// sender with a connection pool of its own, and its pending queue with its own
+// workers. A quota on one project never delays another, and neither does a
+// Sentry that hangs: pushes hand envelopes over and return.
 type project struct {
 	exp     *sentryExporter
 	dsn     *dsn
