@@ -121,6 +121,26 @@ type DiscoveryConfig struct {
 	_ struct{}
 }
 
+// PendingConfig bounds what each Sentry project holds between the push that
+// built its envelopes and Sentry's answer (queued and in flight), so that one
+// project whose Sentry is slow or hanging never holds the shared pipeline.
+type PendingConfig struct {
+	// MaxBytesPerProject is the envelope bytes (uncompressed) one project may
+	// hold. With routing, what does not fit is dropped as queue_overflow;
+	// without routing the push waits for room (back-pressure). An envelope
+	// larger than the bound is still taken when the project holds nothing.
+	// Default 8 MiB.
+	MaxBytesPerProject int64 `mapstructure:"max_bytes_per_project"`
+	// MaxBytes is the same bound summed over all projects. Default 256 MiB.
+	MaxBytes int64 `mapstructure:"max_bytes"`
+	// DrainTimeout is how long, once shutdown begins, pending envelopes may
+	// still be sent; then requests in flight are cancelled and what is left is
+	// counted as network_error. Default 5s.
+	DrainTimeout time.Duration `mapstructure:"drain_timeout"`
+
+	_ struct{}
+}
+
 // Config defines the configuration of the Sentry exporter.
 type Config struct {
 	// DSN of the Sentry project that receives the envelopes. Required unless
@@ -152,6 +172,9 @@ type Config struct {
 
 	// Logs controls what each log record carries.
 	Logs LogsConfig `mapstructure:"logs"`
+
+	// Pending bounds each project's envelopes between push and answer.
+	Pending PendingConfig `mapstructure:"pending"`
 
 	// ErrorEvents selects the sources of Sentry error events.
 	ErrorEvents ErrorEventsConfig `mapstructure:"error_events"`
@@ -204,6 +227,7 @@ func (cfg *Config) Validate() error {
 	if cfg.ErrorEvents.DedupeWindow < 0 {
 		errs = append(errs, errors.New("`error_events::dedupe_window` must not be negative"))
 	}
+	errs = append(errs, cfg.Pending.validate()...)
 	if cfg.ClientReports.Enabled && cfg.ClientReports.Interval <= 0 {
 		errs = append(errs, errors.New("`client_reports::interval` must be positive"))
 	}
@@ -240,6 +264,22 @@ func (r *RoutingConfig) validate() []error {
 		if d.CacheTTL < 0 {
 			errs = append(errs, errors.New("`routing::discovery::cache_ttl` must not be negative"))
 		}
+	}
+	return errs
+}
+
+func (p *PendingConfig) validate() []error {
+	var errs []error
+	if p.MaxBytesPerProject < 1 {
+		errs = append(errs, errors.New("`pending::max_bytes_per_project` must be at least 1"))
+	}
+	if p.MaxBytes < 1 {
+		errs = append(errs, errors.New("`pending::max_bytes` must be at least 1"))
+	} else if p.MaxBytes < p.MaxBytesPerProject {
+		errs = append(errs, fmt.Errorf("`pending::max_bytes` (%d) must be at least `pending::max_bytes_per_project` (%d)", p.MaxBytes, p.MaxBytesPerProject))
+	}
+	if p.DrainTimeout < 0 {
+		errs = append(errs, errors.New("`pending::drain_timeout` must not be negative"))
 	}
 	return errs
 }

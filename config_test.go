@@ -47,6 +47,7 @@ func TestUnmarshalFullConfig(t *testing.T) {
 	want.ErrorEvents = ErrorEventsConfig{DedupeWindow: 2 * time.Second}
 	want.SendDefaultPII = true
 	want.Logs = LogsConfig{ResourceAttributes: []string{"service.name", "k8s.pod.name"}}
+	want.Pending = PendingConfig{MaxBytesPerProject: 4 << 20, MaxBytes: 128 << 20, DrainTimeout: 3 * time.Second}
 	want.ClientReports = ClientReportsConfig{Enabled: true, Interval: 10 * time.Second}
 	want.ClientConfig.Endpoint = "https://relay.internal:3000/prefix"
 	want.ClientConfig.Timeout = 10 * time.Second
@@ -131,6 +132,9 @@ func TestConfigRejected(t *testing.T) {
 		{"bad_dsn.yaml", "discovery_incomplete", "`routing::discovery::url` must be an http or https URL"},
 		{"bad_dsn.yaml", "discovery_incomplete", "`routing::discovery::org_slug` is required"},
 		{"bad_dsn.yaml", "discovery_incomplete", "`routing::discovery::auth_token` is required"},
+		{"bad_dsn.yaml", "pending_zero", "`pending::max_bytes_per_project` must be at least 1"},
+		{"bad_dsn.yaml", "pending_zero", "`pending::drain_timeout` must not be negative"},
+		{"bad_dsn.yaml", "pending_total_below_project", "`pending::max_bytes` (1024) must be at least `pending::max_bytes_per_project` (1048576)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {

@@ -143,6 +143,7 @@ func TestDedupeBoundEndToEnd(t *testing.T) {
 	require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
 
 	require.NoError(t, e.pushTraces(context.Background(), makeTraces(0, 3, true)))
+	e.settle()
 	assert.Equal(t, 1, sentry.countType(envelope.ItemTypeEvent), "two held, the third sent at once")
 	require.NoError(t, e.shutdown(context.Background()))
 	assert.Equal(t, 3, sentry.countType(envelope.ItemTypeEvent), "the held ones go out at shutdown")

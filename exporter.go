@@ -49,6 +49,16 @@ type sentryExporter struct {
 	projects []*project          // the same, copied on write, for the report loop and the gauge
 	host     component.Host      // set by start; discovered projects build their client from it
 
+	pending   pendingTotal       // bytes all projects hold, against pending::max_bytes
+	run       context.Context    // ends pending::drain_timeout after shutdown began: requests in flight are cancelled
+	cancelRun context.CancelFunc //
+	drainEnd  *time.Timer        // set when shutdown begins
+	// finalReport bounds the one attempt of each project's final client report.
+	finalReport time.Duration
+	// clientHook, when set (by tests), adjusts each project's HTTP client once
+	// built: a test points DNS at a local server through it.
+	clientHook func(*http.Client)
+
 	stopping     chan struct{}
 	stopOnce     sync.Once
 	reportLoopWG sync.WaitGroup
@@ -73,6 +83,9 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		static:    map[string]*project{},
 		stopping:  make(chan struct{}),
 	}
+	e.pending.max = cfg.Pending.MaxBytes
+	e.finalReport = finalReportTimeout
+	e.run, e.cancelRun = context.WithCancel(context.Background())
 	e.translator = translate.New(translate.Options{
 		Environment:              cfg.Environment,
 		Release:                  cfg.Release,
@@ -143,6 +156,7 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 		p.reports = &clientReports{}
 	}
 	p.acct = newAccountant(e.tb, d.projectID, p.reports)
+	p.queue = newPendingQueue(e.run, e.cfg.MaxConcurrentRequests, e.cfg.Pending.MaxBytesPerProject, &e.pending, p.deliver)
 	p.sender = &sender{
 		url:       url,
 		auth:      d.authHeader,
@@ -156,6 +170,7 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 		pause:     e.clk.pause,
 		logger:    e.logger,
 		acct:      p.acct,
+		readFor:   maxAnswerRead,
 	}
 	if e.comp != nil {
 		p.sender.body = newBodyEncoder(e.comp, e.cfg.ClientConfig.Compression, e.logger, p.acct.compressionFallback)
@@ -195,7 +210,11 @@ func (e *sentryExporter) newClientWith(ctx context.Context, host component.Host,
 		ka.MaxIdleConnsPerHost = e.cfg.MaxConcurrentRequests
 		clientCfg.Keepalive = configoptional.Some(ka)
 	}
-	return clientCfg.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
+	client, err := clientCfg.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
+	if err == nil && e.clientHook != nil {
+		e.clientHook(client)
+	}
+	return client, err
 }
 
 // start builds the projects' HTTP clients and starts the client-report ticker.
@@ -237,34 +256,63 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 	return nil
 }
 
+// finalReportTimeout bounds the one attempt each project's final client
+// report gets at shutdown (all projects in parallel).
+const finalReportTimeout = 2 * time.Second
+
 // beginShutdown runs before exporterhelper drains its queue: from then on no
 // envelope is retried, so the drain ends promptly; each queued batch still
-// gets one attempt unless its category is rate limited.
+// gets one attempt unless its category is rate limited. pending::drain_timeout
+// later, every request still in flight is cancelled and whatever is still
+// pending fails at once (network_error): a hanging Sentry cannot hold the
+// shutdown.
 func (e *sentryExporter) beginShutdown() {
-	e.stopOnce.Do(func() { close(e.stopping) })
+	e.stopOnce.Do(func() {
+		close(e.stopping)
+		e.drainEnd = time.AfterFunc(e.cfg.Pending.DrainTimeout, e.cancelRun)
+	})
 }
 
-// shutdown runs last, after the queue drained: it sends each project's final
-// client report (or logs its counts when an all-category limit blocks it).
+// shutdown runs last, after exporterhelper's queue drained into the
+// projects' pending queues: it waits until each project has settled its
+// envelopes (bounded by pending::drain_timeout), then sends each project's
+// final client report, one attempt of at most finalReportTimeout, all
+// projects at once (or logs its counts when that fails).
 func (e *sentryExporter) shutdown(ctx context.Context) error {
 	e.beginShutdown()
 	e.reportLoopWG.Wait()
 	e.dedupeLoopWG.Wait()
 	e.releaseDue(ctx, true) // every held error event goes out now, before the final client reports
-	for _, p := range e.allProjects() {
+	projects := e.allProjects()
+	var wg sync.WaitGroup
+	for _, p := range projects {
+		wg.Go(p.queue.close)
+	}
+	wg.Wait()
+	e.drainEnd.Stop()
+	e.cancelRun()
+	for _, p := range projects {
 		if p.sender.client == nil {
 			continue
 		}
-		if p.reports != nil {
-			p.flushReport(ctx, true)
-		}
-		p.sender.client.CloseIdleConnections()
+		wg.Go(func() {
+			if p.reports != nil {
+				rctx, cancel := context.WithTimeout(ctx, e.finalReport)
+				p.flushReport(rctx, true)
+				cancel()
+			}
+			p.sender.client.CloseIdleConnections()
+		})
 	}
+	wg.Wait()
 	e.tb.Shutdown()
 	return nil
 }
 
-// reportLoop sends each project's pending client report every client_reports.interval.
+// reportLoop sends each project's pending client report every
+// client_reports.interval, each project on its own: a project whose Sentry
+// hangs delays only its own report (and skips its next ticks until that
+// attempt ends), never another project's.
 func (e *sentryExporter) reportLoop() {
 	defer e.reportLoopWG.Done()
 	t := time.NewTicker(e.cfg.ClientReports.Interval)
@@ -273,7 +321,13 @@ func (e *sentryExporter) reportLoop() {
 		select {
 		case <-t.C:
 			for _, p := range e.allProjects() {
-				p.flushReport(context.Background(), false)
+				if !p.reporting.CompareAndSwap(false, true) {
+					continue
+				}
+				e.reportLoopWG.Go(func() {
+					defer p.reporting.Store(false)
+					p.flushReport(e.run, false)
+				})
 			}
 		case <-e.stopping:
 			return

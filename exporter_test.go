@@ -228,6 +228,10 @@ func TestShutdownUnderLimitDropsQueued(t *testing.T) {
 	q.NumConsumers = 1
 	q.Batch = configoptional.None[exporterhelper.BatchConfig]()
 	cfg.QueueConfig = configoptional.Some(q)
+	// One request at a time: pushes return once handed over, so it is the
+	// project's workers, not the consumer, that decide how many envelopes are
+	// out when the first 429 arrives.
+	cfg.MaxConcurrentRequests = 1
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
 	set.Logger = zap.New(core)
@@ -290,7 +294,7 @@ func TestKeyNeverLogged(t *testing.T) {
 	core, logs := observer.New(zap.DebugLevel)
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	f := newFactory(clock.clocks())
+	f, shared := newTestFactory(clock.clocks())
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.DSN = configopaque.String(sentry.dsn())
 	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
@@ -302,6 +306,7 @@ func TestKeyNeverLogged(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, te.Start(context.Background(), componenttest.NewNopHost()))
 	require.NoError(t, te.ConsumeTraces(context.Background(), makeTraces(0, 1, true)))
+	shared.settle()
 	sentry.srv.Close()
 	require.NoError(t, te.ConsumeTraces(context.Background(), makeTraces(1, 1, true)))
 	require.NoError(t, te.Shutdown(context.Background()))

@@ -2,6 +2,7 @@ package sentryexporter // import "github.com/otel-sentry/sentryexporter"
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -35,6 +36,14 @@ const (
 	// batches at different times (the batcher's flush_timeout is 200 ms; an
 	// SDK's batch span processor and log processor export every 1-5 s).
 	defaultDedupeWindow = 5 * time.Second
+	// A push of 2,000 spans is ~1-2 MiB of envelopes: a project takes a few
+	// whole batches at once, and a hanging one holds at most this much.
+	defaultMaxPendingBytesPerProject = 8 << 20
+	// 32 hanging projects at their bound; the worst case of a 100-project gateway.
+	defaultMaxPendingBytes = 256 << 20
+	// Shutdown: pending envelopes get this long, then each final client report
+	// gets finalReportTimeout: the exporter's own part stays under 10 s.
+	defaultDrainTimeout = 5 * time.Second
 )
 
 // NewFactory creates the factory of the Sentry exporter. The traces and logs
@@ -46,7 +55,11 @@ func NewFactory() exporter.Factory {
 
 // newFactory lets tests give the exporters clocks of their own.
 func newFactory(clk clocks) exporter.Factory {
-	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk}
+	return factoryOf(&sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk})
+}
+
+// factoryOf lets tests keep shared, to reach the exporters it builds.
+func factoryOf(shared *sharedExporters) exporter.Factory {
 	return exporter.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
@@ -75,12 +88,17 @@ func createDefaultConfig() component.Config {
 		Routing:               RoutingConfig{Attribute: "service.name", MaxProjects: defaultMaxProjects},
 		TracesAs:              TracesAsTransactions,
 		MaxConcurrentRequests: defaultMaxConcurrentRequests,
-		ErrorEvents:           ErrorEventsConfig{FromSpanExceptions: true, FromLogs: true, DedupeWindow: defaultDedupeWindow},
-		Logs:                  LogsConfig{ResourceAttributes: slices.Clone(translate.DefaultLogResourceAttributes)},
-		ClientReports:         ClientReportsConfig{Enabled: true, Interval: defaultClientReportInterval},
-		ClientConfig:          client,
-		QueueConfig:           configoptional.Some(queue),
-		RetryConfig:           configretry.NewDefaultBackOffConfig(),
+		Pending: PendingConfig{
+			MaxBytesPerProject: defaultMaxPendingBytesPerProject,
+			MaxBytes:           defaultMaxPendingBytes,
+			DrainTimeout:       defaultDrainTimeout,
+		},
+		ErrorEvents:   ErrorEventsConfig{FromSpanExceptions: true, FromLogs: true, DedupeWindow: defaultDedupeWindow},
+		Logs:          LogsConfig{ResourceAttributes: slices.Clone(translate.DefaultLogResourceAttributes)},
+		ClientReports: ClientReportsConfig{Enabled: true, Interval: defaultClientReportInterval},
+		ClientConfig:  client,
+		QueueConfig:   configoptional.Some(queue),
+		RetryConfig:   configretry.NewDefaultBackOffConfig(),
 	}
 }
 
@@ -154,6 +172,8 @@ type sharedExporters struct {
 	mu       sync.Mutex
 	byConfig map[*Config]*sharedExporter
 	clk      clocks
+	// clientHook is given to every exporter (tests: DNS through a local server).
+	clientHook func(*http.Client)
 }
 
 type sharedExporter struct {
@@ -177,6 +197,7 @@ func (s *sharedExporters) acquire(cfg *Config, set exporter.Settings) (*sharedEx
 	if err != nil {
 		return nil, err
 	}
+	exp.clientHook = s.clientHook
 	e := &sharedExporter{owner: s, cfg: cfg, exp: exp, users: 1}
 	s.byConfig[cfg] = e
 	return e, nil

@@ -37,6 +37,9 @@ func TestCreateDefaultConfig(t *testing.T) {
 	require.True(t, q.Batch.HasValue())
 	assert.EqualValues(t, 2_000, q.Batch.Get().MaxSize, "a batch is bounded too")
 	assert.True(t, cfg.RetryConfig.Enabled)
+	assert.EqualValues(t, 8<<20, cfg.Pending.MaxBytesPerProject, "a few whole batches per project")
+	assert.EqualValues(t, 256<<20, cfg.Pending.MaxBytes, "the worst case of a 100-project gateway")
+	assert.Equal(t, 5*time.Second, cfg.Pending.DrainTimeout, "with the 2 s final report, the exporter stops within 10 s")
 }
 
 func TestCreateExporters(t *testing.T) {

@@ -22,6 +22,8 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -288,7 +290,8 @@ func (c *fakeClock) clocks() clocks {
 }
 
 // harness is an exporter built through the factory and exporterhelper, with no
-// sending queue, so that Consume* returns only when every envelope is settled.
+// sending queue. Its Consume* return only when every envelope is settled: they
+// wait until every project's pending queue is empty, so counts can be read at once.
 type harness struct {
 	t      *testing.T
 	sentry *fakeSentry
@@ -296,6 +299,57 @@ type harness struct {
 	tel    *componenttest.Telemetry
 	traces exporter.Traces
 	logs   exporter.Logs
+	exp    *sentryExporter
+}
+
+// settle waits until no project holds an envelope (queued or in flight).
+func (e *sentryExporter) settle() {
+	for _, p := range e.allProjects() {
+		p.queue.waitIdle()
+	}
+}
+
+// settle waits until no exporter built by s holds an envelope.
+func (s *sharedExporters) settle() {
+	s.mu.Lock()
+	exps := make([]*sentryExporter, 0, len(s.byConfig))
+	for _, e := range s.byConfig {
+		exps = append(exps, e.exp)
+	}
+	s.mu.Unlock()
+	for _, e := range exps {
+		e.settle()
+	}
+}
+
+// newTestFactory is newFactory, keeping the exporters within reach of settle.
+func newTestFactory(clk clocks) (exporter.Factory, *sharedExporters) {
+	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk}
+	return factoryOf(shared), shared
+}
+
+// settlingTraces and settlingLogs return from Consume* once every envelope
+// the call handed over is settled.
+type settlingTraces struct {
+	exporter.Traces
+	exp *sentryExporter
+}
+
+func (s settlingTraces) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	err := s.Traces.ConsumeTraces(ctx, td)
+	s.exp.settle()
+	return err
+}
+
+type settlingLogs struct {
+	exporter.Logs
+	exp *sentryExporter
+}
+
+func (s settlingLogs) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	err := s.Logs.ConsumeLogs(ctx, ld)
+	s.exp.settle()
+	return err
 }
 
 func newHarness(t *testing.T, configure func(*Config)) *harness {
@@ -310,7 +364,8 @@ func newHarnessWith(t *testing.T, sentry *fakeSentry, clk clocks, configure func
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
 
-	f := newFactory(clk)
+	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk}
+	f := factoryOf(shared)
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.DSN = configopaque.String(sentry.dsn())
 	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
@@ -330,7 +385,9 @@ func newHarnessWith(t *testing.T, sentry *fakeSentry, clk clocks, configure func
 	require.NoError(t, err)
 	require.NoError(t, te.Start(context.Background(), componenttest.NewNopHost()))
 	require.NoError(t, le.Start(context.Background(), componenttest.NewNopHost()))
-	return &harness{t: t, sentry: sentry, tel: tel, traces: te, logs: le}
+	exp := shared.byConfig[cfg].exp
+	return &harness{t: t, sentry: sentry, tel: tel, exp: exp,
+		traces: settlingTraces{Traces: te, exp: exp}, logs: settlingLogs{Logs: le, exp: exp}}
 }
 
 // shutdown stops both pipelines (the final client report goes out here).

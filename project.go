@@ -3,7 +3,6 @@ package sentryexporter // import "github.com/otel-sentry/sentryexporter"
 import (
 	"context"
 	"net/http"
-	"sync"
 	"sync/atomic"
 
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -16,9 +15,10 @@ import (
 )
 
 // project is everything the exporter keeps per DSN: its rate limits, its
-// client-report aggregator, its counters (labelled with the project id) and
-// its sender with a connection pool of its own. A quota on one project never
-// delays another.
+// client-report aggregator, its counters (labelled with the project id), its
+// sender with a connection pool of its own, and its pending queue with its own
+// workers. A quota on one project never delays another, and neither does a
+// Sentry that hangs: pushes hand envelopes over and return.
 type project struct {
 	exp     *sentryExporter
 	dsn     *dsn
@@ -28,8 +28,10 @@ type project struct {
 	// refused with a 4xx: until a standalone report gets through, reports stop
 	// riding along, so a report Sentry refuses can never take data down with it.
 	standaloneReports atomic.Bool
+	reporting         atomic.Bool // a periodic client report is being sent
 	acct              *accountant
 	sender            *sender
+	queue             *pendingQueue // envelopes between push and answer, sent by the project's own workers
 }
 
 func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
@@ -61,10 +63,11 @@ func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	}
 	p.exp.facts.put(facts) // the envelopes have copied what they need
 	out = p.appendErrorEnvelopes(ctx, out, res.Errors)
-	p.sendAll(ctx, out)
-	// every envelope is settled: the payload buffers can be reused
-	p.exp.payloads.put(payloads)
-	res.Release()
+	// once every envelope is settled the payload buffers can be reused
+	p.hand(ctx, out, func() {
+		p.exp.payloads.put(payloads)
+		res.Release()
+	}, !p.exp.routed())
 	return nil
 }
 
@@ -84,28 +87,43 @@ func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
 	payloads := p.exp.payloads.get()
 	out := p.appendLogEnvelopes(ctx, make([]outgoing, 0, len(res.Logs)/maxLogsPerEnvelope+1+len(res.Errors)), res.Logs, payloads)
 	out = p.appendErrorEnvelopes(ctx, out, res.Errors)
-	p.sendAll(ctx, out)
-	p.exp.payloads.put(payloads)
-	res.Release()
+	// once every envelope is settled the payload buffers can be reused
+	p.hand(ctx, out, func() {
+		p.exp.payloads.put(payloads)
+		res.Release()
+	}, !p.exp.routed())
 	return nil
 }
 
-// sendAll sends every envelope concurrently (the sender caps what is in
-// flight) and accounts for each outcome. It returns when all are settled.
+// sendAll hands out to the project's pending queue and returns at once: it
+// never waits on the network, nor for room. What does not fit is dropped and
+// counted as queue_overflow; the rest is sent by the project's workers.
 func (p *project) sendAll(ctx context.Context, out []outgoing) {
-	if len(out) == 1 {
-		p.deliver(ctx, &out[0])
+	p.hand(ctx, out, nil, false)
+}
+
+// hand gives the envelopes of one push to the pending queue; release runs
+// once every one of them is settled (sent, or dropped and counted). With wait
+// a push waits for room (back-pressure, for the single-project case) until its
+// context ends (queue_overflow) or the drain time after shutdown is over
+// (network_error); without it, what does not fit is dropped as queue_overflow.
+func (p *project) hand(ctx context.Context, out []outgoing, release func(), wait bool) {
+	if len(out) == 0 {
+		if release != nil {
+			release()
+		}
 		return
 	}
-	var wg sync.WaitGroup
+	done := &pushDone{release: release}
+	done.left.Store(int32(len(out)))
 	for i := range out {
-		wg.Add(1)
-		go func(o *outgoing) {
-			defer wg.Done()
-			p.deliver(ctx, o)
-		}(&out[i])
+		taken, why := p.queue.offer(ctx, &out[i], done, wait)
+		if taken {
+			continue
+		}
+		p.acct.dropped(ctx, why, out[i].counts)
+		done.settle()
 	}
-	wg.Wait()
 }
 
 // deliver sends one envelope, with any pending client report riding along,
@@ -175,8 +193,8 @@ func (p *project) flushReport(ctx context.Context, final bool) {
 		p.reports.restore(d)
 		return
 	}
-	fields := make([]zap.Field, 0, len(d)+1)
-	fields = append(fields, zap.String("why", res.reason.wire()))
+	fields := make([]zap.Field, 0, len(d)+2)
+	fields = append(fields, zap.String("project", p.dsn.projectID), zap.String("why", res.reason.wire()))
 	for _, x := range d {
 		fields = append(fields, zap.Uint64(x.Reason+"."+x.Category, x.Quantity))
 	}

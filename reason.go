@@ -28,13 +28,17 @@ const (
 	// exception (the span event and the log record of one exception). Nothing
 	// was lost, so it never goes into a client report.
 	reasonDeduplicated
+	// reasonQueueOverflow: the project's pending queue had no room for the
+	// envelope (pending::max_bytes_per_project or pending::max_bytes), so it was
+	// dropped instead of waiting. Reported to the project once it answers again.
+	reasonQueueOverflow
 	numReasons
 )
 
 // wire is the name in metrics and client reports.
 func (r reason) wire() string {
 	return [numReasons]string{
-		"ratelimit_backoff", "rate_limited", "send_error", "network_error", "internal_sdk_error", "invalid", "unroutable", "deduplicated",
+		"ratelimit_backoff", "rate_limited", "send_error", "network_error", "internal_sdk_error", "invalid", "unroutable", "deduplicated", "queue_overflow",
 	}[r]
 }
 

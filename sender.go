@@ -21,6 +21,11 @@ const (
 	// maxResponseRead is how much of an answer is read so the connection can be
 	// reused (sentry-go drains 16 KiB); the rest is discarded with the connection.
 	maxResponseRead = 16 << 10
+	// maxAnswerRead bounds the time spent reading an answer's body once its
+	// status is in: a body that dribbles or never ends cannot hold a worker
+	// (and the envelope's outcome, already known from the status) for the
+	// whole client timeout.
+	maxAnswerRead = time.Second
 	// maxErrorSnippet is how much of an error body goes into a log line.
 	maxErrorSnippet = 256
 	// errorLogInterval spaces out the log lines for one kind of failed answer.
@@ -54,7 +59,9 @@ type sender struct {
 	pause     func(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool
 	logger    *zap.Logger
 	acct      *accountant
+	readFor   time.Duration // maxAnswerRead; tests shorten it
 	bufs      sync.Pool
+	cutters   sync.Pool // *bodyCutter, so that bounding a read allocates nothing
 	errLog    logThrottle
 	body      *bodyEncoder // compression of envelope bodies (compress.go); nil: confighttp's
 }
@@ -82,6 +89,9 @@ func (s *sender) send(ctx context.Context, env *envelope.Envelope, g gate) sendR
 	for {
 		if g.limited(s.limits.Load(), s.now()) {
 			return sendResult{reason: reasonRateLimitBackoff}
+		}
+		if ctx.Err() != nil { // shutdown's drain time is over: no new request
+			return sendResult{reason: reasonNetworkError}
 		}
 		if !s.acquire(ctx) {
 			return sendResult{reason: reasonNetworkError}
@@ -163,7 +173,14 @@ func (s *sender) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc
 		s.errLog.log(s.logger, "network", "Sending to Sentry failed", zap.String("error", redactedError(err)))
 		return sendResult{reason: reasonNetworkError}, 0
 	}
+	cut, _ := s.cutters.Get().(*bodyCutter)
+	if cut == nil {
+		cut = newBodyCutter()
+	}
+	cut.arm(resp.Body, s.readFor)
 	snippet := drain(resp.Body)
+	cut.disarm()
+	s.cutters.Put(cut)
 	s.acct.request(ctx, resp.StatusCode)
 
 	// Limits count on every answer, 200 included.
@@ -336,4 +353,42 @@ func (t *logThrottle) log(logger *zap.Logger, key, msg string, fields ...zap.Fie
 	t.last[key] = now
 	t.mu.Unlock()
 	logger.Error(msg, fields...)
+}
+
+// bodyCutter closes an answer's body when reading it takes too long (a body
+// that dribbles or never ends), ending the read. One timer, reused.
+type bodyCutter struct {
+	t    *time.Timer
+	mu   sync.Mutex
+	body io.Closer
+}
+
+func newBodyCutter() *bodyCutter {
+	c := &bodyCutter{}
+	c.t = time.AfterFunc(time.Hour, c.fire)
+	c.t.Stop()
+	return c
+}
+
+func (c *bodyCutter) fire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.body != nil {
+		_ = c.body.Close()
+	}
+}
+
+// arm closes body after d unless disarm comes first.
+func (c *bodyCutter) arm(body io.Closer, d time.Duration) {
+	c.mu.Lock()
+	c.body = body
+	c.mu.Unlock()
+	c.t.Reset(d)
+}
+
+func (c *bodyCutter) disarm() {
+	c.t.Stop()
+	c.mu.Lock()
+	c.body = nil
+	c.mu.Unlock()
 }

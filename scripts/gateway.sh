@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# make gateway: the gateway case end to end through the built collector. Four services
-# send through one collector; three of them are routed by service.name to three Sentry
-# projects, each a sink of its own; the fourth has no entry (and there is no `dsn`).
+# make gateway: the gateway case end to end through the built collector. Five services
+# send through one collector; four of them are routed by service.name to four Sentry
+# projects, each a sink of its own; the fifth has no entry (and there is no `dsn`).
 #   checkout  -> project 11
 #   inventory -> project 12
 #   payments  -> project 13, over its error quota (the sink answers 429 with
 #                X-Sentry-Rate-Limits: 60:error:organization to envelopes holding errors)
+#   inventory-2 -> project 14, whose Sentry hangs (the sink reads every envelope and never
+#                answers): a hung self-hosted Sentry, a stuck proxy
 #   checkout-2 -> no project: counted as unroutable
 # Then it checks, from otlpgen's totals by service, the sinks' totals by project and the
 # exporter's own counters, that:
@@ -14,7 +16,11 @@
 #     and touched neither of the other projects;
 #   - the client reports to project 13 carry exactly its local drops;
 #   - the unroutable service's spans, logs and errors were all counted, none sent;
-#   - no sink saw an invalid envelope.
+#   - no sink saw an invalid envelope;
+#   - while project 14 hangs, the exporter's queue stays small (sampled every second) and
+#     the healthy projects have all their spans and logs within 5 s of the traffic's end;
+#   - the collector stops within 10 s of SIGTERM, and every span, log and error of
+#     project 14 is counted (its final client report, which it cannot send, is logged).
 # Exits non-zero on the first difference. Everything listens on 127.0.0.1 only.
 #
 # Environment: GATEWAY_DURATION (20s), GATEWAY_RATE (spans/s, 300), KEEP_WORKDIR=1.
@@ -25,10 +31,15 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 DURATION=${GATEWAY_DURATION:-20s}
 RATE=${GATEWAY_RATE:-300}
-SERVICES=(checkout inventory payments)
-declare -A PROJECT=([checkout]=11 [inventory]=12 [payments]=13)
+SERVICES=(checkout inventory payments inventory-2)
+declare -A PROJECT=([checkout]=11 [inventory]=12 [payments]=13 [inventory-2]=14)
+HEALTHY=(checkout inventory payments)
 LIMITED=payments
+HUNG=inventory-2
 UNROUTED=checkout-2
+MAX_QUEUE=${GATEWAY_MAX_QUEUE:-2000} # items in the exporter's queue at most, during the outage
+CATCH_UP_S=5                         # healthy projects complete this long after the traffic ends
+STOP_S=10                            # SIGTERM to exit
 
 need_binaries
 make_workdir gateway
@@ -41,6 +52,7 @@ for svc in "${SERVICES[@]}"; do
 	p=${PROJECT[$svc]}
 	limit=()
 	[[ "$svc" != "$LIMITED" ]] || limit=(--rate-limit "60:error:organization")
+	[[ "$svc" != "$HUNG" ]] || limit=(--hang)
 	start sink "$WORKDIR/sink-$p.log" "$SINK" --listen 127.0.0.1:0 --addr-file "$WORKDIR/sink-$p.addr" \
 		--quiet --stats-every 0 --summary-file "$WORKDIR/sink-$p.json" "${limit[@]}"
 	wait_addr_file "$WORKDIR/sink-$p.addr" "$PID_sink" "$WORKDIR/sink-$p.log"
@@ -67,20 +79,50 @@ start collector "$WORKDIR/collector.log" "$OTELCOL" --config "$WORKDIR/collector
 wait_port "$HTTP_PORT" "$PID_collector" "the collector (see $WORKDIR/collector.log)" 60
 wait_port "$METRICS_PORT" "$PID_collector" "the collector's metrics endpoint" 30
 
-# 3. traffic from four services
+# 3. traffic from five services (otlpgen names the 4th and 5th checkout-2 and inventory-2);
+# the exporter's queue is sampled every second while project 14 hangs
 log "sending $DURATION of traffic ($RATE spans/s) from ${SERVICES[*]} and $UNROUTED"
 start gen "$WORKDIR/gen.log" "$GEN" --endpoint "127.0.0.1:$HTTP_PORT" --duration "$DURATION" --rate "$RATE" \
-	--services 4 --logs-per-trace 2 --exception-ratio 0.1 --workers 2 --batch 100 --quiet \
+	--services 5 --logs-per-trace 2 --exception-ratio 0.1 --workers 2 --batch 100 --quiet \
 	--summary-file "$WORKDIR/gen.json"
+max_queue=0
+while kill -0 "$PID_gen" 2>/dev/null; do
+	scrape "$METRICS_PORT" "$WORKDIR/during.prom"
+	q=$(metric_sum "$WORKDIR/during.prom" otelcol_exporter_queue_size)
+	((q <= max_queue)) || max_queue=$q
+	sleep 1
+done
 wait "$PID_gen" || log "otlpgen reported failures"
 forget_pid "$PID_gen"
 cat "$WORKDIR/gen.log"
+
+# 3b. the healthy projects have everything soon after the traffic ends, project 14 still hanging
+healthy_done() {
+	local svc p
+	for svc in "${HEALTHY[@]}"; do
+		p=${PROJECT[$svc]}
+		[[ "$("$SINK" --query "$WORKDIR/sink-$p.json" by_project."$p".spans 2>/dev/null)" == "$("$SINK" --query "$WORKDIR/gen.json" by_service."$svc".spans)" ]] || return 1
+		[[ "$("$SINK" --query "$WORKDIR/sink-$p.json" by_project."$p".logs 2>/dev/null)" == "$("$SINK" --query "$WORKDIR/gen.json" by_service."$svc".logs)" ]] || return 1
+	done
+}
+caught_up_ms=-1
+t0=$(date +%s%N)
+for ((i = 0; i < CATCH_UP_S * 10; i++)); do
+	if healthy_done; then
+		caught_up_ms=$((($(date +%s%N) - t0) / 1000000))
+		break
+	fi
+	sleep 0.1
+done
+held=$("$SINK" --query "$WORKDIR/sink-${PROJECT[$HUNG]}.json" held)
 
 # 4. drain, scrape, stop (the collector flushes its last client reports on shutdown, the
 # sinks write their final totals on exit)
 wait_drained "$METRICS_PORT" "$WORKDIR/sink-${PROJECT[checkout]}.json" 60
 scrape "$METRICS_PORT" "$WORKDIR/metrics.prom"
+t0=$(date +%s%N)
 stop_pid "$PID_collector" 30
+stop_ms=$((($(date +%s%N) - t0) / 1000000))
 for pid in "${SINK_PIDS[@]}"; do
 	stop_pid "$pid" 10
 done
@@ -107,7 +149,7 @@ dropped() { # dropped PROJECT [LABEL_FILTER...]
 [[ "$("$SINK" --query "$WORKDIR/gen.json" http_errors)" == "{}" ]] || die "otlpgen had failed requests: see $WORKDIR/gen.log"
 echo
 echo "=== each project received exactly its own service's data"
-for svc in "${SERVICES[@]}"; do
+for svc in "${HEALTHY[@]}"; do
 	p=${PROJECT[$svc]}
 	check "project $p: invalid envelopes" "$(sink "$svc" invalid_envelopes)" 0
 	check "project $p: spans sent by $svc" "$(sink "$svc" by_project."$p".spans)" "$(gen "$svc" spans)"
@@ -131,6 +173,25 @@ if ((rate_limited < 1)); then
 	check "project $p: at least one error met the 429" "$rate_limited" ">= 1"
 fi
 
+p=${PROJECT[$HUNG]}
+echo "=== project $p hangs: the others keep flowing, nothing of it is lost without a count, the stop is bounded"
+log "max exporter queue during the outage: $max_queue items; healthy projects complete ${caught_up_ms} ms after the traffic; project $p held $held requests then; collector stopped ${stop_ms} ms after SIGTERM"
+check "exporter queue at most $MAX_QUEUE items during the outage (max sampled)" "$((max_queue <= MAX_QUEUE ? 1 : 0))" 1
+check "healthy projects complete within ${CATCH_UP_S}s of the traffic's end" "$((caught_up_ms >= 0 ? 1 : 0))" 1
+check "project $p: requests held open by its Sentry" "$((held > 0 ? 1 : 0))" 1
+check "project $p: spans/logs stored" "$(sink "$HUNG" by_project."$p".spans)/$(sink "$HUNG" by_project."$p".logs)" 0/0
+check "project $p: invalid envelopes" "$(sink "$HUNG" invalid_envelopes)" 0
+check "collector stopped within ${STOP_S}s of SIGTERM" "$((stop_ms <= STOP_S * 1000 ? 1 : 0))" 1
+# Its final client report cannot be sent, so it is logged with every count of the project:
+# all of its drops (network_error when cancelled at shutdown, queue_overflow over its bound).
+final=$(grep 'Final Sentry client report' "$WORKDIR/collector.log" | grep "\"project\": \"$p\"" || true)
+final_sum() { # final_sum CATEGORY: the sum over reasons of one category in that line
+	grep -oE "\"[a-z_]+\.$1\": [0-9]+" <<<"$final" | awk '{ s += $2 } END { print s + 0 }'
+}
+check "project $p: spans counted (final report)" "$(final_sum span)" "$(gen "$HUNG" spans)"
+check "project $p: logs counted (final report)" "$(final_sum log_item)" "$(gen "$HUNG" logs)"
+check "project $p: errors counted (final report)" "$(final_sum error)" "$(gen "$HUNG" exceptions)"
+
 echo "=== $UNROUTED has no route and there is no dsn: counted, never sent"
 u='project="unroutable"'
 check "$UNROUTED: spans counted unroutable" "$(metric_sum "$M" otelcol_exporter_sentry_dropped_items "$u" 'category="span"' 'reason="unroutable"')" "$(gen "$UNROUTED" spans)"
@@ -142,4 +203,4 @@ if ((failures > 0)); then
 	log "FAIL: $failures checks failed (logs in $WORKDIR)"
 	exit 1
 fi
-log "OK: three projects got exactly their own data; the error quota on one touched only its errors; the unroutable service was counted"
+log "OK: three projects got exactly their own data; the error quota on one touched only its errors; a hung project held nothing else up and was counted; the unroutable service was counted"

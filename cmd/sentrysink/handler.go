@@ -29,6 +29,11 @@ const maxBodySize = 200 << 20
 type handlerConfig struct {
 	// Delay is added before every answer (a slow Sentry, for load tests).
 	Delay time.Duration
+	// Hang reads and checks every envelope but never answers: the connection
+	// stays open until the client gives up or Stop is closed (a hung Sentry).
+	Hang bool
+	// Stop, when closed, ends every held request (the sink is stopping).
+	Stop <-chan struct{}
 	// RateLimit, when set, is an X-Sentry-Rate-Limits value such as
 	// "60::organization" or "30:transaction;span:key".
 	RateLimit string
@@ -221,6 +226,16 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 		return detail(w, status, "invalid event envelope", causes...)
 	}
 
+	if h.cfg.Hang {
+		h.stats.held(1)
+		select {
+		case <-r.Context().Done():
+		case <-h.cfg.Stop:
+		}
+		h.stats.held(-1)
+		h.stats.aborted()
+		return 499
+	}
 	if h.cfg.Delay > 0 {
 		t := time.NewTimer(h.cfg.Delay)
 		select {

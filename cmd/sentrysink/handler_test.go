@@ -337,6 +337,34 @@ func TestDelay(t *testing.T) {
 	}
 }
 
+// --hang holds every request, counted as held, until the sink stops; then the
+// request ends without an answer and nothing is counted as received.
+func TestHang(t *testing.T) {
+	stop := make(chan struct{})
+	h, st, _ := newTestHandler(handlerConfig{Hang: true, Stop: stop})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req := httptest.NewRequest(http.MethodPost, "/api/1/envelope/", bytes.NewReader(logEnv))
+		req.Header.Set("X-Sentry-Auth", auth)
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}()
+	for st.snapshot(time.Now()).Held != 1 {
+		select {
+		case <-done:
+			t.Fatal("answered; want held")
+		default:
+			time.Sleep(time.Millisecond)
+		}
+	}
+	close(stop)
+	<-done
+	tot := st.snapshot(time.Now())
+	if tot.Held != 0 || tot.MaxHeld != 1 || tot.Aborted != 1 || tot.Logs != 0 {
+		t.Errorf("held %d, max %d, aborted %d, logs %d; want 0, 1, 1, 0", tot.Held, tot.MaxHeld, tot.Aborted, tot.Logs)
+	}
+}
+
 func TestLongestRetryAfter(t *testing.T) {
 	for in, want := range map[string]int{"60::organization": 60, "1.2:error:key, 30:span:key": 30, "x::y": 1, "0::org": 1} {
 		if got := longestRetryAfter(in); got != want {

@@ -7,6 +7,7 @@
 //
 //	sentrysink --listen 127.0.0.1:8990 --stats-every 10s --summary-file sink.json
 //	sentrysink --delay 50ms --quiet                 # a slow Sentry
+//	sentrysink --hang                               # a hung Sentry: reads envelopes, never answers
 //	sentrysink --rate-limit 60::organization        # 429 for everything
 //	sentrysink --rate-limit 60:span:key --rate-limit-status 200   # announce on 200
 //	sentrysink --old-relay                          # refuses zstd bodies as Relays before zstd did
@@ -45,6 +46,7 @@ func run(args []string) error {
 	listen := fs.String("listen", "127.0.0.1:8990", "address to serve POST /api/<project>/envelope/ on (port 0 picks a free one, see --addr-file)")
 	addrFile := fs.String("addr-file", "", "write the address actually listened on to this file once serving")
 	delay := fs.Duration("delay", 0, "added latency before every answer")
+	hang := fs.Bool("hang", false, "read and check every envelope, never answer (until the client gives up or the sink stops): a hung Sentry")
 	rateLimit := fs.String("rate-limit", "", `X-Sentry-Rate-Limits value to enforce, e.g. "60::organization" or "60:error:organization"`)
 	rateLimitStatus := fs.Int("rate-limit-status", http.StatusTooManyRequests, "with --rate-limit: 429 rejects the envelopes whose items it covers and accepts the rest, as Relay does; 200 accepts all and announces the limit on each")
 	oldRelay := fs.Bool("old-relay", false, "decode Content-Encoding like a Relay without zstd support: zstd bodies are taken for identity and refused with 400")
@@ -72,8 +74,11 @@ func run(args []string) error {
 
 	out := newLineWriter(os.Stdout)
 	defer out.Flush()
+	stopping := make(chan struct{})
 	cfg := handlerConfig{
 		Delay:           *delay,
+		Hang:            *hang,
+		Stop:            stopping,
 		RateLimit:       strings.TrimSpace(*rateLimit),
 		RateLimitStatus: *rateLimitStatus,
 		Limits:          envelope.RelayDefaults(),
@@ -101,7 +106,7 @@ func run(args []string) error {
 			return err
 		}
 	}
-	out.WriteLine(fmt.Appendf(nil, "sentrysink listening on http://%s/api/<project>/envelope/ (delay=%s rate_limit=%q)", addr, *delay, cfg.RateLimit))
+	out.WriteLine(fmt.Appendf(nil, "sentrysink listening on http://%s/api/<project>/envelope/ (delay=%s hang=%t rate_limit=%q)", addr, *delay, *hang, cfg.RateLimit))
 	out.Flush()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -154,6 +159,7 @@ func run(args []string) error {
 			return err
 		case <-ctx.Done():
 			stop()
+			close(stopping) // let held requests go
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			err := srv.Shutdown(sctx)
 			cancel()

@@ -56,8 +56,11 @@ type Totals struct {
 	// RateLimited counts envelopes answered 429, and RateLimitedItems their items by type.
 	RateLimited      uint64            `json:"rate_limited_envelopes"`
 	RateLimitedItems map[string]uint64 `json:"rate_limited_items"`
-	// Aborted counts requests whose client went away during --delay.
+	// Aborted counts requests whose client went away during --delay or --hang.
 	Aborted uint64 `json:"aborted"`
+	// Held is the requests --hang holds open now, and MaxHeld the most at once.
+	Held    int64 `json:"held"`
+	MaxHeld int64 `json:"max_held"`
 }
 
 // ProjectTotals is what one project received, counted as in Totals.
@@ -99,6 +102,13 @@ func (s *stats) invalid(cause string) {
 	s.mu.Lock()
 	s.t.Invalid++
 	s.t.LastInvalid = truncate(cause, 500)
+	s.mu.Unlock()
+}
+
+func (s *stats) held(delta int64) {
+	s.mu.Lock()
+	s.t.Held += delta
+	s.t.MaxHeld = max(s.t.MaxHeld, s.t.Held)
 	s.mu.Unlock()
 }
 

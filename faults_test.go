@@ -1,0 +1,243 @@
+package sentryexporter
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+
+	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/metadata"
+)
+
+// faultHarness is one exporter routing service "healthy" to project 1 of a
+// fake Sentry and service "sick" to project 2, whose network plays a fault.
+// Its Consume* return as soon as the envelopes are handed over: nothing
+// waits for project 2's network.
+type faultHarness struct {
+	*harness
+	next int                // first trace id of the next batch
+	in   map[string]*counts // items handed to each project
+}
+
+const (
+	healthyProject = "1"
+	sickProject    = "2"
+)
+
+func newFaultHarness(t *testing.T, sickDSN string, hook func(*http.Client), configure func(*Config)) *faultHarness {
+	clock := newFakeClock()
+	healthy := newFakeSentry(t, clock)
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+
+	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clock.clocks(), clientHook: hook}
+	f := factoryOf(shared)
+	cfg := f.CreateDefaultConfig().(*Config)
+	cfg.Routing.DSNs = map[string]configopaque.String{
+		"healthy": configopaque.String(healthy.dsnFor(healthyProject)),
+		"sick":    configopaque.String(sickDSN),
+	}
+	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
+	cfg.ClientConfig.Timeout = 0 // no timeout: only shutdown can end a hanging request
+	// One envelope in flight per project, so the retries of each envelope are
+	// exact: 10 ms, 20 ms, then 40 ms would pass the 35 ms budget (fake wall
+	// clock): 3 attempts.
+	cfg.MaxConcurrentRequests = 1
+	cfg.RetryConfig = configretry.BackOffConfig{
+		Enabled: true, InitialInterval: 10 * time.Millisecond, MaxInterval: time.Second,
+		MaxElapsedTime: 35 * time.Millisecond, Multiplier: 2,
+	}
+	cfg.ClientReports.Interval = time.Hour
+	cfg.Pending.DrainTimeout = 100 * time.Millisecond
+	cfg.ErrorEvents.DedupeWindow = 0 // errors go out in their push: the counts below are per push
+	if configure != nil {
+		configure(cfg)
+	}
+	require.NoError(t, cfg.Validate())
+	set := exportertest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	te, err := f.CreateTraces(context.Background(), set, cfg)
+	require.NoError(t, err)
+	le, err := f.CreateLogs(context.Background(), set, cfg)
+	require.NoError(t, err)
+	exp := shared.byConfig[cfg].exp
+	exp.finalReport = 100 * time.Millisecond
+	for _, p := range exp.allProjects() {
+		p.sender.readFor = 50 * time.Millisecond
+	}
+	require.NoError(t, te.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, le.Start(context.Background(), componenttest.NewNopHost()))
+	return &faultHarness{
+		harness: &harness{t: t, sentry: healthy, clock: clock, tel: tel, traces: te, logs: le, exp: exp},
+		in:      map[string]*counts{healthyProject: {}, sickProject: {}},
+	}
+}
+
+// push sends one batch of service svc (project p): 2 traces of 3 spans with an
+// exception each, and 4 logs: 5 envelopes.
+func (h *faultHarness) push(svc, p string) {
+	td := makeTraces(h.next, 2, true)
+	h.next += 2
+	td.ResourceSpans().At(0).Resource().Attributes().PutStr("service.name", svc)
+	ld := makeLogs(4)
+	ld.ResourceLogs().At(0).Resource().Attributes().PutStr("service.name", svc)
+	in := h.in[p]
+	in[catSpan] += int64(td.SpanCount())
+	in[catTransaction] += 2
+	in[catError] += 2
+	in[catLogItem] += 4
+	require.NoError(h.t, h.traces.ConsumeTraces(context.Background(), td))
+	require.NoError(h.t, h.logs.ConsumeLogs(context.Background(), ld))
+}
+
+func (h *faultHarness) project(name string) *project { return h.exp.static[name] }
+
+// requireHealthyGotAll: project 1 stored every item it was handed.
+func (h *faultHarness) requireHealthyGotAll() {
+	got := byProject(h.sentry)[healthyProject]
+	in := h.in[healthyProject]
+	require.EqualValues(h.t, in[catTransaction], got[envelope.ItemTypeTransaction], "transactions")
+	require.EqualValues(h.t, in[catError], got[envelope.ItemTypeEvent], "errors")
+	require.EqualValues(h.t, in[catLogItem], got[envelope.ItemTypeLog], "logs")
+}
+
+// count reads a counter of one project and category.
+func (h *faultHarness) count(metric, p string, cat category, extra ...string) int64 {
+	attrs := map[string]string{"project": p, "category": string(cat.wire())}
+	for i := 0; i+1 < len(extra); i += 2 {
+		attrs[extra[i]] = extra[i+1]
+	}
+	return h.sum(metric, attrs)
+}
+
+// requireInvariant: for each project and category, in = sent + dropped.
+func (h *faultHarness) requireInvariant() {
+	for _, p := range []string{healthyProject, sickProject} {
+		for _, cat := range []category{catError, catTransaction, catSpan, catLogItem} {
+			sent := h.count("otelcol_exporter_sentry_sent_items", p, cat)
+			dropped := h.count("otelcol_exporter_sentry_dropped_items", p, cat)
+			assert.Equal(h.t, h.in[p][cat], sent+dropped, "project %s, %s: in = sent + dropped", p, cat.wire())
+		}
+	}
+}
+
+// shutdown stops both pipelines and returns how long that took (logged, not asserted).
+func (h *faultHarness) shutdownTimed() time.Duration {
+	start := time.Now()
+	h.shutdown()
+	return time.Since(start)
+}
+
+// Every network fault, met by project 2 while project 1 is healthy:
+//   - pushes return at once, whatever project 2's network does;
+//   - project 1 gets all its data while the fault is in progress;
+//   - a request that hangs is ended only by shutdown (the client has no timeout
+//     here, so a leak would hang the test): cancelled and counted network_error,
+//     with what was still queued behind it;
+//   - a fault that fails fast is retried per retry_on_failure (3 attempts
+//     here), then counted network_error;
+//   - an answer whose status arrived is final, whatever its body does: the
+//     body is read at most 16 KiB deep and for at most maxAnswerRead;
+//   - in = sent + dropped for each project and category.
+func TestNetworkFaults(t *testing.T) {
+	type fault struct {
+		dsn     string // of project 2
+		hook    func(*http.Client)
+		met     <-chan struct{} // closed once the fault was met; nil: not observable
+		hangs   bool            // the first request stays open until shutdown cancels it
+		stored  bool            // Sentry's status (200) arrived: the items count as sent
+		retried bool            // each envelope was tried 3 times before counted
+	}
+	var hugeWritten atomic.Int64
+	rows := []struct {
+		name  string
+		fault func(t *testing.T) fault
+	}{
+		{"accepted, never answered", func(t *testing.T) fault {
+			addr, met := blackhole(t)
+			return fault{dsn: "http://publickey@" + addr + "/2", met: met, hangs: true}
+		}},
+		{"connect never completes", func(t *testing.T) fault {
+			return fault{dsn: "http://publickey@" + fullBacklog(t) + "/2", hangs: true}
+		}},
+		{"DNS never answers", func(t *testing.T) fault {
+			addr, met := fakeDNS(t, false)
+			return fault{dsn: "http://publickey@sentry.sick.example:9/2", hook: dnsThrough(t, addr), met: met, hangs: true}
+		}},
+		{"DNS NXDOMAIN", func(t *testing.T) fault {
+			addr, _ := fakeDNS(t, true)
+			return fault{dsn: "http://publickey@sentry.sick.example:9/2", hook: dnsThrough(t, addr), retried: true}
+		}},
+		{"TLS handshake never finishes", func(t *testing.T) fault {
+			addr, met := blackhole(t)
+			return fault{dsn: "https://publickey@" + addr + "/2", met: met, hangs: true}
+		}},
+		{"headers, then a body that never ends", func(t *testing.T) fault {
+			url, met := answering(t, dribble)
+			return fault{dsn: strings.Replace(url, "http://", "http://publickey@", 1) + "/2", met: met, stored: true}
+		}},
+		{"reset mid-body", func(t *testing.T) fault {
+			url, _ := answering(t, resetMidBody)
+			return fault{dsn: strings.Replace(url, "http://", "http://publickey@", 1) + "/2", stored: true}
+		}},
+		{"huge body", func(t *testing.T) fault {
+			url, _ := answering(t, hugeBody(&hugeWritten))
+			return fault{dsn: strings.Replace(url, "http://", "http://publickey@", 1) + "/2", stored: true}
+		}},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			f := row.fault(t)
+			h := newFaultHarness(t, f.dsn, f.hook, nil)
+			h.push("sick", sickProject) // returns at once: handed over
+			if f.met != nil {
+				<-f.met
+			}
+			for range 3 {
+				h.push("healthy", healthyProject)
+			}
+			h.project("healthy").queue.waitIdle()
+			h.requireHealthyGotAll()
+			if f.hangs {
+				require.Positive(t, h.project("sick").queue.pendingBytes(), "the fault is still in progress")
+			} else {
+				h.project("sick").queue.waitIdle() // a fault that ends by itself: every envelope settles before shutdown
+			}
+			took := h.shutdownTimed()
+			t.Logf("shutdown took %v", took)
+
+			h.requireInvariant()
+			for _, cat := range []category{catError, catTransaction, catSpan, catLogItem} {
+				if f.stored {
+					assert.Equal(t, h.in[sickProject][cat], h.count("otelcol_exporter_sentry_sent_items", sickProject, cat), "%s sent", cat.wire())
+				} else {
+					assert.Equal(t, h.in[sickProject][cat], h.count("otelcol_exporter_sentry_dropped_items", sickProject, cat, "reason", "network_error"),
+						"%s counted network_error", cat.wire())
+				}
+				assert.Zero(t, h.count("otelcol_exporter_sentry_dropped_items", healthyProject, cat), "project 1 dropped nothing")
+			}
+			failed := h.sum("otelcol_exporter_sentry_requests", map[string]string{"project": sickProject, "status": "network_error"})
+			switch {
+			case f.retried:
+				assert.EqualValues(t, 3*5+1, failed, "5 envelopes, 3 attempts each, and the final client report")
+			case f.hangs:
+				assert.EqualValues(t, 1+1, failed, "one request was in flight (cancelled), the rest never went out; and the final client report")
+			default:
+				assert.Zero(t, failed)
+			}
+		})
+	}
+	assert.Less(t, hugeWritten.Load(), int64(64<<20), "the huge body was not read to its end")
+}

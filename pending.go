@@ -1,0 +1,245 @@
+package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// envelopeOverhead is what an envelope costs beyond its item payloads (the
+// headers, the outgoing struct), counted against the pending bounds.
+const envelopeOverhead = 512
+
+// pendingQueue is one project's envelopes between the push that built them
+// and Sentry's answer. Pushes hand envelopes over and return; the project's
+// own workers (at most max_concurrent_requests, started on demand, gone when
+// the queue is empty) send them. The bytes it holds, queued and in flight,
+// are bounded per project and, through shared, over all projects: one
+// project's slow Sentry can hold at most its share, never the pipeline.
+type pendingQueue struct {
+	deliver    func(ctx context.Context, o *outgoing) // sends and accounts for one envelope
+	ctx        context.Context                        // ends when the drain time after shutdown is over
+	maxWorkers int
+	maxBytes   int64
+	shared     *pendingTotal
+
+	mu      sync.Mutex
+	entries []pendingEntry // FIFO from entries[head]; the array is reused once empty
+	head    int
+	bytes   int64 // queued and in flight
+	workers int
+	closed  bool
+	waiters []*roomWaiter // pushes waiting for room, first come first served
+	idle    chan struct{} // made by waitIdle, closed when nothing is queued or in flight
+}
+
+// pendingTotal is the bytes all projects hold, against pending::max_bytes.
+type pendingTotal struct {
+	bytes atomic.Int64
+	max   int64
+}
+
+type pendingEntry struct {
+	o    *outgoing
+	push *pushDone
+	size int64
+}
+
+// pushDone runs release once every envelope of one push is settled: the
+// push's container payloads and translated items live until then.
+type pushDone struct {
+	left    atomic.Int32
+	release func()
+}
+
+func (d *pushDone) settle() {
+	if d != nil && d.left.Add(-1) == 0 && d.release != nil {
+		d.release()
+	}
+}
+
+func newPendingQueue(ctx context.Context, maxWorkers int, maxBytes int64, shared *pendingTotal, deliver func(context.Context, *outgoing)) *pendingQueue {
+	return &pendingQueue{deliver: deliver, ctx: ctx, maxWorkers: maxWorkers, maxBytes: maxBytes, shared: shared}
+}
+
+// size is what o counts against the bounds.
+func (o *outgoing) size() int64 {
+	n := int64(envelopeOverhead)
+	for i := range o.env.Items {
+		n += int64(len(o.env.Items[i].Payload))
+	}
+	return n
+}
+
+// offer queues o if it fits. When it does not and wait is set, it waits for
+// room, first come first served, until ctx or the queue's own context ends:
+// a large envelope is never overtaken for ever by small ones. When o is not
+// taken it returns why, for the caller to count: queue_overflow (no room), or
+// network_error once the drain time after shutdown is over or the queue is
+// closed (the project can no longer send).
+func (q *pendingQueue) offer(ctx context.Context, o *outgoing, push *pushDone, wait bool) (taken bool, why reason) {
+	size := o.size()
+	q.mu.Lock()
+	if q.closed || q.ctx.Err() != nil {
+		q.mu.Unlock()
+		return false, reasonNetworkError
+	}
+	if len(q.waiters) == 0 && q.fits(size) {
+		start := q.takeLocked(pendingEntry{o: o, push: push, size: size})
+		q.mu.Unlock()
+		if start {
+			go q.work()
+		}
+		return true, 0
+	}
+	if !wait {
+		q.mu.Unlock()
+		return false, reasonQueueOverflow
+	}
+	w := &roomWaiter{entry: pendingEntry{o: o, push: push, size: size}, admitted: make(chan struct{})}
+	q.waiters = append(q.waiters, w)
+	q.mu.Unlock()
+	select {
+	case <-w.admitted:
+		return true, 0
+	case <-ctx.Done():
+		why = reasonQueueOverflow
+	case <-q.ctx.Done():
+		why = reasonNetworkError
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	select {
+	case <-w.admitted: // admitted while giving up: it is queued
+		return true, 0
+	default:
+	}
+	for i, x := range q.waiters {
+		if x == w {
+			q.waiters = append(q.waiters[:i], q.waiters[i+1:]...)
+			break
+		}
+	}
+	q.startWorkers(q.admitWaitersLocked()) // the next waiter may fit where this one did not
+	return false, why
+}
+
+// roomWaiter is a push waiting for room (single project, back-pressure).
+type roomWaiter struct {
+	entry    pendingEntry
+	admitted chan struct{} // closed once entry is queued
+}
+
+// takeLocked queues e; true when the caller must start a worker for it.
+func (q *pendingQueue) takeLocked(e pendingEntry) bool {
+	q.shared.bytes.Add(e.size)
+	q.bytes += e.size
+	q.entries = append(q.entries, e)
+	if q.workers < q.maxWorkers {
+		q.workers++
+		return true
+	}
+	return false
+}
+
+// admitWaitersLocked queues the waiting envelopes that fit now, in the order
+// they came; it returns how many workers the caller must start.
+func (q *pendingQueue) admitWaitersLocked() (workers int) {
+	for len(q.waiters) > 0 && q.fits(q.waiters[0].entry.size) {
+		w := q.waiters[0]
+		q.waiters[0] = nil
+		q.waiters = q.waiters[1:]
+		if q.takeLocked(w.entry) {
+			workers++
+		}
+		close(w.admitted)
+	}
+	if len(q.waiters) == 0 {
+		q.waiters = nil
+	}
+	return workers
+}
+
+func (q *pendingQueue) startWorkers(n int) {
+	for range n {
+		go q.work()
+	}
+}
+
+// fits: a project holding nothing always takes one envelope, however large,
+// so that no envelope waits for room that can never come.
+func (q *pendingQueue) fits(size int64) bool {
+	if q.bytes == 0 {
+		return true
+	}
+	return q.bytes+size <= q.maxBytes && q.shared.bytes.Load()+size <= q.shared.max
+}
+
+// work sends queued envelopes until none is left.
+func (q *pendingQueue) work() {
+	for {
+		q.mu.Lock()
+		if q.head == len(q.entries) {
+			q.workers--
+			if q.workers == 0 && q.idle != nil {
+				close(q.idle)
+				q.idle = nil
+			}
+			q.mu.Unlock()
+			return
+		}
+		e := q.entries[q.head]
+		q.entries[q.head] = pendingEntry{}
+		q.head++
+		if q.head == len(q.entries) {
+			q.entries, q.head = q.entries[:0], 0
+		}
+		q.mu.Unlock()
+
+		q.deliver(q.ctx, e.o)
+		e.push.settle()
+
+		q.mu.Lock()
+		q.bytes -= e.size
+		q.shared.bytes.Add(-e.size)
+		var start int
+		if len(q.waiters) > 0 {
+			start = q.admitWaitersLocked()
+		}
+		q.mu.Unlock()
+		q.startWorkers(start)
+	}
+}
+
+// close refuses new envelopes and waits until every taken one is settled
+// (sent, or failed fast once the queue's context ended).
+func (q *pendingQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.waitIdle()
+}
+
+// waitIdle returns once nothing is queued or in flight.
+func (q *pendingQueue) waitIdle() {
+	for {
+		q.mu.Lock()
+		if q.workers == 0 && q.head == len(q.entries) {
+			q.mu.Unlock()
+			return
+		}
+		if q.idle == nil {
+			q.idle = make(chan struct{})
+		}
+		idle := q.idle
+		q.mu.Unlock()
+		<-idle
+	}
+}
+
+// pendingBytes is what the project holds now.
+func (q *pendingQueue) pendingBytes() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.bytes
+}
