@@ -6,6 +6,7 @@ replace github.com/otel-sentry/sentryexporter => ../
 
 require (
 	github.com/getsentry/sentry-go v0.50.0
+	github.com/klauspost/compress v1.20.3
 	github.com/otel-sentry/sentryexporter v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/collector/component/componenttest v0.165.0
 	go.opentelemetry.io/collector/config/configopaque v1.71.0
@@ -42,7 +43,6 @@ require (
 	github.com/hashicorp/go-version v1.9.0 // indirect
 	github.com/hashicorp/golang-lru/v2 v2.0.7 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
-	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/knadh/koanf/maps v0.1.3 // indirect
 	github.com/knadh/koanf/providers/confmap v1.0.1 // indirect
 	github.com/knadh/koanf/v2 v2.4.1 // indirect

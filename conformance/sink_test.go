@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // captured is one envelope as it arrived, decoded without the exporter's own
@@ -58,12 +60,21 @@ func (s *captureSink) dsn() string {
 
 func (s *captureSink) handle(w http.ResponseWriter, r *http.Request) {
 	var body io.Reader = r.Body
-	if r.Header.Get("Content-Encoding") == "gzip" {
+	switch r.Header.Get("Content-Encoding") { // what Relay decodes: the exporter sends zstd, sentry-go gzip
+	case "gzip":
 		zr, err := gzip.NewReader(r.Body)
 		if err != nil {
 			s.reject(w, err)
 			return
 		}
+		body = zr
+	case "zstd":
+		zr, err := zstd.NewReader(r.Body)
+		if err != nil {
+			s.reject(w, err)
+			return
+		}
+		defer zr.Close()
 		body = zr
 	}
 	data, err := io.ReadAll(body)
