@@ -411,16 +411,10 @@ func platform(lang string) string {
 // kind, as in @sentry/conventions' examples.
 func kindValue(k ptrace.SpanKind) string {
 	switch k {
-	case ptrace.SpanKindServer:
-		return "server"
-	case ptrace.SpanKindClient:
-		return "client"
-	case ptrace.SpanKindProducer:
-		return "producer"
-	case ptrace.SpanKindConsumer:
-		return "consumer"
 	case ptrace.SpanKindInternal:
 		return "internal"
+	case ptrace.SpanKindServer, ptrace.SpanKindClient, ptrace.SpanKindProducer, ptrace.SpanKindConsumer:
+		return kindOp(k) // the op of a span with no other semantics is its kind's name
 	}
 	return ""
 }
