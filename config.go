@@ -76,8 +76,8 @@ type ClientReportsConfig struct {
 type LogsConfig struct {
 	// ResourceAttributes lists the resource attributes copied onto every log
 	// record (Sentry bills logs by bytes). Default: service.name,
-	// service.namespace, host.name (environment and release are always on the
-	// record as sentry.environment / sentry.release). [] sends none; ["*"]
+	// service.namespace (environment, release and host are always on the
+	// record as sentry.environment, sentry.release, sentry.server.address). [] sends none; ["*"]
 	// sends all of them, process.command_line and the like included.
 	ResourceAttributes []string `mapstructure:"resource_attributes"`
 

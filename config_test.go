@@ -74,7 +74,7 @@ func TestUnmarshalLogResourceAttributes(t *testing.T) {
 		raw  map[string]any
 		want []string
 	}{
-		{"default", map[string]any{}, []string{"service.name", "service.namespace", "host.name"}},
+		{"default", map[string]any{}, []string{"service.name", "service.namespace"}},
 		{"shorter list", map[string]any{"logs": map[string]any{"resource_attributes": []any{"k8s.pod.name"}}}, []string{"k8s.pod.name"}},
 		{"none", map[string]any{"logs": map[string]any{"resource_attributes": []any{}}}, nil},
 	} {

@@ -22,7 +22,7 @@ func TestCreateDefaultConfig(t *testing.T) {
 	assert.True(t, cfg.ErrorEvents.FromSpanExceptions)
 	assert.True(t, cfg.ErrorEvents.FromLogs)
 	assert.False(t, cfg.SendDefaultPII, "as in the SDKs: no cookies, IP addresses or user data by default")
-	assert.Equal(t, []string{"service.name", "service.namespace", "host.name"}, cfg.Logs.ResourceAttributes,
+	assert.Equal(t, []string{"service.name", "service.namespace"}, cfg.Logs.ResourceAttributes,
 		"logs are billed by bytes: a small set, never the command line")
 	assert.Equal(t, 5*time.Second, cfg.ErrorEvents.DedupeWindow, "a span event and its log record become one error event when their pipelines flush within 5 s")
 	assert.True(t, cfg.ClientReports.Enabled)

@@ -115,8 +115,8 @@ func TestLogResourceAttributes(t *testing.T) {
 		has, hasn []string
 	}{
 		{"default", nil,
-			[]string{"service.name", "host.name", "sentry.environment", "sentry.release", "otel.scope.name", "sentry.server.address"},
-			[]string{"process.command_args", "process.owner", "process.executable.path", "os.description", "telemetry.sdk.name", "service.version", "deployment.environment.name"}},
+			[]string{"service.name", "sentry.environment", "sentry.release", "otel.scope.name", "sentry.server.address"},
+			[]string{"host.name", "process.command_args", "process.owner", "process.executable.path", "os.description", "telemetry.sdk.name", "service.version", "deployment.environment.name"}},
 		{"none", []string{},
 			[]string{"sentry.environment", "sentry.release", "order.id", "sentry.server.address"},
 			[]string{"service.name", "host.name", "process.command_args"}},

@@ -53,14 +53,15 @@ type Options struct {
 }
 
 // DefaultLogResourceAttributes are the resource attributes a log record
-// carries by default: the service that wrote it and its host, which Sentry's
-// log views group and filter by. The environment and release are always there
+// carries by default: the service that wrote it, which Sentry's log views
+// group and filter by. Its host is on every record anyway, as
+// sentry.server.address (as sentry-go writes it), so host.name is not repeated. The environment and release are always there
 // as sentry.environment and sentry.release (from deployment.environment.name /
 // deployment.environment and service.version), so they are not repeated.
 // Everything else (process.command_args, process.command_line,
 // process.owner, process.executable.path, ...) stays out unless asked for:
 // it costs bytes on every record and a command line can carry secrets.
-var DefaultLogResourceAttributes = []string{"service.name", "service.namespace", "host.name"}
+var DefaultLogResourceAttributes = []string{"service.name", "service.namespace"}
 
 // Translator turns pdata into Sentry payloads. It is safe for concurrent use.
 type Translator struct {
