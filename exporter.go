@@ -125,6 +125,17 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	if err != nil {
 		return nil, err
 	}
+	err = tb.RegisterExporterSentryPendingBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
+		for _, p := range e.allProjects() {
+			if p.queue != nil {
+				o.Observe(p.queue.pendingBytes(), metric.WithAttributes(p.acct.project))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 

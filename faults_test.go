@@ -212,6 +212,8 @@ func TestNetworkFaults(t *testing.T) {
 			h.requireHealthyGotAll()
 			if f.hangs {
 				require.Positive(t, h.project("sick").queue.pendingBytes(), "the fault is still in progress")
+				assert.Equal(t, h.project("sick").queue.pendingBytes(), h.pendingBytes(sickProject), "the gauge shows what the faulty project holds")
+				assert.Zero(t, h.pendingBytes(healthyProject), "the healthy project holds nothing once its data is sent")
 			} else {
 				h.project("sick").queue.waitIdle() // a fault that ends by itself: every envelope settles before shutdown
 			}

@@ -30,6 +30,7 @@ type TelemetryBuilder struct {
 	registrations                      []metric.Registration
 	ExporterSentryCompressionFallbacks metric.Int64Counter
 	ExporterSentryDroppedItems         metric.Int64Counter
+	ExporterSentryPendingBytes         metric.Int64ObservableGauge
 	ExporterSentryRateLimitRemaining   metric.Float64ObservableGauge
 	ExporterSentryRequests             metric.Int64Counter
 	ExporterSentrySentItems            metric.Int64Counter
@@ -46,6 +47,21 @@ func (tbof telemetryBuilderOptionFunc) apply(mb *TelemetryBuilder) {
 	tbof(mb)
 }
 
+// RegisterExporterSentryPendingBytesCallback sets callback for observable ExporterSentryPendingBytes metric.
+func (builder *TelemetryBuilder) RegisterExporterSentryPendingBytesCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterSentryPendingBytes, obs: o})
+		return nil
+	}, builder.ExporterSentryPendingBytes)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
 // RegisterExporterSentryRateLimitRemainingCallback sets callback for observable ExporterSentryRateLimitRemaining metric.
 func (builder *TelemetryBuilder) RegisterExporterSentryRateLimitRemainingCallback(cb metric.Float64Callback) error {
 	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
@@ -59,6 +75,16 @@ func (builder *TelemetryBuilder) RegisterExporterSentryRateLimitRemainingCallbac
 	defer builder.mu.Unlock()
 	builder.registrations = append(builder.registrations, reg)
 	return nil
+}
+
+type observerInt64 struct {
+	embedded.Int64Observer
+	inst metric.Int64Observable
+	obs  metric.Observer
+}
+
+func (oi *observerInt64) Observe(value int64, opts ...metric.ObserveOption) {
+	oi.obs.ObserveInt64(oi.inst, value, opts...)
 }
 
 type observerFloat64 struct {
@@ -99,6 +125,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_exporter_sentry_dropped_items",
 		metric.WithDescription("Items dropped locally or rejected by Sentry, by data category and reason. log_byte counts bytes. [Alpha]"),
 		metric.WithUnit("{item}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterSentryPendingBytes, err = builder.meter.Int64ObservableGauge(
+		"otelcol_exporter_sentry_pending_bytes",
+		metric.WithDescription("Bytes of envelopes a project holds between the push that built them and Sentry's answer (queued and in flight), bounded by pending::max_bytes_per_project; a project whose Sentry is slow or hangs shows here. [Alpha]"),
+		metric.WithUnit("By"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterSentryRateLimitRemaining, err = builder.meter.Float64ObservableGauge(

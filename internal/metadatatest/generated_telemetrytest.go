@@ -53,6 +53,20 @@ func AssertEqualExporterSentryDroppedItems(t *testing.T, tt *componenttest.Telem
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualExporterSentryPendingBytes(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_sentry_pending_bytes",
+		Description: "Bytes of envelopes a project holds between the push that built them and Sentry's answer (queued and in flight), bounded by pending::max_bytes_per_project; a project whose Sentry is slow or hangs shows here. [Alpha]",
+		Unit:        "By",
+		Data: metricdata.Gauge[int64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_sentry_pending_bytes")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualExporterSentryRateLimitRemaining(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[float64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_sentry_rate_limit_remaining",
