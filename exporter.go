@@ -84,6 +84,8 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		stopping:  make(chan struct{}),
 	}
 	e.pending.max = cfg.Pending.MaxBytes
+	// Each project's fair share of the total, held whatever the others hold.
+	e.pending.share = min(cfg.Pending.MaxBytesPerProject, cfg.Pending.MaxBytes/max(int64(cfg.Routing.MaxProjects), 1))
 	e.finalReport = finalReportTimeout
 	e.run, e.cancelRun = context.WithCancel(context.Background())
 	e.translator = translate.New(translate.Options{

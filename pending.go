@@ -34,9 +34,14 @@ type pendingQueue struct {
 }
 
 // pendingTotal is the bytes all projects hold, against pending::max_bytes.
+// Up to share (max_bytes / routing::max_projects, at most the per-project
+// bound) a project takes envelopes whatever the total: when many hanging
+// projects have filled the total, the healthy ones keep flowing. The total
+// can so reach max + max_projects × share ≤ 2 × max.
 type pendingTotal struct {
 	bytes atomic.Int64
 	max   int64
+	share int64
 }
 
 type pendingEntry struct {
@@ -167,12 +172,16 @@ func (q *pendingQueue) startWorkers(n int) {
 }
 
 // fits: a project holding nothing always takes one envelope, however large,
-// so that no envelope waits for room that can never come.
+// so that no envelope waits for room that can never come; within its share
+// it never waits on what the other projects hold.
 func (q *pendingQueue) fits(size int64) bool {
 	if q.bytes == 0 {
 		return true
 	}
-	return q.bytes+size <= q.maxBytes && q.shared.bytes.Load()+size <= q.shared.max
+	if q.bytes+size > q.maxBytes {
+		return false
+	}
+	return q.bytes+size <= q.shared.share || q.shared.bytes.Load()+size <= q.shared.max
 }
 
 // work sends queued envelopes until none is left.

@@ -213,3 +213,32 @@ func TestPendingWaitersFirstComeFirstServed(t *testing.T) {
 	q.close()
 	assert.Equal(t, []int{1000, 2400}, order)
 }
+
+// Within its share of the total a project takes envelopes whatever the others
+// hold: hanging projects that filled pending::max_bytes do not stall a
+// healthy one. Past its share it is bound by the total again.
+func TestPendingShareWhenTotalIsFull(t *testing.T) {
+	release := make(chan struct{})
+	block := func(context.Context, *outgoing) { <-release }
+	total := &pendingTotal{max: 3000, share: 1100}
+	hung := newPendingQueue(context.Background(), 1, 1<<20, total, block)
+	healthy := newPendingQueue(context.Background(), 1, 1<<20, total, block)
+	env := func(n int) *outgoing {
+		return &outgoing{env: envelope.Envelope{Items: []envelope.Item{{Payload: make([]byte, n)}}}}
+	}
+	offer := func(q *pendingQueue, n int) bool {
+		taken, _ := q.offer(context.Background(), env(n), nil, false)
+		return taken
+	}
+	require.True(t, offer(hung, 1000))   // 1,512
+	require.True(t, offer(hung, 900))    // 2,924: the total is all but full
+	require.False(t, offer(hung, 100))   // over the total, beyond its share
+	require.True(t, offer(healthy, 0))   // 512: holding nothing, always one
+	assert.True(t, offer(healthy, 0))    // 1,024 <= share, though the total is over
+	assert.False(t, offer(healthy, 100)) // 1,636 > share and the total is full
+	assert.EqualValues(t, 2924+1024, total.bytes.Load(), "the total can pass max by the shares")
+	close(release)
+	hung.close()
+	healthy.close()
+	assert.Zero(t, total.bytes.Load())
+}
