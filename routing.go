@@ -37,7 +37,7 @@ func (e *sentryExporter) route(ctx context.Context, res pcommon.Resource) *proje
 	if slug == "" {
 		return e.def
 	}
-	rawDSN, err := e.resolver.Resolve(ctx, slug)
+	rawDSN, err := e.resolve(ctx, slug)
 	if err != nil {
 		e.warnOnce.log(e.logger, "resolve:"+slug, "Sentry project could not be resolved; its items are dropped",
 			zap.String("project_slug", slug), zap.String("error", err.Error()))
@@ -50,6 +50,16 @@ func (e *sentryExporter) route(ctx context.Context, res pcommon.Resource) *proje
 		return nil
 	}
 	return p
+}
+
+// resolve asks discovery for slug's DSN, giving up when the drain time after
+// shutdown is over: a hanging management API cannot hold the shutdown.
+func (e *sentryExporter) resolve(ctx context.Context, slug string) (string, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(e.run, cancel)
+	defer stop()
+	return e.resolver.Resolve(ctx, slug)
 }
 
 func (e *sentryExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {

@@ -252,3 +252,40 @@ func TestDiscoveryRouting(t *testing.T) {
 	assert.Equal(t, map[string]int{"transaction": 4, "event": 4, "log": 4}, got["10"], "search-service, created")
 	assert.LessOrEqual(t, mgmt.calls, 1+1+2+1, "limited call, then one lookup per project (plus the create), cached afterwards")
 }
+
+// A management API that never answers cannot hold the shutdown: a push
+// waiting on discovery gives up when pending::drain_timeout is over after
+// shutdown began, and its items are counted unroutable.
+func TestDiscoveryHangingAPIEndsWithTheDrain(t *testing.T) {
+	asked := make(chan struct{}, 1)
+	release := make(chan struct{})
+	api := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); api.Close() })
+	clock := newFakeClock()
+	h := newHarnessWith(t, newFakeSentry(t, clock), clock.clocks(), func(c *Config) {
+		c.DSN = ""
+		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: api.URL, OrgSlug: "my-org", AuthToken: "sntrys_token"})
+		c.Pending.DrainTimeout = 50 * time.Millisecond
+	})
+	pushed := make(chan error, 1)
+	go func() { pushed <- h.exp.pushTraces(context.Background(), makeTraces(0, 2, false)) }()
+	<-asked
+	h.exp.beginShutdown()
+	select {
+	case err := <-pushed:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second): // a guard against a hang, far above the 50 ms drain; without it the lookup's own 30 s timeout would end the push
+		t.Fatal("the push still waits on discovery after the drain time")
+	}
+	assert.EqualValues(t, 2*3, h.sum("otelcol_exporter_sentry_dropped_items",
+		map[string]string{"project": "unroutable", "category": "span", "reason": "unroutable"}))
+}
