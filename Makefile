@@ -6,7 +6,7 @@ OCB_VERSION := v0.165.0
 OCB         := $(GOBIN_DIR)/builder
 OTELCOL     := $(BIN)/otelcol-sentry
 
-.PHONY: test vet generate otelcol otelcol-compare demo gateway load soak compare fuzz bench sink
+.PHONY: test vet generate otelcol otelcol-compare demo gateway oldrelay load soak compare fuzz bench sink
 
 ## test: vet, gofmt check, and every package's tests under the race detector (the CI command).
 test: vet
@@ -56,6 +56,10 @@ demo: otelcol sink
 ## gateway: four services through the built collector, routed to three projects (one over its error quota) and checked.
 gateway: otelcol sink
 	./scripts/gateway.sh
+
+## oldrelay: the zstd -> gzip fallback through the built collector, against a sink that decodes as a Relay from before zstd.
+oldrelay: otelcol sink
+	./scripts/oldrelay.sh
 
 ## load: envelopes/s through the built collector to a sink that answers after 50 ms.
 load: otelcol sink
