@@ -157,20 +157,22 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 	}
 	p.acct = newAccountant(e.tb, d.projectID, p.reports)
 	p.queue = newPendingQueue(e.run, e.cfg.MaxConcurrentRequests, e.cfg.Pending.MaxBytesPerProject, &e.pending, p.deliver)
+	request, err := newRequestTemplate(url, d.authHeader, e.userAgent)
+	if err != nil {
+		return nil, err
+	}
 	p.sender = &sender{
-		url:       url,
-		auth:      d.authHeader,
-		userAgent: e.userAgent,
-		limits:    p.limits,
-		retry:     e.cfg.RetryConfig,
-		slots:     make(chan struct{}, e.cfg.MaxConcurrentRequests),
-		stopping:  e.stopping,
-		now:       e.clk.now,
-		wall:      e.clk.wall,
-		pause:     e.clk.pause,
-		logger:    e.logger,
-		acct:      p.acct,
-		readFor:   maxAnswerRead,
+		request:  request,
+		limits:   p.limits,
+		retry:    e.cfg.RetryConfig,
+		slots:    make(chan struct{}, e.cfg.MaxConcurrentRequests),
+		stopping: e.stopping,
+		now:      e.clk.now,
+		wall:     e.clk.wall,
+		pause:    e.clk.pause,
+		logger:   e.logger,
+		acct:     p.acct,
+		readFor:  maxAnswerRead,
 	}
 	if e.comp != nil {
 		p.sender.body = newBodyEncoder(e.comp, e.cfg.ClientConfig.Compression, e.logger, p.acct.compressionFallback)
