@@ -58,6 +58,7 @@ type sender struct {
 	logger   *zap.Logger
 	acct     *accountant
 	readFor  time.Duration   // maxAnswerRead; tests shorten it
+	timeout  time.Duration   // `timeout`: one POST, its answer included (0: none)
 	request  requestTemplate // URL and headers of every request
 	bufs     sync.Pool       // *bodyBuffers
 	cutters  sync.Pool       // *bodyCutter, so that bounding a read allocates nothing
@@ -151,6 +152,11 @@ func (s *sender) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc
 		}
 	}()
 
+	if s.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+		defer cancel() // after the answer was read
+	}
 	req := s.request.new(ctx, rc, int64(len(wire)), used)
 	cut, _ := s.cutters.Get().(*bodyCutter)
 	if cut == nil {
