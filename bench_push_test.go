@@ -59,7 +59,9 @@ func BenchmarkPushLogs1000(b *testing.B) {
 // exporter's client has none; newClient).
 type wrappedTransport struct{ rt http.RoundTripper }
 
-func (w wrappedTransport) RoundTrip(r *http.Request) (*http.Response, error) { return w.rt.RoundTrip(r) }
+func (w wrappedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return w.rt.RoundTrip(r)
+}
 
 // BenchmarkPushTracesWrapped is BenchmarkPushTraces1000 through a wrapped
 // transport and a client built as newClient builds it (no Client.Timeout; the
