@@ -27,12 +27,12 @@ type accountant struct {
 
 	dropOpts [numReasons][numCategories][]metric.AddOption
 	sentOpts [numCategories][]metric.AddOption
-	reqOpts  map[string][]metric.AddOption // by status; built once for the statuses Sentry sends
+	reqOpts  map[int][]metric.AddOption // by status (0: no answer); built once for the statuses Sentry sends
 	project  attribute.KeyValue
 }
 
 func newAccountant(tb *metadata.TelemetryBuilder, projectID string, reports *clientReports) *accountant {
-	a := &accountant{tb: tb, reports: reports, project: attribute.String("project", projectID), reqOpts: map[string][]metric.AddOption{}}
+	a := &accountant{tb: tb, reports: reports, project: attribute.String("project", projectID), reqOpts: map[int][]metric.AddOption{}}
 	for why := range numReasons {
 		for cat := range numCategories {
 			a.dropOpts[why][cat] = addOpts(a.project, attribute.String("category", string(cat.wire())), attribute.String("reason", why.wire()))
@@ -42,10 +42,9 @@ func newAccountant(tb *metadata.TelemetryBuilder, projectID string, reports *cli
 		a.sentOpts[cat] = addOpts(a.project, attribute.String("category", string(cat.wire())))
 	}
 	for _, status := range []int{200, 202, 400, 401, 403, 404, 413, 415, 429, 500, 502, 503, 504} {
-		s := strconv.Itoa(status)
-		a.reqOpts[s] = addOpts(a.project, attribute.String("status", s))
+		a.reqOpts[status] = addOpts(a.project, attribute.String("status", strconv.Itoa(status)))
 	}
-	a.reqOpts[statusNetworkError] = addOpts(a.project, attribute.String("status", statusNetworkError))
+	a.reqOpts[0] = addOpts(a.project, attribute.String("status", statusNetworkError))
 	return a
 }
 
@@ -92,13 +91,9 @@ func (a *accountant) compressionFallback() {
 }
 
 func (a *accountant) request(ctx context.Context, status int) {
-	key := statusNetworkError
-	if status != 0 {
-		key = strconv.Itoa(status)
-	}
-	opts, ok := a.reqOpts[key]
+	opts, ok := a.reqOpts[status]
 	if !ok {
-		opts = addOpts(a.project, attribute.String("status", key)) // rare statuses: allocate
+		opts = addOpts(a.project, attribute.String("status", strconv.Itoa(status))) // rare statuses: allocate
 	}
 	a.tb.ExporterSentryRequests.Add(ctx, 1, opts...)
 }

@@ -52,3 +52,31 @@ func BenchmarkPushLogs1000(b *testing.B) {
 	}
 	b.ReportMetric(1000*float64(b.N)/b.Elapsed().Seconds(), "logs/s")
 }
+
+// wrappedTransport stands for confighttp's instrumentation around the
+// transport: net/http treats a wrapped transport as unknown, and a
+// Client.Timeout over it costs a goroutine and a timer per request (hence the
+// exporter's client has none; newClient).
+type wrappedTransport struct{ rt http.RoundTripper }
+
+func (w wrappedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return w.rt.RoundTrip(r)
+}
+
+// BenchmarkPushTracesWrapped is BenchmarkPushTraces1000 through a wrapped
+// transport and a client built as newClient builds it (no Client.Timeout; the
+// sender puts `timeout` on each request's context).
+func BenchmarkPushTracesWrapped(b *testing.B) {
+	e := benchExporter(b, time.Now)
+	e.def.sender.client = &http.Client{Transport: wrappedTransport{okTransport{}}}
+	td := smallTraces()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := e.pushTraces(ctx, td); err != nil {
+			b.Fatal(err)
+		}
+		benchSettle(e)
+	}
+	b.ReportMetric(float64(td.SpanCount())*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}

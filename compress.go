@@ -72,7 +72,6 @@ type compressors struct {
 	zstd      *zstd.Encoder
 	gzipLevel int
 	gzip      sync.Pool // *gzip.Writer
-	bufs      sync.Pool // *[]byte, compressed bodies
 }
 
 // newCompressors builds the encoders for a configured level (0 or the
@@ -93,18 +92,11 @@ func newCompressors(level configcompression.Level) *compressors {
 	return &compressors{zstd: enc, gzipLevel: gl}
 }
 
-// compress appends the encoding of body to a pooled buffer. give returns the
-// buffer once the transport is done with it.
-func (c *compressors) compress(enc bodyEncoding, body []byte) (out []byte, give func()) {
-	bp, _ := c.bufs.Get().(*[]byte)
-	if bp == nil {
-		b := make([]byte, 0, 16<<10)
-		bp = &b
-	}
-	dst := (*bp)[:0]
+// compress appends the encoding of body to dst (the caller's reused buffer).
+func (c *compressors) compress(enc bodyEncoding, body, dst []byte) []byte {
 	switch enc {
 	case encodingZstd:
-		dst = c.zstd.EncodeAll(body, dst)
+		return c.zstd.EncodeAll(body, dst)
 	case encodingGzip:
 		zw, _ := c.gzip.Get().(*gzip.Writer)
 		w := &appendWriter{b: dst}
@@ -116,14 +108,9 @@ func (c *compressors) compress(enc bodyEncoding, body []byte) (out []byte, give 
 		_, _ = zw.Write(body) // an appendWriter never fails
 		_ = zw.Close()
 		c.gzip.Put(zw)
-		dst = w.b
+		return w.b
 	}
-	return dst, func() {
-		if cap(dst) <= 4<<20 { // do not pin huge buffers
-			*bp = dst[:0]
-			c.bufs.Put(bp)
-		}
-	}
+	return append(dst, body...)
 }
 
 // appendWriter appends to a byte slice.
@@ -175,15 +162,14 @@ func (s *sender) attempt(ctx context.Context, env *envelope.Envelope) (sendResul
 	return res, retryAfter
 }
 
-// encodeBody is the hook in attemptEncoded: body as it goes on the wire, its
-// Content-Encoding ("" for none or confighttp's own), and the function that
-// gives its buffer back.
-func (s *sender) encodeBody(enc bodyEncoding, body []byte) (wire []byte, contentEncoding string, give func()) {
+// encodeBody is the hook in attemptEncoded: body as it goes on the wire
+// (appended to dst, or body itself when uncompressed or left to confighttp)
+// and its Content-Encoding ("" for none or confighttp's own).
+func (s *sender) encodeBody(enc bodyEncoding, body, dst []byte) (wire []byte, contentEncoding bodyEncoding) {
 	if enc == encodingByClient || s.body == nil {
-		return body, "", func() {}
+		return body, encodingByClient
 	}
-	wire, give = s.body.comp.compress(enc, body)
-	return wire, enc.contentEncoding(), give
+	return s.body.comp.compress(enc, body, dst), enc
 }
 
 // newBodyEncoder is a project's encoder for the configured compression.

@@ -170,20 +170,23 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 	}
 	p.acct = newAccountant(e.tb, d.projectID, p.reports)
 	p.queue = newPendingQueue(e.run, e.cfg.MaxConcurrentRequests, e.cfg.Pending.MaxBytesPerProject, &e.pending, p.deliver)
+	request, err := newRequestTemplate(url, d.authHeader, e.userAgent)
+	if err != nil {
+		return nil, err
+	}
 	p.sender = &sender{
-		url:       url,
-		auth:      d.authHeader,
-		userAgent: e.userAgent,
-		limits:    p.limits,
-		retry:     e.cfg.RetryConfig,
-		slots:     make(chan struct{}, e.cfg.MaxConcurrentRequests),
-		stopping:  e.stopping,
-		now:       e.clk.now,
-		wall:      e.clk.wall,
-		pause:     e.clk.pause,
-		logger:    e.logger,
-		acct:      p.acct,
-		readFor:   maxAnswerRead,
+		request:  request,
+		limits:   p.limits,
+		retry:    e.cfg.RetryConfig,
+		slots:    make(chan struct{}, e.cfg.MaxConcurrentRequests),
+		stopping: e.stopping,
+		now:      e.clk.now,
+		wall:     e.clk.wall,
+		pause:    e.clk.pause,
+		logger:   e.logger,
+		acct:     p.acct,
+		readFor:  maxAnswerRead,
+		timeout:  e.cfg.ClientConfig.Timeout,
 	}
 	if e.comp != nil {
 		p.sender.body = newBodyEncoder(e.comp, e.cfg.ClientConfig.Compression, e.logger, p.acct.compressionFallback)
@@ -207,8 +210,17 @@ func (e *sentryExporter) allProjects() []*project {
 // newClient builds one project's HTTP client. It is built in start (or later
 // for a discovered project) because only Start gets the host's extensions,
 // which auth needs.
+//
+// Its Timeout is cleared: the sender bounds each POST with `timeout` on the
+// request's context instead. The effect is the same (connection, request and
+// answer), but a Client.Timeout over a wrapped transport (confighttp's
+// instrumentation) costs a goroutine, a timer and two channels per request.
 func (e *sentryExporter) newClient(ctx context.Context, host component.Host) (*http.Client, error) {
-	return e.newClientWith(ctx, host, e.cfg.ClientConfig)
+	client, err := e.newClientWith(ctx, host, e.cfg.ClientConfig)
+	if err == nil {
+		client.Timeout = 0
+	}
+	return client, err
 }
 
 func (e *sentryExporter) newClientWith(ctx context.Context, host component.Host, clientCfg confighttp.ClientConfig) (*http.Client, error) {

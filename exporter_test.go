@@ -418,3 +418,28 @@ func TestRefusedReportGoesStandalone(t *testing.T) {
 	assert.EqualValues(t, 6, d["ratelimit_backoff/span"])
 	assert.EqualValues(t, 3, d["send_error/log_item"])
 }
+
+// `timeout` bounds each POST, its answer included (the sender puts it on the
+// request's context; the client itself has none): a Sentry that never answers
+// costs the envelope a network_error, counted once, not a hung worker.
+func TestTimeoutBoundsEachPost(t *testing.T) {
+	release := make(chan struct{})
+	h := newHarness(t, func(c *Config) {
+		c.ClientConfig.Timeout = 20 * time.Millisecond
+		c.RetryConfig.Enabled = false
+		c.ClientReports.Enabled = false
+	})
+	h.sentry.setRespond(func(*envelope.Envelope) answer {
+		<-release
+		return answer{status: http.StatusOK}
+	})
+	h.consumeTraces(0, 1, false) // returns once the envelope is settled
+	close(release)
+	h.shutdown()
+	assert.EqualValues(t, 1, h.dropped("transaction", "network_error"))
+	assert.EqualValues(t, 0, h.sent("transaction"))
+	assert.EqualValues(t, 1, h.sum("otelcol_exporter_sentry_requests", map[string]string{"status": "network_error"}))
+	for _, p := range h.exp.allProjects() {
+		assert.Zero(t, p.sender.client.Timeout, "the timeout is on each request's context")
+	}
+}

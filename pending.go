@@ -4,22 +4,32 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // envelopeOverhead is what an envelope costs beyond its item payloads (the
 // headers, the outgoing struct), counted against the pending bounds.
 const envelopeOverhead = 512
 
+// workerLinger is how long a worker whose queue ran empty waits for the next
+// envelope before it ends. Envelopes come in bursts, one per push; a new
+// goroutine per envelope of each burst grew its stack again through the HTTP
+// client and the compressor (8 % of the collector's CPU under make compare's
+// load, in runtime.newstack).
+const workerLinger = time.Second
+
 // pendingQueue is one project's envelopes between the push that built them
 // and Sentry's answer. Pushes hand envelopes over and return; the project's
-// own workers (at most max_concurrent_requests, started on demand, gone when
-// the queue is empty) send them. The bytes it holds, queued and in flight,
-// are bounded per project and, through shared, over all projects: one
-// project's slow Sentry can hold at most its share, never the pipeline.
+// own workers (at most max_concurrent_requests, started on demand, gone
+// workerLinger after the queue ran empty, or at close) send them. The bytes
+// it holds, queued and in flight, are bounded per project and, through
+// shared, over all projects: one project's slow Sentry can hold at most its
+// share, never the pipeline.
 type pendingQueue struct {
 	deliver    func(ctx context.Context, o *outgoing) // sends and accounts for one envelope
 	ctx        context.Context                        // ends when the drain time after shutdown is over
 	maxWorkers int
+	linger     time.Duration // workerLinger; tests shorten it
 	maxBytes   int64
 	shared     *pendingTotal
 
@@ -27,10 +37,13 @@ type pendingQueue struct {
 	entries []pendingEntry // FIFO from entries[head]; the array is reused once empty
 	head    int
 	bytes   int64 // queued and in flight
-	workers int
+	workers int   // started and not ended, parked ones included
+	parked  int   // workers waiting for the next envelope
 	closed  bool
 	waiters []*roomWaiter // pushes waiting for room, first come first served
-	idle    chan struct{} // made by waitIdle, closed when nothing is queued or in flight
+	idle    chan struct{} // made by waitUntil, closed when a worker parks or ends
+	wake    chan struct{} // one token per parked worker called back to work
+	quit    chan struct{} // closed by close: parked workers end
 }
 
 // pendingTotal is the bytes all projects hold, against pending::max_bytes.
@@ -64,7 +77,10 @@ func (d *pushDone) settle() {
 }
 
 func newPendingQueue(ctx context.Context, maxWorkers int, maxBytes int64, shared *pendingTotal, deliver func(context.Context, *outgoing)) *pendingQueue {
-	return &pendingQueue{deliver: deliver, ctx: ctx, maxWorkers: maxWorkers, maxBytes: maxBytes, shared: shared}
+	return &pendingQueue{
+		deliver: deliver, ctx: ctx, maxWorkers: maxWorkers, linger: workerLinger, maxBytes: maxBytes, shared: shared,
+		wake: make(chan struct{}, maxWorkers), quit: make(chan struct{}),
+	}
 }
 
 // size is what o counts against the bounds.
@@ -135,11 +151,17 @@ type roomWaiter struct {
 	admitted chan struct{} // closed once entry is queued
 }
 
-// takeLocked queues e; true when the caller must start a worker for it.
+// takeLocked queues e; true when the caller must start a worker for it (none
+// is parked and fewer than maxWorkers run).
 func (q *pendingQueue) takeLocked(e pendingEntry) bool {
 	q.shared.bytes.Add(e.size)
 	q.bytes += e.size
 	q.entries = append(q.entries, e)
+	if q.parked > 0 {
+		q.parked--
+		q.wake <- struct{}{} // never blocks: at most one token per parked worker
+		return false
+	}
 	if q.workers < q.maxWorkers {
 		q.workers++
 		return true
@@ -184,17 +206,16 @@ func (q *pendingQueue) fits(size int64) bool {
 	return q.bytes+size <= q.shared.share || q.shared.bytes.Load()+size <= q.shared.max
 }
 
-// work sends queued envelopes until none is left.
+// work sends queued envelopes until none is left and none came for
+// workerLinger, or the queue is closed.
 func (q *pendingQueue) work() {
+	var linger *time.Timer
 	for {
 		q.mu.Lock()
 		if q.head == len(q.entries) {
-			q.workers--
-			if q.workers == 0 && q.idle != nil {
-				close(q.idle)
-				q.idle = nil
+			if q.park(&linger) {
+				continue
 			}
-			q.mu.Unlock()
 			return
 		}
 		e := q.entries[q.head]
@@ -220,20 +241,76 @@ func (q *pendingQueue) work() {
 	}
 }
 
+// park is called by a worker, with q.mu held, when the queue is empty. It
+// releases q.mu and waits for the next envelope: true when there is one to
+// send; false when the worker ends (nothing came for q.linger, or the
+// queue was closed).
+func (q *pendingQueue) park(linger **time.Timer) bool {
+	if q.closed {
+		q.workers--
+		q.notifyLocked()
+		q.mu.Unlock()
+		return false
+	}
+	q.parked++
+	q.notifyLocked()
+	q.mu.Unlock()
+	if *linger == nil {
+		*linger = time.NewTimer(q.linger)
+	} else {
+		(*linger).Reset(q.linger)
+	}
+	select {
+	case <-q.wake:
+		(*linger).Stop()
+		return true
+	case <-(*linger).C:
+	case <-q.quit:
+		(*linger).Stop()
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	select {
+	case <-q.wake: // called back as the wait ended: an envelope is queued for it
+		return true
+	default:
+	}
+	q.parked--
+	q.workers--
+	q.notifyLocked()
+	return false
+}
+
+// notifyLocked wakes waitUntil to look again.
+func (q *pendingQueue) notifyLocked() {
+	if q.idle != nil {
+		close(q.idle)
+		q.idle = nil
+	}
+}
+
 // close refuses new envelopes and waits until every taken one is settled
-// (sent, or failed fast once the queue's context ended).
+// (sent, or failed fast once the queue's context ended) and every worker ended.
 func (q *pendingQueue) close() {
 	q.mu.Lock()
-	q.closed = true
+	if !q.closed {
+		q.closed = true
+		close(q.quit)
+	}
 	q.mu.Unlock()
-	q.waitIdle()
+	q.waitUntil(func() bool { return q.workers == 0 && q.head == len(q.entries) })
 }
 
 // waitIdle returns once nothing is queued or in flight.
 func (q *pendingQueue) waitIdle() {
+	q.waitUntil(func() bool { return q.workers == q.parked && q.head == len(q.entries) })
+}
+
+// waitUntil returns once done holds; done is called with q.mu held.
+func (q *pendingQueue) waitUntil(done func() bool) {
 	for {
 		q.mu.Lock()
-		if q.workers == 0 && q.head == len(q.entries) {
+		if done() {
 			q.mu.Unlock()
 			return
 		}

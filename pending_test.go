@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -241,4 +242,57 @@ func TestPendingShareWhenTotalIsFull(t *testing.T) {
 	hung.close()
 	healthy.close()
 	assert.Zero(t, total.bytes.Load())
+}
+
+// A worker whose queue ran empty waits for the next envelope instead of
+// ending, so a burst after a burst reuses it (no new goroutine, no stack to
+// grow again); waitIdle does not wait for parked workers, and close ends them.
+func TestPendingWorkersParkAndEnd(t *testing.T) {
+	var sent atomic.Int32
+	q := newPendingQueue(context.Background(), 4, 1<<20, &pendingTotal{max: 1 << 30}, func(context.Context, *outgoing) { sent.Add(1) })
+	env := &outgoing{env: envelope.Envelope{Items: []envelope.Item{{Payload: []byte("{}")}}}}
+	workers := func() (all, parked int) {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.workers, q.parked
+	}
+	for range 3 {
+		taken, _ := q.offer(context.Background(), env, nil, false)
+		require.True(t, taken)
+		q.waitIdle()
+		all, parked := workers()
+		assert.Equal(t, 1, all, "the parked worker took the next envelope")
+		assert.Equal(t, 1, parked)
+	}
+	q.close()
+	all, parked := workers()
+	assert.Zero(t, all, "close ends parked workers")
+	assert.Zero(t, parked)
+	assert.EqualValues(t, 3, sent.Load())
+}
+
+// A parked worker ends once nothing came for its linger time; envelopes that
+// arrive just as a worker gives up are still sent, by it or by a new worker.
+func TestPendingWorkersLingerEnds(t *testing.T) {
+	var sent atomic.Int32
+	q := newPendingQueue(context.Background(), 3, 1<<30, &pendingTotal{max: 1 << 30}, func(context.Context, *outgoing) { sent.Add(1) })
+	q.linger = time.Microsecond // workers end and are called back all the time
+	env := &outgoing{env: envelope.Envelope{Items: []envelope.Item{{Payload: []byte("{}")}}}}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for i := range 500 {
+				taken, _ := q.offer(context.Background(), env, nil, true)
+				assert.True(t, taken)
+				if i%50 == 0 {
+					runtime.Gosched()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	q.waitIdle()
+	assert.EqualValues(t, 2000, sent.Load(), "every envelope taken was sent")
+	q.waitUntil(func() bool { return q.workers == 0 }) // they end by themselves
+	q.close()
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/config/configretry"
@@ -45,25 +46,24 @@ type sendResult struct {
 // retry_on_failure, and classifies the answer. It never waits for a rate limit
 // to end: an envelope whose category is limited is dropped at once.
 type sender struct {
-	client    *http.Client
-	url       string
-	auth      string
-	userAgent string
-	limits    *ratelimit.State
-	retry     configretry.BackOffConfig
-	slots     chan struct{} // max_concurrent_requests
-	probes    probes        // one probe per gate when a window ends
-	stopping  <-chan struct{}
-	now       func() time.Time // rate-limit windows
-	wall      func() time.Time // retry budget
-	pause     func(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool
-	logger    *zap.Logger
-	acct      *accountant
-	readFor   time.Duration // maxAnswerRead; tests shorten it
-	bufs      sync.Pool
-	cutters   sync.Pool // *bodyCutter, so that bounding a read allocates nothing
-	errLog    logThrottle
-	body      *bodyEncoder // compression of envelope bodies (compress.go); nil: confighttp's
+	client   *http.Client
+	limits   *ratelimit.State
+	retry    configretry.BackOffConfig
+	slots    chan struct{} // max_concurrent_requests
+	probes   probes        // one probe per gate when a window ends
+	stopping <-chan struct{}
+	now      func() time.Time // rate-limit windows
+	wall     func() time.Time // retry budget
+	pause    func(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool
+	logger   *zap.Logger
+	acct     *accountant
+	readFor  time.Duration   // maxAnswerRead; tests shorten it
+	timeout  time.Duration   // `timeout`: one POST, its answer included (0: none)
+	request  requestTemplate // URL and headers of every request
+	bufs     sync.Pool       // *bodyBuffers
+	cutters  sync.Pool       // *bodyCutter, so that bounding a read allocates nothing
+	errLog   logThrottle
+	body     *bodyEncoder // compression of envelope bodies (compress.go); nil: confighttp's
 }
 
 // acquire takes one of the max_concurrent_requests slots; false when ctx ends first.
@@ -133,54 +133,45 @@ func retryable(r sendResult) bool {
 func (s *sender) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc bodyEncoding) (sendResult, time.Duration) {
 	now := s.now()
 	env.Header.SentAt = now
-	bp, _ := s.bufs.Get().(*[]byte)
-	if bp == nil {
-		b := make([]byte, 0, 64<<10)
-		bp = &b
+	bufs, _ := s.bufs.Get().(*bodyBuffers)
+	if bufs == nil {
+		bufs = &bodyBuffers{raw: make([]byte, 0, 64<<10), wire: make([]byte, 0, 16<<10)}
 	}
-	body := env.AppendTo((*bp)[:0])
-	wire, contentEncoding, giveWire := s.encodeBody(enc, body)
-	rc := &requestBody{Reader: bytes.NewReader(wire), closed: make(chan struct{})}
+	bufs.raw = env.AppendTo(bufs.raw[:0])
+	wire, used := s.encodeBody(enc, bufs.raw, bufs.wire[:0])
+	if used != encodingByClient {
+		bufs.wire = wire
+	}
+	rc := &requestBody{}
+	rc.Reset(wire)
 	defer func() {
 		// The transport may still be writing the body after the answer came
-		// (a server can answer early); reuse the buffer only once it closed it.
-		select {
-		case <-rc.closed:
-			giveWire()
-			if cap(body) <= 4<<20 { // do not pin huge buffers
-				*bp = body[:0]
-				s.bufs.Put(bp)
-			}
-		default:
+		// (a server can answer early); reuse the buffers only once it closed it.
+		if rc.closed.Load() && cap(bufs.raw) <= 4<<20 && cap(bufs.wire) <= 4<<20 { // do not pin huge buffers
+			s.bufs.Put(bufs)
 		}
 	}()
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, rc)
-	if err != nil {
-		return sendResult{reason: reasonInternalSDKError}, 0
+	if s.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+		defer cancel() // after the answer was read
 	}
-	req.ContentLength = int64(len(wire))
-	if contentEncoding != "" {
-		req.Header.Set("Content-Encoding", contentEncoding)
+	req := s.request.new(ctx, rc, int64(len(wire)), used)
+	cut, _ := s.cutters.Get().(*bodyCutter)
+	if cut == nil {
+		cut = newBodyCutter()
 	}
-	req.Header.Set("Content-Type", envelope.ContentType)
-	req.Header.Set("X-Sentry-Auth", s.auth)
-	req.Header.Set("User-Agent", s.userAgent)
-
+	defer s.cutters.Put(cut) // after the snippet in cut's buffer was logged
 	resp, err := s.client.Do(req)
 	if err != nil {
 		s.acct.request(ctx, 0)
 		s.errLog.log(s.logger, "network", "Sending to Sentry failed", zap.String("error", redactedError(err)))
 		return sendResult{reason: reasonNetworkError}, 0
 	}
-	cut, _ := s.cutters.Get().(*bodyCutter)
-	if cut == nil {
-		cut = newBodyCutter()
-	}
 	cut.arm(resp.Body, s.readFor)
-	snippet := drain(resp.Body)
+	snippet := cut.drain(resp.Body)
 	cut.disarm()
-	s.cutters.Put(cut)
 	s.acct.request(ctx, resp.StatusCode)
 
 	// Limits count on every answer, 200 included.
@@ -273,27 +264,34 @@ func sleep(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool 
 	}
 }
 
+// bodyBuffers are one envelope's encoding and its compressed form, reused
+// across envelopes once the transport closed the body.
+type bodyBuffers struct {
+	raw, wire []byte
+}
+
 // requestBody is an envelope being sent; closed tells when the transport is
-// done with it.
+// done with it. One per request, so that a late Close of an earlier request
+// can never mark a later one's buffers free.
 type requestBody struct {
-	*bytes.Reader
-	once   sync.Once
-	closed chan struct{}
+	bytes.Reader
+	closed atomic.Bool
 }
 
 func (b *requestBody) Close() error {
-	b.once.Do(func() { close(b.closed) })
+	b.closed.Store(true)
 	return nil
 }
 
 // drain reads at most maxResponseRead bytes of body, closes it, and returns
-// the first maxErrorSnippet bytes.
-func drain(body io.ReadCloser) []byte {
+// the first maxErrorSnippet bytes (in c's buffer: valid until c is reused).
+func (c *bodyCutter) drain(body io.ReadCloser) []byte {
 	defer body.Close()
-	var head [maxErrorSnippet]byte
-	n, _ := io.ReadFull(body, head[:])
-	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxResponseRead-int64(n)))
-	return bytes.TrimSpace(head[:n])
+	n, _ := io.ReadFull(body, c.head[:])
+	c.rest = io.LimitedReader{R: body, N: maxResponseRead - int64(n)}
+	_, _ = io.Copy(io.Discard, &c.rest)
+	c.rest.R = nil
+	return bytes.TrimSpace(c.head[:n])
 }
 
 // redactedError prints an HTTP client error without a URL's userinfo; the
@@ -361,6 +359,8 @@ type bodyCutter struct {
 	t    *time.Timer
 	mu   sync.Mutex
 	body io.Closer
+	head [maxErrorSnippet]byte // the start of the answer (drain)
+	rest io.LimitedReader      // the remainder, read and discarded
 }
 
 func newBodyCutter() *bodyCutter {
