@@ -1,11 +1,10 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/otel-sentry/sentryexporter/internal/atomicfile"
 )
 
 // Totals are what arrived, as written to --summary-file.
@@ -56,22 +55,5 @@ func (s *stats) snapshot(now time.Time) Totals {
 
 // writeFile replaces path atomically, so a reader never sees half a file.
 func (t Totals) writeFile(path string) error {
-	b, err := json.MarshalIndent(t, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".otlpsink-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.WriteJSON(path, t)
 }
