@@ -223,7 +223,8 @@ rss_kb() {
 }
 
 # wait_drained METRICS_PORT SINK_SUMMARY TIMEOUT_S: wait until the exporter queue is empty
-# and the sink's request count has been stable for 2 s (bounded by TIMEOUT_S).
+# and the sink's request count has been stable for 2 s, and at least 6 s have passed (the
+# dedupe window); bounded by TIMEOUT_S.
 wait_drained() {
 	local port=$1 summary=$2 timeout=$3 i q prev=-1 cur stable=0 m="$WORKDIR/drain.prom"
 	for ((i = 0; i < timeout * 2; i++)); do
@@ -232,7 +233,9 @@ wait_drained() {
 		cur=$("$SINK" --query "$summary" requests 2>/dev/null || echo -1)
 		if [[ "$q" == 0 && "$cur" == "$prev" ]]; then
 			stable=$((stable + 1))
-			((stable >= 4)) && return 0
+			# and not before the dedupe window (error_events.dedupe_window, 5 s, released by a
+			# 1 s tick) is over: error events held in it are sent, or counted, only then.
+			((stable >= 4 && i >= 12)) && return 0
 		else
 			stable=0
 		fi
