@@ -39,10 +39,11 @@ type sentryExporter struct {
 	userAgent  string
 	comp       *compressors // envelope body encoders shared by the projects (compress.go)
 
-	def        *project            // the `dsn` project; nil when routing covers everything
-	static     map[string]*project // routing::dsns, by attribute value
-	resolver   *discovery.Resolver // routing::discovery; nil without
-	unroutable *accountant         // drops of items that have no project
+	def           *project            // the `dsn` project; nil when routing covers everything
+	static        map[string]*project // routing::dsns, by attribute value
+	resolver      *discovery.Resolver // routing::discovery; nil without
+	discoveryWait time.Duration       // longest a push waits for a look-up (discoveryWait; tests shorten it)
+	unroutable    *accountant         // drops of items that have no project
 
 	mu       sync.Mutex
 	byDSN    map[string]*project // every project, static or discovered, by DSN
@@ -72,16 +73,17 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		return nil, err
 	}
 	e := &sentryExporter{
-		cfg:       cfg,
-		set:       set,
-		logger:    set.Logger,
-		tb:        tb,
-		clk:       clk,
-		userAgent: fmt.Sprintf("%s/%s (%s %s; %s/%s)", sdkName, sdkVersion, set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
-		index:     newTraceIndex(),
-		byDSN:     map[string]*project{},
-		static:    map[string]*project{},
-		stopping:  make(chan struct{}),
+		cfg:           cfg,
+		set:           set,
+		logger:        set.Logger,
+		tb:            tb,
+		clk:           clk,
+		userAgent:     fmt.Sprintf("%s/%s (%s %s; %s/%s)", sdkName, sdkVersion, set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
+		index:         newTraceIndex(),
+		byDSN:         map[string]*project{},
+		static:        map[string]*project{},
+		stopping:      make(chan struct{}),
+		discoveryWait: discoveryWait,
 	}
 	e.pending.max = cfg.Pending.MaxBytes
 	// Each project's fair share of the total, held whatever the others hold.

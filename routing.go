@@ -3,6 +3,7 @@ package sentryexporter // import "github.com/otel-sentry/sentryexporter"
 import (
 	"context"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -52,10 +53,17 @@ func (e *sentryExporter) route(ctx context.Context, res pcommon.Resource) *proje
 	return p
 }
 
-// resolve asks discovery for slug's DSN, giving up when the drain time after
-// shutdown is over: a hanging management API cannot hold the shutdown.
+// discoveryWait is the longest a push waits for a project look-up. A slow or
+// hanging management API must not hold the queue consumers that carry the
+// other projects' data: past it the resource's items are counted unroutable,
+// and the look-up goes on in the background, so later pushes find it cached.
+const discoveryWait = 2 * time.Second
+
+// resolve asks discovery for slug's DSN, waiting at most discoveryWait, and
+// giving up when the drain time after shutdown is over: a hanging management
+// API can hold neither the other projects' data nor the shutdown.
 func (e *sentryExporter) resolve(ctx context.Context, slug string) (string, error) {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithTimeout(ctx, e.discoveryWait)
 	defer cancel()
 	stop := context.AfterFunc(e.run, cancel)
 	defer stop()

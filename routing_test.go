@@ -167,6 +167,7 @@ type fakeManagement struct {
 	calls     int
 	created   []string
 	limitOnce bool
+	gate      chan struct{} // when set, key look-ups answer only once it is closed
 	sentry    *fakeSentry
 	reset     func() int64
 }
@@ -175,6 +176,12 @@ func newFakeManagement(t *testing.T, sentry *fakeSentry, reset func() int64) *fa
 	m := &fakeManagement{projects: map[string]string{"payments": "2"}, nextID: 10, sentry: sentry, reset: reset}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/0/projects/my-org/{slug}/keys/", func(w http.ResponseWriter, r *http.Request) {
+		m.mu.Lock()
+		gate := m.gate
+		m.mu.Unlock()
+		if gate != nil {
+			<-gate
+		}
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		m.calls++
@@ -288,4 +295,42 @@ func TestDiscoveryHangingAPIEndsWithTheDrain(t *testing.T) {
 	}
 	assert.EqualValues(t, 2*3, h.sum("otelcol_exporter_sentry_dropped_items",
 		map[string]string{"project": "unroutable", "category": "span", "reason": "unroutable"}))
+}
+
+// A slow management API holds a push for at most discoveryWait: the items of
+// the project being looked up are counted unroutable (the other resources of
+// the batch go on), and the look-up, finished in the background, serves the
+// next push from the cache.
+func TestDiscoverySlowAPIHoldsAPushBriefly(t *testing.T) {
+	clock := newFakeClock()
+	sentry := newFakeSentry(t, clock)
+	mgmt := newFakeManagement(t, sentry, func() int64 { return 0 })
+	mgmt.projects["checkout"] = "5"
+	mgmt.gate = make(chan struct{})
+	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
+		c.DSN = ""
+		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: mgmt.srv.URL, OrgSlug: "my-org", AuthToken: "sntrys_token"})
+	})
+	h.exp.discoveryWait = 20 * time.Millisecond
+
+	pushed := make(chan error, 1)
+	go func() { pushed <- h.traces.ConsumeTraces(context.Background(), makeTraces(0, 2, false)) }()
+	select {
+	case err := <-pushed:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second): // a hang guard; the look-up itself never ends before the gate opens
+		t.Fatal("the push waits on the management API")
+	}
+	assert.EqualValues(t, 2*3, h.sum("otelcol_exporter_sentry_dropped_items",
+		map[string]string{"project": "unroutable", "category": "span", "reason": "unroutable"}))
+
+	close(mgmt.gate) // the look-up in the background completes and is cached
+	require.Eventually(t, func() bool {
+		if err := h.traces.ConsumeTraces(context.Background(), makeTraces(10, 1, false)); err != nil {
+			return false
+		}
+		return byProject(sentry)["5"]["transaction"] > 0
+	}, 10*time.Second, 10*time.Millisecond, "a later push is routed by the cached look-up")
+	h.shutdown()
+	sentry.requireNoInvalid()
 }
