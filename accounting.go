@@ -84,12 +84,12 @@ func (a *accountant) outcome(ctx context.Context, r sendResult, c counts) {
 	a.dropped(ctx, r.reason, c)
 }
 
-// request counts one POST by the status of its answer (0: no answer).
 // compressionFallback counts a project's switch from zstd to gzip (compress.go).
 func (a *accountant) compressionFallback() {
 	a.tb.ExporterSentryCompressionFallbacks.Add(context.Background(), 1, addOpts(a.project)...)
 }
 
+// request counts one POST by the status of its answer (0: no answer).
 func (a *accountant) request(ctx context.Context, status int) {
 	opts, ok := a.reqOpts[status]
 	if !ok {

@@ -155,8 +155,10 @@ func (s *sender) attempt(ctx context.Context, env *envelope.Envelope) (sendResul
 		return res, retryAfter
 	}
 	res, retryAfter = s.attemptEncoded(ctx, env, encodingGzip)
-	if res.status != http.StatusBadRequest && res.status != http.StatusUnsupportedMediaType &&
-		s.body.fellBack.CompareAndSwap(false, true) && s.body.onFallback != nil {
+	// Only an answer that took the gzip body (not a network error, not a 5xx)
+	// shows that zstd was the problem.
+	tookGzip := res.delivered || res.status == http.StatusTooManyRequests || res.status == http.StatusRequestEntityTooLarge
+	if tookGzip && s.body.fellBack.CompareAndSwap(false, true) && s.body.onFallback != nil {
 		s.body.onFallback()
 	}
 	return res, retryAfter

@@ -35,6 +35,7 @@ type dedupe struct {
 	order    list.List                   // oldest first; the window is fixed, so also by due time
 	bytes    int
 	overflow int64 // events sent at once because the bounds were reached
+	closed   bool  // the final release ran: nothing is held any more, so nothing can be left behind
 }
 
 type dedupeKey struct {
@@ -95,6 +96,10 @@ func (d *dedupe) offer(p *project, ev *translate.ErrorEvent, now time.Time) (tra
 		d.mu.Unlock()
 		return *ev, offerSend
 	}
+	if d.closed {
+		d.mu.Unlock()
+		return *ev, offerSend
+	}
 	if len(d.held) >= d.maxEvents || d.bytes+len(ev.Payload) > d.maxBytes {
 		d.overflow++
 		d.mu.Unlock()
@@ -120,6 +125,7 @@ func (d *dedupe) remove(el *list.Element) *heldError {
 func (d *dedupe) due(now time.Time, final bool) []released {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.closed = d.closed || final
 	var out []released
 	for el := d.order.Front(); el != nil; el = d.order.Front() {
 		h := el.Value.(*heldError)

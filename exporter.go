@@ -85,6 +85,8 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		stopping:      make(chan struct{}),
 		discoveryWait: discoveryWait,
 	}
+	e.index.noSpanIDs = !cfg.ErrorEvents.FromSpanExceptions && !cfg.ErrorEvents.FromLogs
+	e.index.noRequests = !cfg.ErrorEvents.FromLogs
 	e.pending.max = cfg.Pending.MaxBytes
 	// Each project's fair share of the total, held whatever the others hold.
 	e.pending.share = min(cfg.Pending.MaxBytesPerProject, cfg.Pending.MaxBytes/max(int64(cfg.Routing.MaxProjects), 1))
@@ -131,9 +133,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	}
 	err = tb.RegisterExporterSentryPendingBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
 		for _, p := range e.allProjects() {
-			if p.queue != nil {
-				o.Observe(p.queue.pendingBytes(), metric.WithAttributes(p.acct.project))
-			}
+			o.Observe(p.queue.pendingBytes(), metric.WithAttributes(p.acct.project))
 		}
 		return nil
 	})

@@ -22,7 +22,9 @@ func (e *sentryExporter) routed() bool {
 // route picks the project of one resource: routing::dsns by the attribute's
 // value, else discovery by the value's slug, else the `dsn` project. nil means
 // no project: the resource's items are dropped and counted as unroutable.
-func (e *sentryExporter) route(ctx context.Context, res pcommon.Resource) *project {
+// discovered holds the batch's discovery answers by value, so that a batch
+// asks (and, when the management API is slow, waits) once per value.
+func (e *sentryExporter) route(ctx context.Context, res pcommon.Resource, discovered map[string]*project) *project {
 	v, ok := res.Attributes().Get(e.cfg.Routing.Attribute)
 	if !ok {
 		return e.def
@@ -38,6 +40,16 @@ func (e *sentryExporter) route(ctx context.Context, res pcommon.Resource) *proje
 	if slug == "" {
 		return e.def
 	}
+	if p, ok := discovered[slug]; ok {
+		return p
+	}
+	p := e.discover(ctx, slug)
+	discovered[slug] = p
+	return p
+}
+
+// discover resolves slug through the management API; nil when it cannot.
+func (e *sentryExporter) discover(ctx context.Context, slug string) *project {
 	rawDSN, err := e.resolve(ctx, slug)
 	if err != nil {
 		e.warnOnce.log(e.logger, "resolve:"+slug, "Sentry project could not be resolved; its items are dropped",
@@ -104,8 +116,12 @@ func routeBatch[B any](ctx context.Context, e *sentryExporter, batch B, n int,
 	push func(context.Context, *project, B) error,
 ) {
 	targets := make([]*project, n)
+	var discovered map[string]*project
+	if e.resolver != nil {
+		discovered = map[string]*project{}
+	}
 	for i := range targets {
-		targets[i] = e.route(ctx, resource(i))
+		targets[i] = e.route(ctx, resource(i), discovered)
 	}
 	if one, ok := single(targets); ok {
 		_ = push(ctx, one, batch)

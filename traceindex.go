@@ -3,6 +3,7 @@ package sentryexporter // import "github.com/otel-sentry/sentryexporter"
 import (
 	"encoding/hex"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -37,6 +38,9 @@ const (
 type traceIndex struct {
 	mu       sync.Mutex
 	cur, old generation
+	// What no reader needs is not copied: span ids only serve error events'
+	// segment look-ups, requests and status codes only log-derived ones.
+	noSpanIDs, noRequests bool
 }
 
 // generation is one half of the index. Span ids live in one pointer-free
@@ -180,18 +184,21 @@ func (x *traceIndex) record(e *traceEntry, s *translate.Segment) {
 	}
 	g := &x.cur
 	n := min(s.SpanCount(), room)
+	if x.noSpanIDs {
+		n = 0
+	}
 	a := int32(len(g.ids))
 	g.ids = append(g.ids, s.SpanIDs[:8*n]...)
 	is := indexedSegment{
 		segmentInfo: segmentInfo{name: g.intern(s.Name), source: s.Source, sampleRate: g.intern(s.SampleRate), sampled: s.Sampled},
 		a:           a, b: int32(len(g.ids)),
 	}
-	if len(s.Request) <= maxIndexedRequest {
+	if !x.noRequests && len(s.Request) <= maxIndexedRequest {
 		is.reqA = int32(len(g.reqs))
 		g.reqs = append(g.reqs, s.Request...)
 		is.reqB = int32(len(g.reqs))
 	}
-	if s.StatusCode > 0 && s.StatusCode < 1000 {
+	if !x.noRequests && s.StatusCode > 0 && s.StatusCode < 1000 {
 		is.code = int32(s.StatusCode)
 	}
 	if s.Head && e.head < 0 {
@@ -247,13 +254,13 @@ func (g *generation) facts(e *traceEntry, fallback string) dscFacts {
 		return dscFacts{transaction: fallback}
 	case e.head >= 0:
 		h := e.seg(e.head)
-		f := dscFacts{sampled: boolString(h.sampled), sampleRate: h.sampleRate, head: true}
+		f := dscFacts{sampled: strconv.FormatBool(h.sampled), sampleRate: h.sampleRate, head: true}
 		if h.source != "url" {
 			f.transaction = h.name
 		}
 		return f
 	default:
-		return dscFacts{transaction: fallback, sampled: boolString(e.first.sampled), sampleRate: e.first.sampleRate}
+		return dscFacts{transaction: fallback, sampled: strconv.FormatBool(e.first.sampled), sampleRate: e.first.sampleRate}
 	}
 }
 
@@ -288,13 +295,6 @@ func (x *traceIndex) segmentOf(traceID [16]byte, spanID [8]byte) (spanSegment, b
 		}
 	}
 	return spanSegment{}, false
-}
-
-func boolString(b bool) string {
-	if b {
-		return "true"
-	}
-	return "false"
 }
 
 // traceIDOf decodes a 32-hex trace id as written by the translator; a

@@ -75,9 +75,10 @@ func goFinish(excs []Exception, frames []Frame) []Exception {
 }
 
 // skipRuntime leaves out the frames of packages runtime and testing, as
-// sentry-go does (shouldSkipFrame), unless no frame would be left.
+// sentry-go does (shouldSkipFrame), unless no frame would be left. It filters
+// in place: frames is only written to once a frame is kept.
 func skipRuntime(frames []Frame) []Frame {
-	kept := frames[:0:0]
+	kept := frames[:0]
 	for _, f := range frames {
 		if f.Module != "runtime" && f.Module != "testing" {
 			kept = append(kept, f)

@@ -65,7 +65,6 @@ type reqAttrs struct {
 	userAgent, client, clientPort, hostHeader                             string
 	port                                                                  int64
 	code                                                                  int64
-	headers                                                               int // http.request.header.* count
 	hasUA, hasHost, hasCookie                                             bool
 }
 
@@ -106,7 +105,6 @@ func (a *reqAttrs) scan(m pcommon.Map) {
 			a.code = intOf(v)
 		default:
 			if len(k) > len(headerPrefix) && strings.HasPrefix(k, headerPrefix) {
-				a.headers++
 				switch strings.ToLower(k[len(headerPrefix):]) {
 				case "user-agent":
 					a.hasUA = true

@@ -230,21 +230,7 @@ func stripQuery(p string) string {
 
 // stripURL drops the userinfo, query and fragment of a URL: they carry secrets
 // and make names unbounded.
-func stripURL(u string) string {
-	u = stripQuery(u)
-	i := strings.Index(u, "://")
-	if i < 0 {
-		return u
-	}
-	auth := u[i+3:]
-	if j := strings.IndexByte(auth, '/'); j >= 0 {
-		auth = auth[:j]
-	}
-	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
-		return u[:i+3] + u[i+4+at:] // rare: allocates
-	}
-	return u
-}
+func stripURL(u string) string { return stripUserinfo(stripQuery(u)) }
 
 // urlPath is the path of a full URL.
 func urlPath(u string) string {
