@@ -78,6 +78,31 @@ func TestInvalidEnvelopeKeepsZstd(t *testing.T) {
 	assert.Zero(t, h.sum(fallbacksMetric, nil))
 }
 
+// A gzip resend that Sentry did not take (a 5xx, no answer) says nothing
+// about zstd: the project keeps it and no fallback is counted.
+func TestFailedResendKeepsZstd(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false; c.RetryConfig.Enabled = false })
+	var mu sync.Mutex
+	answers := []int{http.StatusBadRequest, http.StatusServiceUnavailable}
+	h.sentry.setRespond(func(*envelope.Envelope) answer {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(answers) == 0 {
+			return answer{status: http.StatusOK}
+		}
+		code := answers[0]
+		answers = answers[1:]
+		return answer{status: code}
+	})
+	h.consumeTraces(0, 1, false)
+	h.consumeTraces(1, 1, false)
+	h.shutdown()
+	assert.Equal(t, 2, h.sentry.bodies("zstd"), "the second envelope still goes as zstd")
+	assert.Zero(t, h.sum(fallbacksMetric, nil))
+	assert.EqualValues(t, 3, h.dropped("span", "send_error"), "the first envelope, once")
+	assert.EqualValues(t, 3, h.sent("span"))
+}
+
 // A 415 (an unknown encoding refused outright) falls back like a 400.
 func TestUnsupportedMediaTypeFallsBack(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
