@@ -45,7 +45,7 @@ func (p *project) dscOf(f dscFacts, traceID, environment, release string) *envel
 	return &envelope.TraceContext{
 		TraceID: traceID, PublicKey: p.dsn.publicKey,
 		Environment: environment, Release: release, Transaction: f.transaction,
-		Sampled: f.sampled, SampleRate: f.sampleRate,
+		Sampled: f.sampled, SampleRate: f.sampleRate, SampleRand: f.sampleRand,
 	}
 }
 
