@@ -227,7 +227,7 @@ func (x *traceIndex) lookup(id [16]byte) (traceEntry, *generation, bool) {
 type dscFacts struct {
 	transaction, sampled, sampleRate string
 	sampleRand                       string // the trace's, from any of its segments
-	head                             bool // the facts are the head's
+	head                             bool   // the facts are the head's
 }
 
 // or returns f with own as the transaction when the head is not known.
