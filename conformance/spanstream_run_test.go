@@ -57,8 +57,9 @@ const (
 )
 
 // runNode starts app.js with the instrument file, sends nodeRequests from
-// outside any trace, then closes its stdin: it flushes and exits.
-func runNode(t *testing.T, instrument string, env ...string) {
+// outside any trace, then closes its stdin: it flushes and exits. It returns
+// the port the program listened on.
+func runNode(t *testing.T, instrument string, env ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -100,28 +101,35 @@ func runNode(t *testing.T, instrument string, env ...string) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("%s: %v; stderr: %s", instrument, err, stderr.String())
 	}
+	return strings.TrimSpace(port)
 }
 
-// runSentryNode runs the program under @sentry/node and returns what Sentry got.
-func runSentryNode(t *testing.T) []captured {
+// nodeRun is what Sentry got from one run and the port the program listened on.
+type nodeRun struct {
+	envelopes []captured
+	port      string
+}
+
+// runSentryNode runs the program under @sentry/node.
+func runSentryNode(t *testing.T) nodeRun {
 	sink := newCaptureSink(t)
-	runNode(t, "instrument-sentry.js",
+	port := runNode(t, "instrument-sentry.js",
 		"SENTRY_DSN="+sink.dsn(), "SHOP_RELEASE="+nodeRelease, "SHOP_ENVIRONMENT="+nodeEnvironment)
-	return sinkEnvelopes(t, sink)
+	return nodeRun{sinkEnvelopes(t, sink), port}
 }
 
 // runOTelNode runs the program under the OpenTelemetry JS SDK through this
-// exporter (traces_as: spans) and returns what Sentry got.
-func runOTelNode(t *testing.T) []captured {
+// exporter (traces_as: spans).
+func runOTelNode(t *testing.T) nodeRun {
 	sink := newCaptureSink(t)
 	exp := newSpansExporter(t, sink.dsn())
-	runNode(t, "instrument-otel.js",
+	port := runNode(t, "instrument-otel.js",
 		"OTEL_EXPORTER_OTLP_ENDPOINT="+exp.otlp.URL,
 		"OTEL_SERVICE_NAME=shop",
 		fmt.Sprintf("OTEL_RESOURCE_ATTRIBUTES=service.version=%s,deployment.environment.name=%s", nodeRelease, nodeEnvironment),
 		"OTEL_METRICS_EXPORTER=none", "OTEL_LOGS_EXPORTER=none")
 	exp.shutdown(t)
-	return sinkEnvelopes(t, sink)
+	return nodeRun{sinkEnvelopes(t, sink), port}
 }
 
 // newSpansExporter is newExporterUnderTest with traces_as: spans.

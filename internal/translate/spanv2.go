@@ -19,7 +19,8 @@ import (
 //     sentry.release, sentry.sdk.name/version, sentry.origin,
 //     sentry.trace_lifecycle "stream", sentry.segment.name (the segment
 //     span's own name) and sentry.segment.id, sentry.kind,
-//     otel.scope.name/version, sentry.status.message, then the span's own
+//     otel.scope.name/version, sentry.status.message (the OTel status message,
+//     else the Sentry status of a failed span), then the span's own
 //     attributes under the PII rules of scrub.go;
 //   - on segment spans only: sentry.segment.name.source, and the resource
 //     attributes (host.*, process.*, telemetry.sdk.*, service.*, ...), which
@@ -137,7 +138,13 @@ func (s *state) spanV2(r, root *spanRef, lvl int) {
 	}
 	s.typedStr(w, &m, "sentry.kind", kindValue(r.sp.Kind()))
 	s.copyBlock(w, &m, &s.scopes[r.scopeIdx].typed)
-	s.typedStr(w, &m, "sentry.status.message", r.sp.Status().Message())
+	// The SDK's status message of a failed span is its Sentry status
+	// ("internal_error" for an HTTP 500) unless the program set one.
+	msg := r.sp.Status().Message()
+	if msg == "" && r.sem.status != "ok" {
+		msg = r.sem.status
+	}
+	s.typedStr(w, &m, "sentry.status.message", msg)
 	dropped := int(r.sp.DroppedAttributesCount())
 	s.scrub, s.server = r.sem.scrub, r.server()
 	s.members(w, r.sp.Attributes(), true, &m, &l, &dropped)
