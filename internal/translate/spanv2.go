@@ -145,13 +145,13 @@ func (s *state) spanV2(r, root *spanRef, lvl int) {
 		msg = r.sem.status
 	}
 	s.typedStr(w, &m, "sentry.status.message", msg)
+	if serverRequest(r.sp, &r.sem) {
+		s.serverURL(w, &m, r.sp.Attributes(), &l) // before the span's own: never cut by the cap
+	}
 	dropped := int(r.sp.DroppedAttributesCount())
 	s.scrub, s.server = r.sem.scrub, r.server()
 	s.members(w, r.sp.Attributes(), true, &m, &l, &dropped)
 	s.scrub, s.server = false, false
-	if serverRequest(r.sp, &r.sem) {
-		s.serverURL(w, &m, r.sp.Attributes(), &l)
-	}
 	if segment || r.res != root.res {
 		s.typedResource(ri)
 		s.resourceTyped(w, ri, &m, &l, &dropped, false)
@@ -163,16 +163,14 @@ func (s *state) spanV2(r, root *spanRef, lvl int) {
 	w.byte('}')
 }
 
-var urlFullKey = keyOf("url.full")
-
 // serverURL writes url.full on an HTTP server span that has none: the URL of
 // the request object (writeRequest: url.scheme, server.address,
 // server.port, url.path, or their older names) with the query
 // (url.query, else the target's) under filterQuery, as @sentry/node writes
 // it. Without a host there is no url.full, as @sentry/core's getAbsoluteUrl.
 func (s *state) serverURL(w *jw, n *int, m pcommon.Map, l *limits) {
-	if s.seen.has(&urlFullKey, "url.full") {
-		return
+	if _, ok := m.Get("url.full"); ok {
+		return // the span's own, written with its attributes
 	}
 	var a reqAttrs
 	a.scan(m)
@@ -210,9 +208,6 @@ func (s *state) serverURL(w *jw, n *int, m pcommon.Map, l *limits) {
 			pre = scheme + "://" // rare: allocates
 		}
 		u = name{pre, hostPort(host, scheme, a.port), stripQuery(path)}
-	}
-	if n2 := *n; n2 >= l.attrs {
-		return
 	}
 	s.seen.add("url.full")
 	w.key(n, "url.full")
