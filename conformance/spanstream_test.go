@@ -95,7 +95,7 @@ func TestSpanStreamingMatchesSentryNode(t *testing.T) {
 		t.Run(role, func(t *testing.T) {
 			op := s.op()
 			// Top-level fields.
-			if s.top["name"] != o.top["name"] && !(op == "http.client") {
+			if s.top["name"] != o.top["name"] && op != "http.client" { // see nameDiffers
 				t.Errorf("name: SDK %v, exporter %v", s.top["name"], o.top["name"])
 			}
 			for _, k := range []string{"status", "is_segment"} {
@@ -185,42 +185,41 @@ const (
 // spanRules are the attribute rules: "key", "key*" (a prefix) or "op:key"
 // (only on spans with that sentry.op).
 var spanRules = map[string]fieldRule{
-	"app.*":                           {ruleSDKOnly, whyContext},
-	"device.*":                        {ruleSDKOnly, whyContext},
-	"culture.*":                       {ruleSDKOnly, whyContext},
-	"os.name":                         {ruleSDKOnly, whyContext},
-	"os.kernel_version":               {ruleSDKOnly, whyContext},
-	"process.runtime.engine.*":        {ruleSDKOnly, whyContext},
-	"os.version":                      {ruleValueDiffers, "the SDK writes the distribution's version, OTel's resource the kernel's"},
-	"host.*":                          {ruleExporterOnly, whyResource},
-	"process.*":                       {ruleExporterOnly, whyResource},
-	"telemetry.sdk.*":                 {ruleExporterOnly, whyResource},
-	"service.*":                       {ruleExporterOnly, whyResource},
-	"os.type":                         {ruleExporterOnly, whyResource},
-	"deployment.environment.name":     {ruleExporterOnly, whyResource},
-	"otel.scope.*":                    {ruleExporterOnly, "the OTel instrumentation scope; the SDK has no counterpart (its sentry.origin names its own instrumentation)"},
-	"http.request.header.*":           {ruleSDKOnly, "OTel's HTTP instrumentation records request headers only when told which (headersToSpanAttributes); the exporter passes on what the span carries, filtered as the SDK filters (scrub.go, request_test.go)"},
-	"client.address":                  {ruleSDKOnly, whyPII},
-	"client.port":                     {ruleSDKOnly, whyPII},
-	"user.ip_address":                 {ruleSDKOnly, whyPII},
-	"http.server:network.peer.*":      {ruleSDKOnly, whyPII + " (on a server span the peer is the client)"},
-	"sentry.is_localhost":             {ruleSDKOnly, "@sentry/core's requestData integration derives it from the client's IP, which the exporter does not keep without send_default_pii"},
-	"http.response.status_text":       {ruleSDKOnly, whyNodeHTTP},
-	"network.local.*":                 {ruleSDKOnly, whyNodeHTTP},
-	"network.protocol.name":           {ruleSDKOnly, whyNodeHTTP},
-	"network.transport":               {ruleSDKOnly, whyNodeHTTP},
-	"http.client:url.*":               {ruleSDKOnly, whyURLParts},
-	"http.client:url.full":            {ruleEqual, ""},
-	"http.client:server.port":         {ruleExporterOnly, "OTel's HTTP client instrumentation records server.port; the SDK records the same port as url.port"},
-	"error.type":                      {ruleExporterOnly, "OTel's HTTP instrumentation records error.type (the status code) on a failed request; the SDK has no such attribute"},
-	"db:sentry.kind":                  {ruleExporterOnly, "the program's database span is an OTel CLIENT span; Sentry.startSpan sets no kind"},
-	"sentry.sample_rate":              {ruleSDKOnly, "the OTel SDK's default sampler (parentbased_always_on) records no rate; a span's sentry.sample_rate is passed on, and a known rate goes into the DSC (refs.go sampling)"},
-	"sentry.sdk.integrations":         {ruleSDKOnly, "the SDK's list of its own integrations; OTLP has nothing like it"},
-	"sentry.sdk.name":                 {ruleValueDiffers, "each names itself"},
-	"sentry.sdk.version":              {ruleValueDiffers, "each names itself"},
-	"sentry.origin":                   {ruleValueDiffers, "names the instrumentation: the SDK's own (auto.http.http_server, manual), auto.otel for OTel's"},
-	"sentry.segment.id":               {ruleValueDiffers, "span ids differ by run; compared as structure (the role of the span it names)"},
-	"http.client:http.request.method": {ruleEqual, ""},
+	"app.*":                       {ruleSDKOnly, whyContext},
+	"device.*":                    {ruleSDKOnly, whyContext},
+	"culture.*":                   {ruleSDKOnly, whyContext},
+	"os.name":                     {ruleSDKOnly, whyContext},
+	"os.kernel_version":           {ruleSDKOnly, whyContext},
+	"process.runtime.engine.*":    {ruleSDKOnly, whyContext},
+	"os.version":                  {ruleValueDiffers, "the SDK writes the distribution's version, OTel's resource the kernel's"},
+	"host.*":                      {ruleExporterOnly, whyResource},
+	"process.*":                   {ruleExporterOnly, whyResource},
+	"telemetry.sdk.*":             {ruleExporterOnly, whyResource},
+	"service.*":                   {ruleExporterOnly, whyResource},
+	"os.type":                     {ruleExporterOnly, whyResource},
+	"deployment.environment.name": {ruleExporterOnly, whyResource},
+	"otel.scope.*":                {ruleExporterOnly, "the OTel instrumentation scope; the SDK has no counterpart (its sentry.origin names its own instrumentation)"},
+	"http.request.header.*":       {ruleSDKOnly, "OTel's HTTP instrumentation records request headers only when told which (headersToSpanAttributes); the exporter passes on what the span carries, filtered as the SDK filters (scrub.go, request_test.go)"},
+	"client.address":              {ruleSDKOnly, whyPII},
+	"client.port":                 {ruleSDKOnly, whyPII},
+	"user.ip_address":             {ruleSDKOnly, whyPII},
+	"http.server:network.peer.*":  {ruleSDKOnly, whyPII + " (on a server span the peer is the client)"},
+	"sentry.is_localhost":         {ruleSDKOnly, "@sentry/core's requestData integration derives it from the client's IP, which the exporter does not keep without send_default_pii"},
+	"http.response.status_text":   {ruleSDKOnly, whyNodeHTTP},
+	"network.local.*":             {ruleSDKOnly, whyNodeHTTP},
+	"network.protocol.name":       {ruleSDKOnly, whyNodeHTTP},
+	"network.transport":           {ruleSDKOnly, whyNodeHTTP},
+	"http.client:url.*":           {ruleSDKOnly, whyURLParts},
+	"http.client:url.full":        {ruleEqual, ""},
+	"http.client:server.port":     {ruleExporterOnly, "OTel's HTTP client instrumentation records server.port; the SDK records the same port as url.port"},
+	"error.type":                  {ruleExporterOnly, "OTel's HTTP instrumentation records error.type (the status code) on a failed request; the SDK has no such attribute"},
+	"db:sentry.kind":              {ruleExporterOnly, "the program's database span is an OTel CLIENT span; Sentry.startSpan sets no kind"},
+	"sentry.sample_rate":          {ruleSDKOnly, "the OTel SDK's default sampler (parentbased_always_on) records no rate; a span's sentry.sample_rate is passed on, and a known rate goes into the DSC (refs.go sampling)"},
+	"sentry.sdk.integrations":     {ruleSDKOnly, "the SDK's list of its own integrations; OTLP has nothing like it"},
+	"sentry.sdk.name":             {ruleValueDiffers, "each names itself"},
+	"sentry.sdk.version":          {ruleValueDiffers, "each names itself"},
+	"sentry.origin":               {ruleValueDiffers, "names the instrumentation: the SDK's own (auto.http.http_server, manual), auto.otel for OTel's"},
+	"sentry.segment.id":           {ruleValueDiffers, "span ids differ by run; compared as structure (the role of the span it names)"},
 }
 
 // dscRules are the DSC members not compared for equality.
@@ -230,9 +229,10 @@ var dscRules = map[string]fieldRule{
 	"sample_rand": {ruleSDKOnly, "the OTel SDK records no explicit randomness (ot=rv) and sets no W3C random flag; the exporter derives sample_rand only from those (refs.go sampleRand, TestSampleRand)"},
 }
 
-// Name differences at the top level: on http.client spans the SDK's HTTP
-// client instrumentation names outgoing spans "<method> <host>", OTel's
-// "<method>"; the exporter keeps the program's span name.
+// nameDiffers: on http.client spans the SDK's HTTP client instrumentation
+// names outgoing spans "<method> <host>", OTel's "<method>"; the exporter
+// keeps the name the program's instrumentation gave, so names of outgoing
+// HTTP spans are not compared. Every other span's name is.
 
 // resourcePrefixes are per-process data that must not repeat on child spans.
 var resourcePrefixes = []string{"host.", "process.", "telemetry.sdk.", "service.", "os.", "deployment.", "device.", "app.", "culture."}
