@@ -6,7 +6,7 @@ OCB_VERSION := v0.165.0
 OCB         := $(GOBIN_DIR)/builder
 OTELCOL     := $(BIN)/otelcol-sentry
 
-.PHONY: test vet generate otelcol otelcol-compare demo gateway oldrelay load soak compare fuzz bench sink
+.PHONY: test vet generate otelcol otelcol-compare demo gateway oldrelay load soak compare fuzz bench sink spanstream
 
 ## test: vet, gofmt check, and every package's tests under the race detector (the CI command).
 test: vet
@@ -87,3 +87,9 @@ fuzz:
 ## bench: the benchmarks quoted in the README.
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=5 ./... | tee bench.out
+
+## spanstream: span v2 held against @sentry/node 11.12's streamed spans for one node:http program
+## (conformance/spanstream_test.go; also part of `make test` once conformance/node has node_modules).
+spanstream:
+	npm ci --prefix conformance/node --no-audit --no-fund
+	cd conformance && SPANSTREAM_REQUIRED=1 $(GO) test -race -count=1 -run 'TestSpanStreaming' -v .

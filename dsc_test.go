@@ -140,3 +140,30 @@ func TestDSCHostileHeadName(t *testing.T) {
 		assert.True(t, utf8.ValidString(docs[i]["transaction"].(string)), "event %d", i)
 	}
 }
+
+// The DSC carries sample_rand where the trace's randomness is known (ot=rv),
+// in both forms, consistent with the rate; without it there is none.
+func TestDSCSampleRand(t *testing.T) {
+	for _, tracesAs := range []TracesAs{TracesAsTransactions, TracesAsSpans} {
+		for _, tt := range []struct{ ts, rand string }{
+			{"ot=th:8;rv:c0000000000000", "0.2499999999999999"}, // 1 - (R+1)/2^56, R = 3/4 of 2^56: kept at rate 0.5
+			{"ot=th:8", ""},
+		} {
+			t.Run(string(tracesAs)+" "+tt.ts, func(t *testing.T) {
+				h := newHarness(t, func(c *Config) { c.TracesAs = tracesAs; noDedupe(c) })
+				require.NoError(t, h.traces.ConsumeTraces(context.Background(), withThreshold(makeTraces(0, 1, true), tt.ts)))
+				h.shutdown()
+				h.sentry.requireNoInvalid()
+				n := 0
+				for _, r := range h.sentry.envelopes() {
+					if dsc := r.env.Header.Trace; dsc != nil {
+						n++
+						assert.Equal(t, "0.5", dsc.SampleRate)
+						assert.Equal(t, tt.rand, dsc.SampleRand, "%v", r.dataTypes())
+					}
+				}
+				assert.NotZero(t, n)
+			})
+		}
+	}
+}

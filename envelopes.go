@@ -45,7 +45,7 @@ func (p *project) dscOf(f dscFacts, traceID, environment, release string) *envel
 	return &envelope.TraceContext{
 		TraceID: traceID, PublicKey: p.dsn.publicKey,
 		Environment: environment, Release: release, Transaction: f.transaction,
-		Sampled: f.sampled, SampleRate: f.sampleRate,
+		Sampled: f.sampled, SampleRate: f.sampleRate, SampleRand: f.sampleRand,
 	}
 }
 
@@ -101,7 +101,7 @@ func (p *project) appendSpanEnvelopes(ctx context.Context, out []outgoing, g *tr
 	chunks, oversized := envelope.Chunk(g.Items, maxSpansPerEnvelope, maxSpanContainerBytes)
 	p.acct.dropped(ctx, reasonInvalid, counts{catSpan: int64(len(oversized))})
 	trace := p.dsc(g.TraceID, g.Environment, g.Release, g.Segment)
-	for i, payload := range a.containers(chunks) {
+	for i, payload := range a.containers(chunks, true) {
 		out = append(out, spanOutgoing(trace, chunks[i], payload))
 	}
 	return out
@@ -134,7 +134,7 @@ func (p *project) appendLogEnvelopes(ctx context.Context, out []outgoing, logs [
 		invalid[catLogByte] += int64(len(logs[i]))
 	}
 	p.acct.dropped(ctx, reasonInvalid, invalid)
-	for i, payload := range a.containers(chunks) {
+	for i, payload := range a.containers(chunks, false) {
 		out = append(out, logOutgoing(chunks[i], payload))
 	}
 	return out
@@ -166,7 +166,7 @@ func (o *outgoing) halves() [2]outgoing {
 		if o.gate == gateLogs {
 			return logOutgoing(items, envelope.Container(items))
 		}
-		return spanOutgoing(o.env.Header.Trace, items, envelope.Container(items))
+		return spanOutgoing(o.env.Header.Trace, items, envelope.SpanContainer(items))
 	}
 	a, b := build(o.items[:mid]), build(o.items[mid:])
 	a.items, b.items = nil, nil // sent once: no further split

@@ -35,14 +35,19 @@ func (p *payloadArenas) put(a *payloadArena) {
 	p.pool.Put(a)
 }
 
-// containers writes the container payload of each chunk into a and returns
+// containers writes the container payload of each chunk (span v2 containers
+// when spans) into a and returns
 // them, each a slice of a's buffer that later writes cannot touch. When the
 // buffer is too small it is replaced: the payloads already handed out keep
 // the old one alive for as long as they are used.
-func (a *payloadArena) containers(chunks [][][]byte) [][]byte {
+func (a *payloadArena) containers(chunks [][][]byte, spans bool) [][]byte {
+	appendC, lenC := envelope.AppendContainer, envelope.ContainerLen
+	if spans {
+		appendC, lenC = envelope.AppendSpanContainer, envelope.SpanContainerLen
+	}
 	need := 0
 	for _, items := range chunks {
-		need += envelope.ContainerLen(items)
+		need += lenC(items)
 	}
 	if cap(a.buf)-len(a.buf) < need {
 		a.buf = make([]byte, 0, max(need, 2*cap(a.buf)))
@@ -50,7 +55,7 @@ func (a *payloadArena) containers(chunks [][][]byte) [][]byte {
 	out := make([][]byte, len(chunks))
 	for i, items := range chunks {
 		start := len(a.buf)
-		a.buf = envelope.AppendContainer(a.buf, items)
+		a.buf = appendC(a.buf, items)
 		out[i] = a.buf[start:len(a.buf):len(a.buf)]
 	}
 	return out

@@ -34,20 +34,27 @@ type project struct {
 	queue             *pendingQueue // envelopes between push and answer, sent by the project's own workers
 }
 
+// tracesAs is the form this project's spans are sent in, read once per push.
+// It is the one place the form is decided: a per-project fallback from span
+// v2 to transactions, detected from Sentry's answer as the zstd -> gzip
+// fallback is, would change only this (and count the switch).
+func (p *project) tracesAs() TracesAs { return p.exp.cfg.TracesAs }
+
 func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	p.exp.releaseDue(ctx, false)
 	now := p.exp.clk.now()
 	limits := p.limits.Load()
+	mode := p.tracesAs()
 	res := p.exp.translator.Traces(td, translate.TracesWant{
-		Transactions: p.exp.cfg.TracesAs == TracesAsTransactions && !gateTransaction.limited(limits, now),
-		SpanV2:       p.exp.cfg.TracesAs == TracesAsSpans && !gateSpan.limited(limits, now),
+		Transactions: mode == TracesAsTransactions && !gateTransaction.limited(limits, now),
+		SpanV2:       mode == TracesAsSpans && !gateSpan.limited(limits, now),
 		Errors:       p.exp.cfg.ErrorEvents.FromSpanExceptions && !gateError.limited(limits, now),
 		Segments:     true,
 	})
 	facts := p.exp.facts.get()
 	*facts = p.exp.index.add(res.Segments, *facts)
 	skipped := counts{catSpan: int64(res.SkippedSpans), catError: int64(res.SkippedErrors)}
-	if p.exp.cfg.TracesAs == TracesAsTransactions { // in spans mode no transaction is ever built, so none is dropped
+	if mode == TracesAsTransactions { // in spans mode no transaction is ever built, so none is dropped
 		skipped[catTransaction] = int64(res.SkippedTransactions)
 	}
 	p.acct.dropped(ctx, reasonRateLimitBackoff, skipped)

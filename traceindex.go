@@ -77,6 +77,7 @@ func (e *traceEntry) seg(i int32) *indexedSegment {
 // segmentInfo is what the DSC takes from a segment.
 type segmentInfo struct {
 	name, source, sampleRate string
+	sampleRand               float64 // -1: unknown
 	sampled                  bool
 }
 
@@ -190,7 +191,7 @@ func (x *traceIndex) record(e *traceEntry, s *translate.Segment) {
 	a := int32(len(g.ids))
 	g.ids = append(g.ids, s.SpanIDs[:8*n]...)
 	is := indexedSegment{
-		segmentInfo: segmentInfo{name: g.intern(s.Name), source: s.Source, sampleRate: g.intern(s.SampleRate), sampled: s.Sampled},
+		segmentInfo: segmentInfo{name: g.intern(s.Name), source: s.Source, sampleRate: g.intern(s.SampleRate), sampleRand: randOf(s), sampled: s.Sampled},
 		a:           a, b: int32(len(g.ids)),
 	}
 	if !x.noRequests && len(s.Request) <= maxIndexedRequest {
@@ -225,7 +226,8 @@ func (x *traceIndex) lookup(id [16]byte) (traceEntry, *generation, bool) {
 // dscFacts are the DSC members that describe the trace rather than the envelope.
 type dscFacts struct {
 	transaction, sampled, sampleRate string
-	head                             bool // the facts are the head's
+	sampleRand                       string // the trace's, from any of its segments
+	head                             bool   // the facts are the head's
 }
 
 // or returns f with own as the transaction when the head is not known.
@@ -254,14 +256,30 @@ func (g *generation) facts(e *traceEntry, fallback string) dscFacts {
 		return dscFacts{transaction: fallback}
 	case e.head >= 0:
 		h := e.seg(e.head)
-		f := dscFacts{sampled: strconv.FormatBool(h.sampled), sampleRate: h.sampleRate, head: true}
+		f := dscFacts{sampled: strconv.FormatBool(h.sampled), sampleRate: h.sampleRate, sampleRand: formatRand(h.sampleRand), head: true}
 		if h.source != "url" {
 			f.transaction = h.name
 		}
 		return f
 	default:
-		return dscFacts{transaction: fallback, sampled: strconv.FormatBool(e.first.sampled), sampleRate: e.first.sampleRate}
+		return dscFacts{transaction: fallback, sampled: strconv.FormatBool(e.first.sampled), sampleRate: e.first.sampleRate, sampleRand: formatRand(e.first.sampleRand)}
 	}
+}
+
+func randOf(s *translate.Segment) float64 {
+	if !s.HasSampleRand {
+		return -1
+	}
+	return s.SampleRand
+}
+
+// formatRand writes a sample_rand as the JS SDK does (the shortest decimal
+// that reads back the same), "" when unknown.
+func formatRand(r float64) string {
+	if r < 0 || r >= 1 {
+		return ""
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 // spanSegment is what an error event takes from the segment of its span.

@@ -246,6 +246,12 @@ type exporterUnderTest struct {
 
 func newExporterUnderTest(t *testing.T, dsn string) *exporterUnderTest {
 	t.Helper()
+	return newExporterUnderTestWith(t, dsn, func(*sentryexporter.Config) {})
+}
+
+// newExporterUnderTestWith is newExporterUnderTest with the config changed by edit.
+func newExporterUnderTestWith(t *testing.T, dsn string, edit func(*sentryexporter.Config)) *exporterUnderTest {
+	t.Helper()
 	ctx := context.Background()
 	f := sentryexporter.NewFactory()
 	cfg := f.CreateDefaultConfig().(*sentryexporter.Config)
@@ -253,6 +259,7 @@ func newExporterUnderTest(t *testing.T, dsn string) *exporterUnderTest {
 	// No sending queue: each OTLP request is one push, sent before the
 	// receiver answers, in the order the SDK exported them.
 	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
+	edit(cfg)
 	set := exportertest.NewNopSettings(f.Type())
 	te, err := f.CreateTraces(ctx, set, cfg)
 	if err != nil {

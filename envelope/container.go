@@ -16,6 +16,33 @@ func AppendContainer(dst []byte, items [][]byte) []byte {
 	return append(dst, ']', '}')
 }
 
+// spanContainerHead opens a span v2 container: @sentry/core 11 writes
+// {"version": 2, "items": [...]} (tracing/spans/envelope.js).
+const spanContainerHead = `{"version":2,"items":[`
+
+// AppendSpanContainer appends the span v2 container payload
+// {"version":2,"items":[a,b,...]} for pre-serialised span JSONs.
+func AppendSpanContainer(dst []byte, items [][]byte) []byte {
+	dst = append(dst, spanContainerHead...)
+	for i, it := range items {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, it...)
+	}
+	return append(dst, ']', '}')
+}
+
+// SpanContainer is Container for span v2 items.
+func SpanContainer(items [][]byte) []byte {
+	return AppendSpanContainer(make([]byte, 0, SpanContainerLen(items)), items)
+}
+
+// SpanContainerLen returns len(AppendSpanContainer(nil, items)).
+func SpanContainerLen(items [][]byte) int {
+	return ContainerLen(items) + len(spanContainerHead) - len(`{"items":[`)
+}
+
 // Container returns the container payload for items in one allocation of
 // exactly its size.
 func Container(items [][]byte) []byte {

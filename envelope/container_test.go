@@ -115,3 +115,11 @@ func TestChunkProperties(t *testing.T) {
 		}
 	}
 }
+
+func TestSpanContainer(t *testing.T) {
+	assert.Equal(t, `{"version":2,"items":[]}`, string(AppendSpanContainer(nil, nil)))
+	two := [][]byte{[]byte(`{"a":1}`), []byte(`{"b":2}`)}
+	assert.Equal(t, `{"version":2,"items":[{"a":1},{"b":2}]}`, string(SpanContainer(two)))
+	assert.Equal(t, len(SpanContainer(two)), SpanContainerLen(two))
+	assert.Equal(t, cap(SpanContainer(two)), SpanContainerLen(two), "one allocation of exactly its size")
+}

@@ -78,6 +78,15 @@ func decodeTrace(v any) (*TraceContext, error) {
 	default:
 		errs = append(errs, errors.New("trace.sample_rate is not a string"))
 	}
+	switch s := m["sample_rand"].(type) {
+	case nil:
+	case string:
+		t.SampleRand = s
+	case json.Number:
+		t.SampleRand = s.String()
+	default:
+		errs = append(errs, errors.New("trace.sample_rand is not a string"))
+	}
 	switch s := m["sampled"].(type) {
 	case nil:
 	case bool:

@@ -30,7 +30,8 @@ type SDKInfo struct {
 }
 
 // TraceContext is the Dynamic Sampling Context sent as the `trace` envelope header.
-// Empty fields are omitted. SampleRate is a string on the wire (Relay rejects a number);
+// Empty fields are omitted. SampleRate and SampleRand are strings on the wire, as
+// the SDKs write them (Relay rejects a number for sample_rate);
 // Sampled "true" or "false" is written as a JSON bool, any other non-empty value as a string.
 type TraceContext struct {
 	TraceID     string
@@ -40,6 +41,9 @@ type TraceContext struct {
 	Transaction string
 	SampleRate  string
 	Sampled     string
+	// SampleRand is the trace's random value in [0, 1) that sampling decisions
+	// compare with the sample rate (@sentry/core 11 writes it on every DSC).
+	SampleRand string
 }
 
 // Header is the envelope header line.

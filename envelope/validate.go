@@ -65,6 +65,11 @@ func (v *validator) header() {
 			v.failf("envelope header trace", "sample_rate %q is not a number", t.SampleRate)
 		}
 	}
+	if t.SampleRand != "" && h.traceErr == nil {
+		if r, ok := parseFinite(t.SampleRand); !ok || r < 0 || r >= 1 {
+			v.failf("envelope header trace", "sample_rand %q is not a number in [0, 1)", t.SampleRand)
+		}
+	}
 	if t.Sampled != "" && t.Sampled != "true" && t.Sampled != "false" && h.traceErr == nil {
 		v.failf("envelope header trace", "sampled %q is not a bool", t.Sampled)
 	}

@@ -98,6 +98,7 @@ func (t *TraceContext) appendTo(dst []byte) []byte {
 	field("transaction", t.Transaction)
 	field("sample_rate", t.SampleRate)
 	field("sampled", t.Sampled)
+	field("sample_rand", t.SampleRand)
 	return append(dst, '}')
 }
 

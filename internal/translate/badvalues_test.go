@@ -141,6 +141,15 @@ func testBadValuesTraces(t *testing.T, o Options) {
 			assert.Equal(t, "string", a["nan_array"].(map[string]any)["type"])
 			assert.Equal(t, "string", a["deep"].(map[string]any)["type"])
 			assert.NotContains(t, a, "empty")
+			if kind, _ := a["sentry.kind"].(map[string]any); kind["value"] == "server" {
+				// url.full built from the hostile parts: repaired, bounded, the
+				// sensitive query values filtered.
+				require.Contains(t, a, "url.full", "%.3000s", it)
+				u := a["url.full"].(map[string]any)["value"].(string)
+				assert.True(t, strings.HasPrefix(u, "ht\"tp://h\"o\uFFFDst/p\uFFFD?"), "%.80q", u)
+				assert.LessOrEqual(t, len(u), DefaultMaxValueBytes+len(truncMarker))
+				assert.True(t, strings.HasSuffix(u, "?a=\uFFFD&session=[Filtered]"), "url.query wins, filtered: %.80q", u)
+			}
 		}
 	}
 	require.Len(t, r.Errors, 1)

@@ -34,6 +34,10 @@ type Segment struct {
 	// the span carries none: the attribute sentry.sample_rate, else the OTel
 	// threshold in the W3C tracestate (ot=th:T gives 1 - T/2^56).
 	SampleRate string
+	// SampleRand is the trace's sample_rand, valid when HasSampleRand
+	// (sampleRand says when it can be known).
+	SampleRand    float64
+	HasSampleRand bool
 	// SpanIDs are the segment's span ids, 8 bytes each, root first. They
 	// live in the result's output buffer: valid until Release.
 	SpanIDs []byte
@@ -144,6 +148,8 @@ type segRec struct {
 	seg       int32
 	nm        span32
 	rate      span32
+	rand      float64
+	hasRand   bool
 	sampled   bool
 	idA, idB  int
 	traceID   [16]byte
@@ -173,8 +179,9 @@ func (s *state) segmentRecs() []segRec {
 			s.out.b = append(s.out.b, s.frag.b[req.a:req.b]...)
 		}
 		sampled, rate := sampling(root.sp)
+		rnd, hasRnd := sampleRand(root.traceID, root.sp.Flags(), root.sp.TraceState().AsRaw())
 		recs[i] = segRec{
-			seg: int32(i), nm: s.arenaNameCut(root.sem.name, maxRefName), rate: s.arenaStr(rate),
+			seg: int32(i), nm: s.arenaNameCut(root.sem.name, maxRefName), rate: s.arenaStr(rate), rand: rnd, hasRand: hasRnd,
 			sampled: sampled, idA: a, idB: idB, traceID: root.traceID, source: root.sem.source,
 			head: !root.hasParent, reqA: idB, reqB: s.out.len(), code: code,
 		}
@@ -191,7 +198,7 @@ func segmentsOut(recs []segRec, out []byte, arena string) []Segment {
 		r := &recs[i]
 		segs[i] = Segment{
 			TraceID: r.traceID, Name: r.nm.in(arena), Source: r.source, Head: r.head,
-			Sampled: r.sampled, SampleRate: r.rate.in(arena), SpanIDs: out[r.idA:r.idB:r.idB],
+			Sampled: r.sampled, SampleRate: r.rate.in(arena), SampleRand: r.rand, HasSampleRand: r.hasRand, SpanIDs: out[r.idA:r.idB:r.idB],
 			StatusCode: r.code,
 		}
 		if r.reqB > r.reqA {
@@ -261,6 +268,56 @@ func thresholdRate(ts string) (float64, bool) {
 			t <<= 4 * (14 - len(th))
 			r := 1 - float64(t)/(1<<56)
 			return r, r > 0
+		}
+	}
+	return 0, false
+}
+
+// sampleRand is the trace's sample_rand in [0, 1), when the trace's
+// randomness is known: the explicit OTel randomness of the W3C tracestate
+// (`ot=rv:<14 hex digits>`), else the rightmost 56 bits of a trace id that the
+// W3C random flag (trace flags 0x02) marks random. From the 56-bit randomness
+// R it is 1 - (R+1)/2^56, so that sample_rand < sample_rate exactly when OTel's
+// threshold sampling keeps the trace (R >= T, sample_rate = 1 - T/2^56); only
+// R's top 53 bits are used, which float64 holds exactly. Otherwise the trace's
+// randomness is unknown and sample_rand is left out: Relay then derives its
+// own from the trace id.
+// https://opentelemetry.io/docs/specs/otel/trace/tracestate-probability-sampling/
+func sampleRand(traceID [16]byte, flags uint32, ts string) (float64, bool) {
+	var r uint64
+	if rv, ok := tracestateRV(ts); ok {
+		r = rv
+	} else if flags&0x02 != 0 {
+		for _, b := range traceID[9:] {
+			r = r<<8 | uint64(b)
+		}
+	} else {
+		return 0, false
+	}
+	r >>= 3
+	return float64((1<<53)-1-r) / (1 << 53), true
+}
+
+// tracestateRV reads the explicit randomness `ot=rv:<14 hex digits>`.
+func tracestateRV(ts string) (uint64, bool) {
+	if !strings.Contains(ts, "rv:") {
+		return 0, false
+	}
+	for entry := range strings.SplitSeq(ts, ",") {
+		v, ok := strings.CutPrefix(strings.TrimSpace(entry), "ot=")
+		if !ok {
+			continue
+		}
+		for sub := range strings.SplitSeq(v, ";") {
+			rv, ok := strings.CutPrefix(sub, "rv:")
+			if !ok {
+				continue
+			}
+			if len(rv) != 14 || strings.ToLower(rv) != rv {
+				return 0, false
+			}
+			r, err := strconv.ParseUint(rv, 16, 64)
+			return r, err == nil
 		}
 	}
 	return 0, false

@@ -197,3 +197,40 @@ func TestSegmentRequest(t *testing.T) {
 	assert.Nil(t, r.Segments[0].Request, "no request outside server spans")
 	assert.Zero(t, r.Segments[0].StatusCode)
 }
+
+// TestSampleRand: sample_rand comes from OTel's explicit randomness (ot=rv)
+// or a trace id the W3C random flag marks random, and is consistent with the
+// threshold: sample_rand < sample_rate exactly when R >= T.
+func TestSampleRand(t *testing.T) {
+	id := [16]byte{0: 0xff, 9: 0x80} // rightmost 7 bytes: 0x80000000000000 = 2^55
+	for _, tt := range []struct {
+		name  string
+		flags uint32
+		ts    string
+		want  float64
+		ok    bool
+	}{
+		{"no randomness known", 0x01, "", 0, false},
+		{"random flag: the trace id's 56 bits", 0x03, "", 0.5 - 1.0/(1<<53), true},
+		{"ot=rv wins over the trace id", 0x03, "ot=th:8;rv:00000000000000", 1 - 1.0/(1<<53), true},
+		{"rv at the top", 0x01, "vendor=x, ot=rv:ffffffffffffff", 0, true},
+		{"rv not 14 digits", 0x01, "ot=rv:fff", 0, false},
+		{"rv upper case", 0x01, "ot=rv:FFFFFFFFFFFFFF", 0, false},
+		{"rv not hex", 0x01, "ot=rv:zzzzzzzzzzzzzz", 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := sampleRand(id, tt.flags, tt.ts)
+			assert.Equal(t, tt.ok, ok)
+			if ok {
+				assert.Equal(t, tt.want, got)
+				assert.True(t, got >= 0 && got < 1)
+			}
+		})
+	}
+	// Consistency with the threshold: for T = 2^55 (rate 0.5), R = T is kept
+	// (sample_rand < 0.5) and R = T-8 is not.
+	keep, _ := sampleRand(id, 0, "ot=rv:80000000000000")
+	drop, _ := sampleRand(id, 0, "ot=rv:7ffffffffffff8")
+	assert.Less(t, keep, 0.5)
+	assert.GreaterOrEqual(t, drop, 0.5)
+}

@@ -70,13 +70,17 @@ func TestResourceSecretsLeftOut(t *testing.T) {
 
 		r = New(o).Traces(td, TracesWant{SpanV2: true})
 		require.Len(t, r.SpanGroups, 1)
-		for _, item := range r.SpanGroups[0].Items {
+		for i, item := range r.SpanGroups[0].Items {
 			attrs := logAttrKeys(t, item)
 			for _, k := range plainKeys {
-				assert.Contains(t, attrs, k, "span v2, pii %v", pii)
+				if i == 0 { // the segment span carries the resource once
+					assert.Contains(t, attrs, k, "span v2 segment, pii %v", pii)
+				} else {
+					assert.NotContains(t, attrs, k, "span v2 child, pii %v", pii)
+				}
 			}
 			for _, k := range secretKeys {
-				if pii {
+				if pii && i == 0 {
 					assert.Contains(t, attrs, k, "span v2 keeps %s with send_default_pii", k)
 				} else {
 					assert.NotContains(t, attrs, k, "span v2")

@@ -1,16 +1,41 @@
 package translate
 
-import "go.opentelemetry.io/collector/pdata/ptrace"
+import (
+	"cmp"
+	"strings"
 
-// Span v2 items (protocol notes §3.3), grouped per trace. Attributes: the
-// sentry.* ones, otel.scope.*, the span's attributes, then the resource
-// attributes that the span does not already have. The names follow Sentry's
-// conventions (@sentry/conventions 0.33, as @sentry/core 11 writes them):
-// sentry.segment.name and sentry.segment.id on every span,
-// sentry.segment.name.source on segment spans only (it supersedes
-// sentry.span.source / sentry.source), sentry.kind (supersedes otel.kind) and
-// sentry.status.message. The span's own name is "name". Links with an
-// all-zero id are left out. An item over MaxItemBytes is rendered smaller.
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Span v2 items (protocol notes §3.3), grouped per trace, as @sentry/core 11.12
+// streams them (tracing/spans/captureSpan.js, spanJsonToStreamedSpan.js):
+//
+//   - "name" is the span's own name (a span named "SELECT users" stays so; the
+//     semantic name the transaction form uses is only the fallback for an
+//     unnamed span), except that an HTTP server span with a route is
+//     "<method> <route>" (ownName);
+//   - on every span: sentry.op, the resource's sentry.environment,
+//     sentry.release, sentry.sdk.name/version, sentry.origin,
+//     sentry.trace_lifecycle "stream", sentry.segment.name (the segment
+//     span's own name) and sentry.segment.id, sentry.kind,
+//     otel.scope.name/version, sentry.status.message (the OTel status message,
+//     else the Sentry status of a failed span), then the span's own
+//     attributes under the PII rules of scrub.go;
+//   - on segment spans only: sentry.segment.name.source, and the resource
+//     attributes (host.*, process.*, telemetry.sdk.*, service.*, ...), which
+//     the SDK has no per-span place for and adds to segments only (its
+//     Context integration's processSegmentSpan). A child whose resource is
+//     not its segment's (another instance of the same service) carries its
+//     own, so nothing is lost;
+//   - on HTTP server spans without url.full: url.full built from the parts
+//     OTel records (serverURL), as @sentry/core's requestDataIntegration
+//     writes it on server segments.
+//
+// The names follow Sentry's conventions (@sentry/conventions 0.32/0.33):
+// sentry.segment.name.source supersedes sentry.span.source / sentry.source,
+// sentry.kind supersedes otel.kind. Links with an all-zero id are left out.
+// An item over MaxItemBytes is rendered smaller.
 
 type groupRec struct {
 	trace, segment span32
@@ -29,7 +54,7 @@ func (s *state) spanGroups(r *TracesResult) {
 		first := &s.spans[s.segs[tr.segA].root]
 		g := groupRec{
 			trace:   s.arenaHex(first.traceID[:]),
-			segment: s.arenaName(first.sem.name),
+			segment: s.arenaName(ownName(first)),
 			ri:      first.res,
 			a:       len(s.items),
 		}
@@ -58,20 +83,35 @@ func (s *state) spanGroups(r *TracesResult) {
 	}
 }
 
+// ownName is the span's own name, or its semantic name when it has none. An
+// HTTP server span with a route is named "<method> <route>", as the SDK names
+// its server segments once the framework knows the route (and as the HTTP
+// conventions name the span).
+func ownName(r *spanRef) name {
+	if r.sem.source == sourceRoute && r.sem.op == "http.server" {
+		return r.sem.name
+	}
+	if nm := r.sp.Name(); nm != "" {
+		return name{nm}
+	}
+	return r.sem.name
+}
+
 func (s *state) spanV2(r, root *spanRef, lvl int) {
 	l := s.t.limits(lvl)
 	ri := &s.res[r.res]
 	wv := s.out // a local writer: appends to it need no GC write barrier
 	w := &wv
 	defer func() { s.out = wv }()
+	segment := r.parentIdx < 0
 	n := 0
 	w.byte('{')
 	s.spanIDs(w, &n, r, "trace_id")
 	w.key(&n, "name")
-	w.name(r.sem.name, l.value)
+	w.name(ownName(r), l.value)
 	w.strField(&n, "status", v2Status(r.sem.status), 0)
 	w.key(&n, "is_segment")
-	w.bool(r.parentIdx < 0)
+	w.bool(segment)
 	w.key(&n, "start_timestamp")
 	w.ts(r.start)
 	w.key(&n, "end_timestamp")
@@ -86,29 +126,97 @@ func (s *state) spanV2(r, root *spanRef, lvl int) {
 	s.seen.add("sentry.segment.name")
 	w.key(&m, "sentry.segment.name")
 	w.raw(`{"type":"string","value":`)
-	w.name(root.sem.name, l.value)
+	w.name(ownName(root), l.value)
 	w.byte('}')
 	s.seen.add("sentry.segment.id")
 	w.key(&m, "sentry.segment.id")
 	w.raw(`{"type":"string","value":`)
 	w.hex(root.id[:])
 	w.byte('}')
-	if r.parentIdx < 0 {
+	if segment {
 		s.typedStr(w, &m, "sentry.segment.name.source", r.sem.source)
 	}
 	s.typedStr(w, &m, "sentry.kind", kindValue(r.sp.Kind()))
 	s.copyBlock(w, &m, &s.scopes[r.scopeIdx].typed)
-	s.typedStr(w, &m, "sentry.status.message", r.sp.Status().Message())
+	// The SDK's status message of a failed span is its Sentry status
+	// ("internal_error" for an HTTP 500) unless the program set one.
+	msg := r.sp.Status().Message()
+	if msg == "" && r.sem.status != "ok" {
+		msg = r.sem.status
+	}
+	s.typedStr(w, &m, "sentry.status.message", msg)
+	if serverRequest(r.sp, &r.sem) {
+		s.serverURL(w, &m, r.sp.Attributes(), &l) // before the span's own: never cut by the cap
+	}
 	dropped := int(r.sp.DroppedAttributesCount())
 	s.scrub, s.server = r.sem.scrub, r.server()
 	s.members(w, r.sp.Attributes(), true, &m, &l, &dropped)
 	s.scrub, s.server = false, false
-	s.typedResource(ri)
-	s.resourceTyped(w, ri, &m, &l, &dropped, false)
+	if segment || r.res != root.res {
+		s.typedResource(ri)
+		s.resourceTyped(w, ri, &m, &l, &dropped, false)
+	}
 	droppedMember(w, &m, dropped, true)
 	w.byte('}')
 
 	s.links(w, &n, r.sp.Links(), &l)
+	w.byte('}')
+}
+
+// serverURL writes url.full on an HTTP server span that has none: the URL of
+// the request object (writeRequest: url.scheme, server.address,
+// server.port, url.path, or their older names) with the query
+// (url.query, else the target's) under filterQuery, as @sentry/node writes
+// it. Without a host there is no url.full, as @sentry/core's getAbsoluteUrl.
+func (s *state) serverURL(w *jw, n *int, m pcommon.Map, l *limits) {
+	if _, ok := m.Get("url.full"); ok {
+		return // the span's own, written with its attributes
+	}
+	var a reqAttrs
+	a.scan(m)
+	pii := s.t.o.SendDefaultPII
+	var u name
+	q := a.query
+	if a.urlFull != "" { // http.url, the older name
+		full := stripUserinfo(a.urlFull)
+		if j := strings.IndexByte(full, '#'); j >= 0 {
+			full = full[:j]
+		}
+		base, query, _ := strings.Cut(full, "?")
+		u = name{base}
+		if q == "" {
+			q = query
+		}
+	} else {
+		host := cmp.Or(a.host, a.hostOld, a.hostName, a.hostHeader)
+		if host == "" {
+			return
+		}
+		path := cmp.Or(a.path, a.target)
+		if q == "" {
+			if i := strings.IndexByte(path, '?'); i >= 0 {
+				q = stripQuery(path[i+1:])
+			}
+		}
+		scheme := cmp.Or(a.scheme, "http")
+		pre := "http://"
+		switch scheme {
+		case "https":
+			pre = "https://"
+		case "http":
+		default:
+			pre = scheme + "://" // rare: allocates
+		}
+		u = name{pre, hostPort(host, scheme, a.port), stripQuery(path)}
+	}
+	s.seen.add("url.full")
+	w.key(n, "url.full")
+	w.raw(`{"type":"string","value":`)
+	if q == "" {
+		w.name(u, l.value)
+	} else {
+		w.name(name{u[0] + u[1] + u[2], "?", filterQuery(q, pii)}, l.value)
+	}
 	w.byte('}')
 }
 

@@ -104,8 +104,8 @@ type typedFrag struct {
 type block struct {
 	frag
 	n     int        // members in it
-	keys  [6]string  // for s.seen
-	sks   [6]seenKey // of keys
+	keys  [7]string  // for s.seen
+	sks   [7]seenKey // of keys
 	bloom uint64     // seenSet bloom bits of keys
 	ok    bool
 }
@@ -283,8 +283,9 @@ func (s *state) sentryAttrs(w *jw, n *int, ri *resInfo, which int) {
 	bl := &ri.blocks[which]
 	if !bl.ok {
 		o := &s.t.o
-		origin, server := "auto.otel", ""
+		origin, server, lifecycle := "auto.otel", "", "stream"
 		if which == blockLog {
+			lifecycle = ""
 			// sentry-go writes its ServerName (the host name by default) on every
 			// log record as sentry.server.address.
 			origin, server = originLog, ri.server
@@ -296,6 +297,9 @@ func (s *state) sentryAttrs(w *jw, n *int, ri *resInfo, which int) {
 			{"sentry.environment", ri.env}, {"sentry.release", ri.release},
 			{"sentry.sdk.name", o.SDKName}, {"sentry.sdk.version", o.SDKVersion},
 			{"sentry.origin", origin}, {"sentry.server.address", server},
+			// Every SDK that streams spans (@sentry/core 11 captureSpan,
+			// sentry-python, sentry-dart) marks each span so.
+			{"sentry.trace_lifecycle", lifecycle},
 		} {
 			if kv[1] == "" {
 				continue
