@@ -45,10 +45,13 @@ install_trap
 # The per-backend otlp exporters (protocol.otlp) have no queue and a short retry, so a
 # backend's failure reaches the loadbalancing exporter's own exporterhelper, whose
 # otelcol_exporter_send_failed_* count it: the per-backend exporters' own telemetry is a
-# no-op at v0.161.0 (buildExporterSettings). Each SDK export holds one service, and the
-# front has no batch processor, so each call goes to one backend and a failure counts
-# exactly the items that backend did not take (a batch of several services would be
-# counted failed whole when one backend fails).
+# no-op at v0.161.0 (buildExporterSettings). That exporterhelper has a sending queue
+# (off by default at v0.161.0: configoptional.Default), so the SDKs are answered at once
+# and a failure is counted once, not once per SDK retry; it has no retry of its own
+# (a retry would re-send to the healthy backend too) and no batching. Each SDK export
+# holds one service, and the front has no batch processor, so each call goes to one
+# backend and a failure counts exactly the items that backend did not take (a batch of
+# several services would be counted failed whole when one backend fails).
 front_config() {
 	local file=$1 http=$2 metrics=$3
 	shift 3
@@ -63,6 +66,9 @@ receivers:
 exporters:
   loadbalancing/traces:
     routing_key: service
+    sending_queue: &queue
+      enabled: true
+      queue_size: 5000
     protocol: &otlp
       otlp:
         tls:
@@ -73,14 +79,15 @@ exporters:
         retry_on_failure:
           enabled: true
           initial_interval: 100ms
-          max_interval: 1s
-          max_elapsed_time: 3s
+          max_interval: 500ms
+          max_elapsed_time: 2s
     resolver: &resolver
       static:
         hostnames: [${hosts%,}]
   loadbalancing/logs:
     routing_key: attributes
     routing_attributes: [service.name]
+    sending_queue: *queue
     protocol: *otlp
     resolver: *resolver
 service:

@@ -7,9 +7,9 @@
 // service would run them. A request is a SERVER span with nine sequential CLIENT child
 // spans (DB queries) of ~10 ms each, so the batch processor splits the requests in flight
 // across its exports: children in one OTLP request, their root in a later one. Every
-// --exception-every-th request fails: one query's error is recorded on its span
+// --exception-every-th request of each service fails: one query's error is recorded on its span
 // (span.RecordError) and logged with the span's context and exception.* attributes, as
-// instrumented code does. Every --slow-every-th request holds its root open for
+// instrumented code does. Every --slow-every-th request of each service holds its root open for
 // --slow-tail after its last child (a streaming response): its children are exported
 // seconds before its root.
 //
@@ -72,8 +72,8 @@ func run(args []string) error {
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long requests are started")
 	fs.IntVar(&o.children, "children", 9, "sequential child spans per request")
 	fs.DurationVar(&o.childDuration, "child-duration", 10*time.Millisecond, "duration of each child span")
-	fs.IntVar(&o.exceptionEvery, "exception-every", 20, "every Nth request fails (0: none)")
-	fs.IntVar(&o.slowEvery, "slow-every", 0, "every Nth request holds its root open for --slow-tail after its children (0: none)")
+	fs.IntVar(&o.exceptionEvery, "exception-every", 20, "every Nth request of each service fails (0: none)")
+	fs.IntVar(&o.slowEvery, "slow-every", 0, "every Nth request of each service holds its root open for --slow-tail after its children (0: none)")
 	fs.DurationVar(&o.slowTail, "slow-tail", 4*time.Second, "how long a slow request's root outlives its last child")
 	fs.StringVar(&o.summaryFile, "summary-file", "", "write what was sent to this JSON file")
 	if err := fs.Parse(args); err != nil {
@@ -243,7 +243,10 @@ func (a *app) serve(s *service, n int) {
 			attribute.String("server.address", s.name+".internal"),
 		))
 	req := request{Service: s.name, Name: name, TraceID: root.SpanContext().TraceID().String(), Root: root.SpanContext().SpanID().String()}
-	failing := a.o.exceptionEvery > 0 && n%a.o.exceptionEvery == 0
+	// Request n is request k of its service: each service fails (and is slow) every so
+	// many of its own requests, whatever the number of services.
+	k := n / len(a.services)
+	failing := a.o.exceptionEvery > 0 && k%a.o.exceptionEvery == a.o.exceptionEvery-1
 	failAt := n % a.o.children
 	for i := range a.o.children {
 		table := tables[i%len(tables)]
@@ -269,7 +272,7 @@ func (a *app) serve(s *service, n int) {
 		}
 		child.End()
 	}
-	if a.o.slowEvery > 0 && n%a.o.slowEvery == 0 {
+	if a.o.slowEvery > 0 && k%a.o.slowEvery == a.o.slowEvery/2 {
 		req.Slow = true
 		time.Sleep(a.o.slowTail)
 	}
