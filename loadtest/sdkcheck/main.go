@@ -323,6 +323,30 @@ func (ch *checker) check() {
 			}
 		}
 		ch.eq("requests whose spans, logs and error event went to more than one replica", int64(split), 0)
+		bySvc := map[string]map[string]bool{}
+		for i := range projects {
+			svc := app.List[i].Service
+			if bySvc[svc] == nil {
+				bySvc[svc] = map[string]bool{}
+			}
+			for p := range projects[i] {
+				bySvc[svc][p] = true
+			}
+		}
+		spread, place := 0, map[string][]string{}
+		for svc, ps := range bySvc {
+			if len(ps) > 1 {
+				spread++
+			}
+			for p := range ps {
+				place[p] = append(place[p], svc)
+			}
+		}
+		for p := range place {
+			sort.Strings(place[p])
+		}
+		ch.info("services by project (replica): %v", place)
+		ch.eq("services whose data went to more than one replica", int64(spread), 0)
 	}
 }
 
