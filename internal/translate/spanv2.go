@@ -70,8 +70,11 @@ func (s *state) spanV2(r, root *spanRef, lvl int) {
 	w.key(&n, "name")
 	w.name(r.sem.name, l.value)
 	w.strField(&n, "status", v2Status(r.sem.status), 0)
+	// Only a local root is a segment: a span whose local parent is not
+	// here (a fragment) claims no segment, and Sentry assembles it.
+	claim := root.localRoot()
 	w.key(&n, "is_segment")
-	w.bool(r.parentIdx < 0)
+	w.bool(r.parentIdx < 0 && claim)
 	w.key(&n, "start_timestamp")
 	w.ts(r.start)
 	w.key(&n, "end_timestamp")
@@ -83,17 +86,19 @@ func (s *state) spanV2(r, root *spanRef, lvl int) {
 	m := 0
 	s.typedStr(w, &m, "sentry.op", r.sem.op)
 	s.sentryAttrs(w, &m, ri, blockSpan)
-	s.seen.add("sentry.segment.name")
-	w.key(&m, "sentry.segment.name")
-	w.raw(`{"type":"string","value":`)
-	w.name(root.sem.name, l.value)
-	w.byte('}')
-	s.seen.add("sentry.segment.id")
-	w.key(&m, "sentry.segment.id")
-	w.raw(`{"type":"string","value":`)
-	w.hex(root.id[:])
-	w.byte('}')
-	if r.parentIdx < 0 {
+	if claim {
+		s.seen.add("sentry.segment.name")
+		w.key(&m, "sentry.segment.name")
+		w.raw(`{"type":"string","value":`)
+		w.name(root.sem.name, l.value)
+		w.byte('}')
+		s.seen.add("sentry.segment.id")
+		w.key(&m, "sentry.segment.id")
+		w.raw(`{"type":"string","value":`)
+		w.hex(root.id[:])
+		w.byte('}')
+	}
+	if r.parentIdx < 0 && claim {
 		s.typedStr(w, &m, "sentry.segment.name.source", r.sem.source)
 	}
 	s.typedStr(w, &m, "sentry.kind", kindValue(r.sp.Kind()))
