@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make scaleout: the documented scale-out (docs/scale-out.md) with the real OpenTelemetry
 # Go SDK's load. A front collector (bin/otelcol-front: otlp receiver, contrib
-# loadbalancing exporter v0.161.0, static resolver) spreads the traffic of six services
+# loadbalancing exporter v0.161.0, static resolver) spreads the traffic of twelve services
 # over two otelcol-sentry replicas, each sending to its own Sentry project (1 and 2) of
 # the local sink. Traces are routed by `routing_key: service` and logs by
 # `routing_key: attributes` with `routing_attributes: [service.name]`, which hash the same
@@ -23,7 +23,8 @@
 # (send_failed / enqueue_failed) = sent by the SDK, with nothing stored twice.
 # Exits non-zero on any failed check. Everything listens on 127.0.0.1.
 #
-# Environment: SCALEOUT_DURATION (10s), SCALEOUT_RATE (requests/s, 100), KEEP_WORKDIR=1.
+# Environment: SCALEOUT_DURATION (10s), SCALEOUT_RATE (requests/s, 100),
+# SCALEOUT_FRONT_CONSUMERS (10), KEEP_WORKDIR=1.
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -33,7 +34,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/sdklib.sh"
 
 DURATION=${SCALEOUT_DURATION:-10s}
 RATE=${SCALEOUT_RATE:-100}
-SERVICES=6
+SERVICES=12
+# consumers of each front loadbalancing exporter's queue (exporterhelper's default 10); more
+# than one can deliver an SDK's exports out of order (docs/scale-out.md)
+FRONT_CONSUMERS=${SCALEOUT_FRONT_CONSUMERS:-10}
 
 for b in "$OTELCOL" "$OTELCOL_FRONT" "$SINK" "$SDKAPP" "$SDKCHECK"; do
 	[[ -x "$b" ]] || die "$b is missing; run 'make scaleout'"
@@ -42,7 +46,8 @@ make_workdir scaleout
 install_trap
 
 # front_config FILE HTTP METRICS REPLICA_GRPC_ENDPOINT...: the front collector.
-# The per-backend otlp exporters (protocol.otlp) have no queue and a short retry, so a
+# The per-backend otlp exporters (protocol.otlp) have no queue and a short retry (a
+# failing call holds one of the queue's consumers while it retries), so a
 # backend's failure reaches the loadbalancing exporter's own exporterhelper, whose
 # otelcol_exporter_send_failed_* count it: the per-backend exporters' own telemetry is a
 # no-op at v0.161.0 (buildExporterSettings). That exporterhelper has a sending queue
@@ -69,6 +74,7 @@ exporters:
     sending_queue: &queue
       enabled: true
       queue_size: 5000
+      num_consumers: $FRONT_CONSUMERS
     protocol: &otlp
       otlp:
         tls:
@@ -79,8 +85,8 @@ exporters:
         retry_on_failure:
           enabled: true
           initial_interval: 100ms
-          max_interval: 500ms
-          max_elapsed_time: 2s
+          max_interval: 200ms
+          max_elapsed_time: 500ms
     resolver: &resolver
       static:
         hostnames: [${hosts%,}]

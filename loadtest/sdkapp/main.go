@@ -85,7 +85,7 @@ func run(args []string) error {
 	return newApp(o).run()
 }
 
-var serviceNames = []string{"checkout", "inventory", "payments", "shipping", "search", "accounts", "billing", "catalog"}
+var serviceNames = []string{"checkout", "inventory", "payments", "shipping", "search", "accounts", "billing", "catalog", "pricing", "reviews", "orders", "users"}
 
 // service is one instrumented service: its providers and what it sent.
 type service struct {
