@@ -16,7 +16,7 @@
 #   - each replica's counters hold (accepted = sent_items + dropped_items per category),
 #     the replicas' accepted spans and logs sum to exactly what the front accepted, which
 #     is what the SDK exported, and the front failed nothing.
-# Run 2, a replica stopped: the same traffic, and half way through the busier replica
+# Run 2, a replica stopped: the same traffic, and 70 % into it the busier replica
 # gets SIGTERM (it drains, then exits; the front keeps routing its services to it and
 # counts what it cannot deliver). Checks that nothing goes unaccounted: spans and logs
 # stored once + counted by the replicas (dropped_items) + counted by the front
@@ -119,7 +119,7 @@ EOF
 }
 
 # scaleout_run NAME KILL: one run with fresh processes; KILL=1 stops the busier replica
-# half way through the traffic. Returns non-zero if a check failed.
+# 70 % into the traffic. Returns non-zero if a check failed.
 scaleout_run() {
 	local name=$1 kill=$2 d="$WORKDIR/$1" r
 	mkdir -p "$d"
@@ -152,12 +152,13 @@ scaleout_run() {
 
 	log "sdkapp: $RATE requests/s for $DURATION from $SERVICES services through the front"
 	"$SDKAPP" --endpoint "127.0.0.1:$fh" --rate "$RATE" --duration "$DURATION" --services "$SERVICES" \
-		--exception-every 20 --slow-every 50 --slow-tail 4s --summary-file "$d/app.json" >"$d/app.log" 2>&1 &
+		--exception-every 20 --slow-every 50 --slow-tail 4s --async-every 10 --async-delay 7s --summary-file "$d/app.json" >"$d/app.log" 2>&1 &
 	local app_pid=$!
 	PIDS+=("$app_pid")
 	local killed=""
 	if ((kill)); then
-		nap $((${DURATION%s} / 2))
+		# after the SDKs' first exports (every 5 s at 8 requests/s per service)
+		nap $((${DURATION%s} * 7 / 10))
 		local a1 a2
 		scrape "${rmetrics[1]}" "$d/mid1.prom"
 		scrape "${rmetrics[2]}" "$d/mid2.prom"

@@ -60,7 +60,7 @@ for mode in $MODES; do
 
 	log "sdkapp: $RATE requests/s for $DURATION"
 	timeout 120 "$SDKAPP" --endpoint "127.0.0.1:$HTTP_PORT" --rate "$RATE" --duration "$DURATION" --services 3 \
-		--exception-every 20 --slow-every 50 --slow-tail 4s --summary-file "$d/app.json" 2>&1 | tee "$d/app.log" >&2 ||
+		--exception-every 20 --slow-every 50 --slow-tail 4s --async-every 10 --async-delay 7s --summary-file "$d/app.json" 2>&1 | tee "$d/app.log" >&2 ||
 		die "sdkapp failed (see $d/app.log)"
 
 	wait_drained "$METRICS_PORT" "$d/sink.json" 60

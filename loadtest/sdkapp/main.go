@@ -17,7 +17,11 @@
 // providers down (which flushes them) and writes --summary-file: per service the
 // requests, spans, logs and exceptions, what the SDK's exporters reported as exported or
 // failed, and every request (trace id, root and child span ids, the exception, the log
-// bodies) for sdkcheck. It stops by itself, within --duration + --slow-tail + 40 s.
+// bodies) for sdkcheck. Every --async-every-th request of each service hands a job to
+// the next service, processed --async-delay after the request ended: a CONSUMER span
+// whose parent is the request's root (remote), so the trace crosses services and its head
+// is exported first. It stops by itself, within --duration + --slow-tail +
+// --async-delay + 40 s.
 package main
 
 import (
@@ -27,6 +31,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -60,6 +65,8 @@ type options struct {
 	exceptionEvery int
 	slowEvery      int
 	slowTail       time.Duration
+	asyncEvery     int
+	asyncDelay     time.Duration
 	summaryFile    string
 }
 
@@ -75,6 +82,8 @@ func run(args []string) error {
 	fs.IntVar(&o.exceptionEvery, "exception-every", 20, "every Nth request of each service fails (0: none)")
 	fs.IntVar(&o.slowEvery, "slow-every", 0, "every Nth request of each service holds its root open for --slow-tail after its children (0: none)")
 	fs.DurationVar(&o.slowTail, "slow-tail", 4*time.Second, "how long a slow request's root outlives its last child")
+	fs.IntVar(&o.asyncEvery, "async-every", 0, "every Nth request of each service hands work to the next service, which processes it --async-delay after the request ended: a CONSUMER span with the request's root as remote parent, and its own children (0: none)")
+	fs.DurationVar(&o.asyncDelay, "async-delay", 7*time.Second, "how long after its request a handed-over job is processed (longer than the SDK's 5 s export interval, so the trace's head is exported first)")
 	fs.StringVar(&o.summaryFile, "summary-file", "", "write what was sent to this JSON file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -104,6 +113,8 @@ type app struct {
 
 	mu       sync.Mutex
 	requests []request
+	// jobs are the handed-over jobs still to run (--async-every).
+	jobs sync.WaitGroup
 }
 
 // request is what one request sent, as sdkcheck reads it.
@@ -114,6 +125,10 @@ type request struct {
 	Root      string     `json:"root"`
 	Children  []string   `json:"children"`
 	Slow      bool       `json:"slow,omitempty"`
+	// Head is, for a job handed over by another service's request, the name of that
+	// request: the trace's head segment, whose name the job's DSC should carry.
+	Head        string `json:"head,omitempty"`
+	HeadService string `json:"head_service,omitempty"`
 	Exception *exception `json:"exception,omitempty"`
 	Logs      []string   `json:"logs"`
 }
@@ -157,6 +172,7 @@ func (a *app) run() error {
 		}(n)
 	}
 	wg.Wait()
+	a.jobs.Wait()
 	fmt.Fprintf(os.Stderr, "sdkapp: %d requests in %s; flushing\n", n, time.Since(started).Round(time.Millisecond))
 
 	// Shutdown flushes what the batch processors hold; bounded so that the program stops
@@ -290,6 +306,51 @@ func (a *app) serve(s *service, n int) {
 	a.mu.Lock()
 	a.requests = append(a.requests, req)
 	a.mu.Unlock()
+
+	if a.o.asyncEvery > 0 && k%a.o.asyncEvery == a.o.asyncEvery/3 {
+		next := a.services[(slices.Index(a.services, s)+1)%len(a.services)]
+		parent := root.SpanContext()
+		a.jobs.Add(1)
+		time.AfterFunc(a.o.asyncDelay, func() {
+			defer a.jobs.Done()
+			a.consume(next, parent, req)
+		})
+	}
+}
+
+// consume is a job that request head (of another service) handed to service s, run
+// after head ended: a CONSUMER span whose parent is head's root, propagated (remote),
+// with the same sequential children as a request.
+func (a *app) consume(s *service, parent trace.SpanContext, head request) {
+	name := "process " + head.Service + ".events"
+	ctx := trace.ContextWithRemoteSpanContext(context.Background(), parent)
+	ctx, root := s.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(
+			attribute.String("messaging.system", "kafka"),
+			attribute.String("messaging.operation.type", "process"),
+			attribute.String("messaging.destination.name", head.Service+".events"),
+		))
+	req := request{Service: s.name, Name: name, TraceID: root.SpanContext().TraceID().String(), Root: root.SpanContext().SpanID().String(),
+		Head: head.Name, HeadService: head.Service}
+	for i := range a.o.children {
+		table := tables[i%len(tables)]
+		_, child := s.tracer.Start(ctx, "SELECT "+table, trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(
+				attribute.String("db.system.name", "postgresql"),
+				attribute.String("db.query.text", fmt.Sprintf("SELECT * FROM %s WHERE id = $1", table)),
+			))
+		req.Children = append(req.Children, child.SpanContext().SpanID().String())
+		time.Sleep(a.o.childDuration)
+		child.End()
+	}
+	body := fmt.Sprintf("%s processed an event of %s", s.name, head.Root)
+	a.log(ctx, s, otellog.SeverityInfo, body)
+	req.Logs = append(req.Logs, body)
+	root.End()
+
+	a.mu.Lock()
+	a.requests = append(a.requests, req)
+	a.mu.Unlock()
 }
 
 // log emits a record carrying the trace context of ctx, as a log bridge does.
@@ -344,6 +405,7 @@ func (a *app) writeSummary(errs []string) error {
 			"services": fmt.Sprint(a.o.services), "rate": fmt.Sprint(a.o.rate), "duration": a.o.duration.String(),
 			"children": fmt.Sprint(a.o.children), "child_duration": a.o.childDuration.String(),
 			"exception_every": fmt.Sprint(a.o.exceptionEvery), "slow_every": fmt.Sprint(a.o.slowEvery), "slow_tail": a.o.slowTail.String(),
+			"async_every": fmt.Sprint(a.o.asyncEvery), "async_delay": a.o.asyncDelay.String(),
 		},
 		ByService:     map[string]*serviceSummary{},
 		ShutdownError: errs,

@@ -123,6 +123,7 @@ type appSummary struct {
 		Root      string   `json:"root"`
 		Children  []string `json:"children"`
 		Slow      bool     `json:"slow"`
+		Head      string   `json:"head"`
 		Exception *struct {
 			SpanID  string `json:"span_id"`
 			Type    string `json:"type"`
@@ -145,6 +146,7 @@ type record struct {
 	SegmentID string   `json:"segment_id"`
 	Body      string   `json:"body"`
 	Exception string   `json:"exception"`
+	DSC       string   `json:"dsc_transaction"`
 }
 
 func readRecords(path string) ([]record, error) {
@@ -417,9 +419,50 @@ func (ch *checker) transactions(roles map[string]spanRole) {
 		ch.eq("spans in fragments = assembly_fragments counted by the collectors", fragmentSpans, ch.fragmentsCounted)
 	}
 	ch.eq("root transactions named other than their request", int64(wrongName), 0)
+	ch.dsc(roles)
 	if slow > 0 {
 		ch.line(slowComplete == slow, "split requests (root seconds after its children) complete", slowComplete, slow)
 	}
+}
+
+// dsc checks the trace header of the transactions of handed-over jobs (a segment of a
+// trace whose head is another service's request, exported seconds earlier): on the
+// replica (project) that stored the head, it names the head; on another replica, which
+// never saw the head, it names the job's own segment (docs/scale-out.md, trade-offs).
+func (ch *checker) dsc(roles map[string]spanRole) {
+	app := ch.app
+	headProject := map[string]string{} // request name+trace -> project of its root transaction
+	for _, r := range ch.recs {
+		if role, ok := roles[r.SpanID]; ok && r.Type == "transaction" && role.root && app.List[role.req].Head == "" {
+			headProject[r.TraceID] = r.Project
+		}
+	}
+	var same, sameHead, other, otherOwn, jobs int
+	for _, r := range ch.recs {
+		role, ok := roles[r.SpanID]
+		if !ok || r.Type != "transaction" || !role.root || app.List[role.req].Head == "" {
+			continue
+		}
+		jobs++
+		job := app.List[role.req]
+		if headProject[r.TraceID] == r.Project {
+			same++
+			if r.DSC == job.Head {
+				sameHead++
+			}
+		} else {
+			other++
+			if r.DSC == job.Name {
+				otherOwn++
+			}
+		}
+	}
+	if jobs == 0 {
+		return
+	}
+	fmt.Printf("=== trace header (DSC) of the %d segments handed to another service after their trace's head\n", jobs)
+	ch.line(sameHead == same, "on the head's replica: DSC transaction = the head's name", fmt.Sprintf("%d of %d", sameHead, same), fmt.Sprintf("%d of %d", same, same))
+	ch.line(otherOwn == other, "on another replica: DSC transaction = the segment's own name (trade-off)", fmt.Sprintf("%d of %d", otherOwn, other), fmt.Sprintf("%d of %d", other, other))
 }
 
 func (ch *checker) segments(roles map[string]spanRole) {
