@@ -119,18 +119,18 @@ type app struct {
 
 // request is what one request sent, as sdkcheck reads it.
 type request struct {
-	Service   string     `json:"service"`
-	Name      string     `json:"name"`
-	TraceID   string     `json:"trace_id"`
-	Root      string     `json:"root"`
-	Children  []string   `json:"children"`
-	Slow      bool       `json:"slow,omitempty"`
+	Service  string   `json:"service"`
+	Name     string   `json:"name"`
+	TraceID  string   `json:"trace_id"`
+	Root     string   `json:"root"`
+	Children []string `json:"children"`
+	Slow     bool     `json:"slow,omitempty"`
 	// Head is, for a job handed over by another service's request, the name of that
 	// request: the trace's head segment, whose name the job's DSC should carry.
-	Head        string `json:"head,omitempty"`
-	HeadService string `json:"head_service,omitempty"`
-	Exception *exception `json:"exception,omitempty"`
-	Logs      []string   `json:"logs"`
+	Head        string     `json:"head,omitempty"`
+	HeadService string     `json:"head_service,omitempty"`
+	Exception   *exception `json:"exception,omitempty"`
+	Logs        []string   `json:"logs"`
 }
 
 type exception struct {
