@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -349,4 +350,113 @@ func TestAssemblyDedupeAtShutdown(t *testing.T) {
 	h.sentry.requireNoInvalid()
 	assert.Equal(t, 1, h.sentry.countType(envelope.ItemTypeEvent))
 	assert.EqualValues(t, 1, h.dropped("error", "deduplicated"))
+}
+
+// A distributed trace through two services routed to two projects, split as
+// a gateway sees it: first the children that ended first (of both
+// services, in one batch), then the backend's server span and the
+// frontend's client span, then the frontend's root. The backend's server
+// span is a local root (its parent is remote by the span flags): it never
+// waits for the frontend. Each project gets one transaction per request
+// with all its own children; no fragment.
+func TestAssemblyDistributedTwoProjects(t *testing.T) {
+	clock := newFakeClock()
+	sentry := newFakeSentry(t, clock)
+	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
+		noDedupe(c)
+		c.DSN = ""
+		c.Routing.DSNs = map[string]configopaque.String{
+			"frontend": configopaque.String(sentry.dsnFor("2")),
+			"backend":  configopaque.String(sentry.dsnFor("3")),
+		}
+	})
+	h.clock = clock
+	const n = 20
+	type spanDef struct {
+		svc        string
+		id, parent int
+		kind       ptrace.SpanKind
+		flags      uint32
+		name       string
+		push       int
+	}
+	// ids per request: frontend 0 (root), 1 (client), 2; backend 10 (server), 11, 12, 13 (child of 11)
+	defs := []spanDef{
+		{"frontend", 0, -1, ptrace.SpanKindServer, 0x100, "GET /checkout", 3},
+		{"frontend", 1, 0, ptrace.SpanKindClient, 0x100, "POST /charge", 2},
+		{"frontend", 2, 0, ptrace.SpanKindInternal, 0x100, "render", 1},
+		{"backend", 10, 1, ptrace.SpanKindServer, 0x300, "POST /charge", 2},
+		{"backend", 11, 10, ptrace.SpanKindInternal, 0x100, "charge", 1},
+		{"backend", 12, 10, ptrace.SpanKindClient, 0x100, "SELECT cards", 1},
+		{"backend", 13, 11, ptrace.SpanKindClient, 0x100, "INSERT charges", 1},
+	}
+	batch := func(push int) ptrace.Traces {
+		td := ptrace.NewTraces()
+		scopes := map[string]ptrace.SpanSlice{}
+		for _, svc := range []string{"frontend", "backend"} {
+			rs := td.ResourceSpans().AppendEmpty()
+			rs.Resource().Attributes().PutStr("service.name", svc)
+			scopes[svc] = rs.ScopeSpans().AppendEmpty().Spans()
+		}
+		for i := range n {
+			for _, d := range defs {
+				if d.push != push {
+					continue
+				}
+				sp := scopes[d.svc].AppendEmpty()
+				sp.SetTraceID(traceID(i))
+				sp.SetSpanID(spanID(i, d.id))
+				if d.parent >= 0 {
+					sp.SetParentSpanID(spanID(i, d.parent))
+				}
+				sp.SetKind(d.kind)
+				sp.SetFlags(d.flags)
+				sp.SetName(d.name)
+				sp.SetStartTimestamp(pcommon.NewTimestampFromTime(testStart))
+				sp.SetEndTimestamp(pcommon.NewTimestampFromTime(testStart.Add(time.Duration(10-d.push) * time.Millisecond)))
+			}
+		}
+		return td
+	}
+	byProject := func() map[string][]txOf {
+		out := map[string][]txOf{}
+		for _, r := range sentry.envelopes() {
+			for _, it := range r.env.Items {
+				if it.Type == envelope.ItemTypeTransaction {
+					var tx txOf
+					require.NoError(t, json.Unmarshal(it.Payload, &tx))
+					out[r.project] = append(out[r.project], tx)
+				}
+			}
+		}
+		return out
+	}
+	require.NoError(t, h.traces.ConsumeTraces(context.Background(), batch(1)))
+	assert.Empty(t, byProject(), "children wait")
+	clock.Advance(2 * time.Second)
+	require.NoError(t, h.traces.ConsumeTraces(context.Background(), batch(2)))
+	got := byProject()
+	require.Len(t, got["3"], n, "the backend's requests go as soon as their server span is there")
+	for _, tx := range got["3"] {
+		assert.Equal(t, "POST /charge", tx.Transaction)
+		assert.Len(t, tx.Spans, 3)
+	}
+	assert.Empty(t, got["2"], "the frontend's children wait for its root")
+	clock.Advance(2 * time.Second)
+	require.NoError(t, h.traces.ConsumeTraces(context.Background(), batch(3)))
+	got = byProject()
+	require.Len(t, got["2"], n)
+	for _, tx := range got["2"] {
+		assert.Equal(t, "GET /checkout", tx.Transaction)
+		assert.Len(t, tx.Spans, 2)
+	}
+	h.shutdown()
+	sentry.requireNoInvalid()
+	assert.Len(t, byProject()["3"], n, "nothing more at shutdown")
+	for _, why := range []string{"expired", "memory_bound", "shutdown", "after_root"} {
+		assert.Zero(t, h.fragments(why), why)
+	}
+	assert.EqualValues(t, 3*n, h.sum("otelcol_exporter_sentry_sent_items", map[string]string{"project": "2", "category": "span"}))
+	assert.EqualValues(t, 4*n, h.sum("otelcol_exporter_sentry_sent_items", map[string]string{"project": "3", "category": "span"}))
+	assert.Zero(t, h.droppedAll("span"))
 }

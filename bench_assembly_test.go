@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/exportertest"
 
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
+	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
 // Trace assembly's cost. BenchmarkPushTraces1000 runs with assembly on (the
@@ -66,4 +67,30 @@ func BenchmarkPushTracesSplit1000(b *testing.B) {
 		b.Fatal("spans left held")
 	}
 	b.ReportMetric(float64(children.SpanCount()+roots.SpanCount())*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}
+
+// BenchmarkAssemblyAdmit1000 is the fast path alone: admitting a complete
+// batch of 1,002 spans (nothing held, no copy). Its peer is
+// BenchmarkAssemblyPeerTranslate1000, the translation of the same batch into
+// transactions, which every push does anyway.
+func BenchmarkAssemblyAdmit1000(b *testing.B) {
+	e := benchExporterWith(b, func(*Config) {})
+	td := smallTraces()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if out, _ := e.asm.admit(ctx, e.def, td); out != td {
+			b.Fatal("a complete batch was copied")
+		}
+	}
+}
+
+func BenchmarkAssemblyPeerTranslate1000(b *testing.B) {
+	e := benchExporterWith(b, func(*Config) {})
+	td := smallTraces()
+	b.ReportAllocs()
+	for b.Loop() {
+		res := e.translator.Traces(td, translate.TracesWant{Transactions: true, Errors: true, Segments: true})
+		res.Release()
+	}
 }
