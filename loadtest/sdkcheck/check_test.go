@@ -108,3 +108,36 @@ func TestChecker(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckerDSC: a job handed to another service after its trace's head names the
+// head in its trace header on the head's replica (project), itself on another.
+func TestCheckerDSC(t *testing.T) {
+	var app appSummary
+	if err := json.Unmarshal([]byte(`{"requests":2,"spans":4,"logs":0,"sdk":{"spans_exported":4},"list":[
+		{"name":"GET /a","trace_id":"t1","root":"r1","children":["c1"]},
+		{"name":"process a.events","trace_id":"t1","root":"j1","children":["d1"],"head":"GET /a"}]}`), &app); err != nil {
+		t.Fatal(err)
+	}
+	head := record{Project: "1", Type: "transaction", TraceID: "t1", SpanID: "r1", Name: "GET /a", DSC: "GET /a", Children: []string{"c1"}}
+	job := func(project, dsc string) record {
+		return record{Project: project, Type: "transaction", TraceID: "t1", SpanID: "j1", Name: "process a.events", DSC: dsc, Children: []string{"d1"}}
+	}
+	for _, tc := range []struct {
+		name string
+		job  record
+		want int
+	}{
+		{"same replica, head's name", job("1", "GET /a"), 0},
+		{"same replica, own name", job("1", "process a.events"), 1},
+		{"other replica, own name", job("2", "process a.events"), 0},
+		{"other replica, head's name: the trade-off is gone, the docs must change", job("2", "GET /a"), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ch := &checker{c: config{mode: "transactions"}, app: &app, recs: []record{head, tc.job}}
+			ch.check()
+			if ch.failures != tc.want {
+				t.Errorf("%d checks failed, want %d", ch.failures, tc.want)
+			}
+		})
+	}
+}
