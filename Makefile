@@ -14,6 +14,7 @@ test: vet
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 -timeout 15m ./...
 	cd conformance && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd loadtest && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 vet:
 	$(GO) vet ./...
@@ -93,3 +94,34 @@ bench:
 spanstream:
 	npm ci --prefix conformance/node --no-audit --no-fund
 	cd conformance && SPANSTREAM_REQUIRED=1 $(GO) test -race -count=1 -run 'TestSpanStreaming' -v .
+
+.PHONY: sdkapp sdktraffic otelcol-front scaleout
+
+## sdkapp: bin/sdkapp and bin/sdkcheck, the real-SDK load program and its checker (loadtest/, a module of its own).
+sdkapp:
+	cd loadtest && $(GO) build -o $(BIN)/sdkapp ./sdkapp && $(GO) build -o $(BIN)/sdkcheck ./sdkcheck
+
+## sdktraffic: the real OpenTelemetry Go SDK at its defaults through the built collector, in both traces_as
+## modes: one transaction (segment) per request with all its children, every item stored once or counted.
+sdktraffic: otelcol sink sdkapp
+	./scripts/sdktraffic.sh
+
+## otelcol-front: bin/otelcol-front, the scale-out check's front collector (otlp receiver, contrib loadbalancing
+## exporter v0.161.0), built by ocb v0.161.0 from builder-scaleout.yaml (docs/scale-out.md).
+OCB_FRONT_VERSION := v0.161.0
+OCB_FRONT         := $(BIN)/ocb-$(OCB_FRONT_VERSION)
+OTELCOL_FRONT     := $(BIN)/otelcol-front
+$(OCB_FRONT):
+	@mkdir -p $(BIN)/.ocb-front
+	GOBIN=$(BIN)/.ocb-front $(GO) install go.opentelemetry.io/collector/cmd/builder@$(OCB_FRONT_VERSION)
+	mv $(BIN)/.ocb-front/builder $(OCB_FRONT)
+otelcol-front: $(OTELCOL_FRONT)
+$(OTELCOL_FRONT): $(OCB_FRONT) builder-scaleout.yaml
+	$(OCB_FRONT) --config builder-scaleout.yaml
+	@mkdir -p $(BIN)
+	cp dist-scaleout/otelcol-front $(OTELCOL_FRONT)
+
+## scaleout: a loadbalancing front in front of two otelcol-sentry replicas, real-SDK load, then one replica
+## stopped with SIGTERM mid-run: every item stored once or counted (docs/scale-out.md).
+scaleout: otelcol otelcol-front sink sdkapp
+	./scripts/scaleout.sh

@@ -72,6 +72,22 @@ type ClientReportsConfig struct {
 	_ struct{}
 }
 
+// AssemblyConfig controls trace assembly: a span whose local root has not
+// arrived waits for it, so that a request split across batches becomes one
+// transaction (docs/assembly.md).
+type AssemblyConfig struct {
+	// Wait is how long a span waits for its local root, from its arrival;
+	// then it is sent without it (counted as a fragment, reason expired).
+	// 0 turns assembly off. Default 30s.
+	Wait time.Duration `mapstructure:"wait"`
+	// MaxBytes bounds the (estimated) bytes of spans held, over all
+	// projects; when full, the oldest held spans are sent without their root
+	// (reason memory_bound). Default 64 MiB.
+	MaxBytes int64 `mapstructure:"max_bytes"`
+
+	_ struct{}
+}
+
 // LogsConfig controls what each log record carries.
 type LogsConfig struct {
 	// ResourceAttributes lists the resource attributes copied onto every log
@@ -182,6 +198,9 @@ type Config struct {
 	// ClientReports controls client reports of local drops.
 	ClientReports ClientReportsConfig `mapstructure:"client_reports"`
 
+	// Assembly holds spans until their local root arrives.
+	Assembly AssemblyConfig `mapstructure:"assembly"`
+
 	// ClientConfig holds the HTTP client settings (timeout, tls, proxy_url,
 	// headers, compression, keepalive...). `endpoint`, when set, replaces the
 	// DSN's scheme, host and path prefix (for a Relay or proxy in between);
@@ -231,7 +250,19 @@ func (cfg *Config) Validate() error {
 	if cfg.ClientReports.Enabled && cfg.ClientReports.Interval <= 0 {
 		errs = append(errs, errors.New("`client_reports::interval` must be positive"))
 	}
+	errs = append(errs, cfg.Assembly.validate()...)
 	return errors.Join(errs...)
+}
+
+func (a *AssemblyConfig) validate() []error {
+	var errs []error
+	if a.Wait < 0 {
+		errs = append(errs, errors.New("`assembly::wait` must not be negative (0 turns assembly off)"))
+	}
+	if a.Wait > 0 && a.MaxBytes < 1 {
+		errs = append(errs, errors.New("`assembly::max_bytes` must be at least 1 when `assembly::wait` is set"))
+	}
+	return errs
 }
 
 func (r *RoutingConfig) validate() []error {

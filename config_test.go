@@ -49,6 +49,7 @@ func TestUnmarshalFullConfig(t *testing.T) {
 	want.Logs = LogsConfig{ResourceAttributes: []string{"service.name", "k8s.pod.name"}}
 	want.Pending = PendingConfig{MaxBytesPerProject: 4 << 20, MaxBytes: 128 << 20, DrainTimeout: 3 * time.Second}
 	want.ClientReports = ClientReportsConfig{Enabled: true, Interval: 10 * time.Second}
+	want.Assembly = AssemblyConfig{Wait: 20 * time.Second, MaxBytes: 32 << 20}
 	want.ClientConfig.Endpoint = "https://relay.internal:3000/prefix"
 	want.ClientConfig.Timeout = 10 * time.Second
 	want.ClientConfig.Compression = configcompression.TypeZstd
@@ -126,6 +127,8 @@ func TestConfigRejected(t *testing.T) {
 		{"bad_dsn.yaml", "concurrency", "`max_concurrent_requests` must be at least 1"},
 		{"bad_dsn.yaml", "client_reports", "`client_reports::interval` must be positive"},
 		{"bad_dsn.yaml", "dedupe_window", "`error_events::dedupe_window` must not be negative"},
+		{"bad_dsn.yaml", "assembly_wait", "`assembly::wait` must not be negative (0 turns assembly off)"},
+		{"bad_dsn.yaml", "assembly_max_bytes", "`assembly::max_bytes` must be at least 1 when `assembly::wait` is set"},
 		{"bad_dsn.yaml", "endpoint", "`endpoint` must be an http or https URL"},
 		{"bad_dsn.yaml", "routing_bad_dsn", "`routing::dsns::payments`: is not a valid Sentry DSN: the project id (last path segment) must be numeric"},
 		{"bad_dsn.yaml", "routing_too_many", "`routing::dsns` has 1 entries, more than `routing::max_projects` (1) allows"},

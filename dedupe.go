@@ -36,6 +36,13 @@ type dedupe struct {
 	bytes    int
 	overflow int64 // events sent at once because the bounds were reached
 	closed   bool  // the final release ran: nothing is held any more, so nothing can be left behind
+
+	// spanHeld, when set, tells whether a span is still held in trace
+	// assembly: a log-derived event of such a span stays past its window
+	// (its span's event, which it would merge with, is made only when the
+	// span is released), for at most holdMore more.
+	spanHeld func(trace [16]byte, span [8]byte) bool
+	holdMore time.Duration
 }
 
 type dedupeKey struct {
@@ -47,9 +54,10 @@ type dedupeKey struct {
 }
 
 type heldError struct {
-	key dedupeKey
-	ev  translate.ErrorEvent
-	due time.Time
+	key   dedupeKey
+	ev    translate.ErrorEvent
+	due   time.Time
+	limit time.Time // the latest it stays while its span is held in assembly
 }
 
 // released is a held event whose window ended, with the project it goes to.
@@ -105,7 +113,7 @@ func (d *dedupe) offer(p *project, ev *translate.ErrorEvent, now time.Time) (tra
 		d.mu.Unlock()
 		return *ev, offerOverflow
 	}
-	h := &heldError{key: key, ev: ownedCopy(ev), due: now.Add(d.window)}
+	h := &heldError{key: key, ev: ownedCopy(ev), due: now.Add(d.window), limit: now.Add(d.window + d.holdMore)}
 	d.held[key] = d.order.PushBack(h)
 	d.bytes += len(h.ev.Payload)
 	d.mu.Unlock()
@@ -120,8 +128,9 @@ func (d *dedupe) remove(el *list.Element) *heldError {
 	return h
 }
 
-// due removes and returns the events whose window ended at now; all of them
-// when final (shutdown).
+// due removes and returns the events whose window ended at now (a
+// log-derived one whose span is held in assembly waits on, bounded); all of
+// them when final (shutdown).
 func (d *dedupe) due(now time.Time, final bool) []released {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -131,6 +140,16 @@ func (d *dedupe) due(now time.Time, final bool) []released {
 		h := el.Value.(*heldError)
 		if !final && h.due.After(now) {
 			break
+		}
+		if !final && h.key.fromLog && d.spanHeld != nil && now.Before(h.limit) && d.spanHeld(h.key.trace, h.key.span) {
+			// its span waits for its root: wait on (to the back, due
+			// after now, so this loop ends)
+			h.due = now.Add(d.window)
+			if h.due.After(h.limit) {
+				h.due = h.limit
+			}
+			d.order.MoveToBack(el)
+			continue
 		}
 		d.remove(el)
 		out = append(out, released{p: h.key.p, ev: h.ev})

@@ -34,6 +34,7 @@ type sentryExporter struct {
 	index      *traceIndex   // heads and segments of recent traces (DSC, transaction of log-derived errors)
 	facts      factsPool     // DSC facts of a push's segments, reused across pushes
 	dedupe     *dedupe       // nil unless both error sources are on and error_events::dedupe_window > 0
+	asm        *assembly     // trace assembly (assembly.go); nil when assembly::wait is 0
 	tb         *metadata.TelemetryBuilder
 	clk        clocks
 	userAgent  string
@@ -60,11 +61,12 @@ type sentryExporter struct {
 	// built: a test points DNS at a local server through it.
 	clientHook func(*http.Client)
 
-	stopping     chan struct{}
-	stopOnce     sync.Once
-	reportLoopWG sync.WaitGroup
-	dedupeLoopWG sync.WaitGroup
-	warnOnce     logThrottle
+	stopping       chan struct{}
+	stopOnce       sync.Once
+	reportLoopWG   sync.WaitGroup
+	dedupeLoopWG   sync.WaitGroup
+	assemblyLoopWG sync.WaitGroup
+	warnOnce       logThrottle
 }
 
 func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporter, error) {
@@ -105,6 +107,10 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	if ee := cfg.ErrorEvents; ee.FromSpanExceptions && ee.FromLogs && ee.DedupeWindow > 0 {
 		e.dedupe = newDedupe(ee.DedupeWindow)
 	}
+	e.asm = newAssembly(cfg.Assembly)
+	if e.dedupe != nil && e.asm != nil {
+		e.dedupe.spanHeld, e.dedupe.holdMore = e.heldInAssembly, cfg.Assembly.Wait
+	}
 	e.unroutable = newAccountant(tb, unroutableProject, nil)
 	if ownEncoding(cfg.ClientConfig.Compression) != encodingByClient {
 		e.comp = newCompressors(cfg.ClientConfig.CompressionParams.Level)
@@ -134,6 +140,18 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	err = tb.RegisterExporterSentryPendingBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
 		for _, p := range e.allProjects() {
 			o.Observe(p.queue.pendingBytes(), metric.WithAttributes(p.acct.project))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = tb.RegisterExporterSentryAssemblyHeldBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
+		if e.asm == nil {
+			return nil
+		}
+		for _, p := range e.allProjects() {
+			o.Observe(p.heldBytes.Load(), metric.WithAttributes(p.acct.project))
 		}
 		return nil
 	})
@@ -280,6 +298,10 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 		e.dedupeLoopWG.Add(1)
 		go e.dedupeLoop()
 	}
+	if e.asm != nil {
+		e.assemblyLoopWG.Add(1)
+		go e.assemblyLoop()
+	}
 	return nil
 }
 
@@ -309,6 +331,10 @@ func (e *sentryExporter) shutdown(ctx context.Context) error {
 	e.beginShutdown()
 	e.reportLoopWG.Wait()
 	e.dedupeLoopWG.Wait()
+	e.assemblyLoopWG.Wait()
+	// Held spans go out first: their error events may merge with log-derived
+	// ones still in the dedupe window, which is released next.
+	e.flushHeld(ctx)
 	e.releaseDue(ctx, true) // every held error event goes out now, before the final client reports
 	projects := e.allProjects()
 	var wg sync.WaitGroup

@@ -44,6 +44,17 @@ const (
 	// Shutdown: pending envelopes get this long, then each final client report
 	// gets finalReportTimeout: the exporter's own part stays under 10 s.
 	defaultDrainTimeout = 5 * time.Second
+	// defaultAssemblyWait covers a request's children waiting for its root:
+	// the SDKs' batch span processor exports every 5 s, so a request's
+	// children can go out one flush (5 s) before its root, plus the
+	// collector's own batching (a second or two), plus the request's own
+	// duration (a child that ends early waits for the root to end). 30 s
+	// covers requests up to ~20 s; @sentry/opentelemetry's exporter, which
+	// assembles in process, waits up to 300 s (its `timeout`).
+	defaultAssemblyWait = 30 * time.Second
+	// defaultAssemblyMaxBytes: ~100,000 held spans of ~600 B, 10,000 spans/s
+	// of split requests held for 5 s with room to spare.
+	defaultAssemblyMaxBytes = 64 << 20
 )
 
 // NewFactory creates the factory of the Sentry exporter. The traces and logs
@@ -96,6 +107,7 @@ func createDefaultConfig() component.Config {
 		ErrorEvents:   ErrorEventsConfig{FromSpanExceptions: true, FromLogs: true, DedupeWindow: defaultDedupeWindow},
 		Logs:          LogsConfig{ResourceAttributes: slices.Clone(translate.DefaultLogResourceAttributes)},
 		ClientReports: ClientReportsConfig{Enabled: true, Interval: defaultClientReportInterval},
+		Assembly:      AssemblyConfig{Wait: defaultAssemblyWait, MaxBytes: defaultAssemblyMaxBytes},
 		ClientConfig:  client,
 		QueueConfig:   configoptional.Some(queue),
 		RetryConfig:   configretry.NewDefaultBackOffConfig(),

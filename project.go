@@ -32,6 +32,7 @@ type project struct {
 	acct              *accountant
 	sender            *sender
 	queue             *pendingQueue // envelopes between push and answer, sent by the project's own workers
+	heldBytes         atomic.Int64  // bytes of this project's spans held in trace assembly
 }
 
 // tracesAs is the form this project's spans are sent in, read once per push.
@@ -42,6 +43,20 @@ func (p *project) tracesAs() TracesAs { return p.exp.cfg.TracesAs }
 
 func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	p.exp.releaseDue(ctx, false)
+	if a := p.exp.asm; a != nil {
+		p.exp.expireHeld(ctx)
+		var some bool
+		if td, some = a.admit(ctx, p, td); !some {
+			return nil
+		}
+	}
+	p.translateTraces(ctx, td)
+	return nil
+}
+
+// translateTraces translates spans that go now (rate limits decide which
+// forms), accounts for them, and hands the envelopes to the pending queue.
+func (p *project) translateTraces(ctx context.Context, td ptrace.Traces) {
 	now := p.exp.clk.now()
 	limits := p.limits.Load()
 	mode := p.tracesAs()
@@ -75,7 +90,6 @@ func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 		p.exp.payloads.put(payloads)
 		res.Release()
 	}, !p.exp.routed())
-	return nil
 }
 
 func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {

@@ -49,6 +49,8 @@ type handlerConfig struct {
 	Limits envelope.Limits
 	// Log receives one line per accepted envelope; nil for none.
 	Log func(line []byte)
+	// Record receives every accepted envelope (--record-file); nil for none.
+	Record func(project string, env *envelope.Envelope)
 }
 
 // handler is a Sentry-compatible envelope endpoint: POST /api/<project>/envelope/.
@@ -267,6 +269,9 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 	h.stats.accepted(project, r.Header.Get("Content-Encoding"), wire, len(data), &sum)
 	if h.cfg.Log != nil {
 		h.cfg.Log(sum.line(project, env.Header.EventID))
+	}
+	if h.cfg.Record != nil {
+		h.cfg.Record(project, env)
 	}
 	if env.Header.EventID != "" {
 		return answer(w, http.StatusOK, map[string]string{"id": env.Header.EventID})

@@ -11,6 +11,7 @@
 //	sentrysink --rate-limit 60::organization        # 429 for everything
 //	sentrysink --rate-limit 60:span:key --rate-limit-status 200   # announce on 200
 //	sentrysink --old-relay                          # refuses zstd bodies as Relays before zstd did
+//	sentrysink --record-file sink.jsonl             # one JSON line per stored transaction, span, log, error event
 //	sentrysink --print-free-port 3                  # print 3 free loopback ports and exit
 //	sentrysink --print-summary sink.json            # render a summary file and exit
 //	sentrysink --query sink.json envelopes items.transaction invalid_envelopes
@@ -53,6 +54,7 @@ func run(args []string) error {
 	quiet := fs.Bool("quiet", false, "do not print one line per accepted envelope")
 	statsEvery := fs.Duration("stats-every", 10*time.Second, "print a summary line this often (0: never)")
 	summaryFile := fs.String("summary-file", "", "write the JSON totals to this file every second and on exit")
+	recordFile := fs.String("record-file", "", "append one JSON line per stored transaction, span, log and error event (ids, names, segment ids) to this file; flushed every 200 ms and on exit")
 	printFreePort := fs.Int("print-free-port", 0, "print this many free loopback TCP ports, one a line, and exit")
 	printSummaryFile := fs.String("print-summary", "", "print the --summary-file at this path for people, and exit")
 	queryFile := fs.String("query", "", "print the values of the dotted keys given as arguments (items.transaction, invalid_envelopes…) of the --summary-file at this path, and exit")
@@ -86,6 +88,15 @@ func run(args []string) error {
 	}
 	if !*quiet {
 		cfg.Log = out.WriteLine
+	}
+	var rec *recorder
+	if *recordFile != "" {
+		var err error
+		if rec, err = newRecorder(*recordFile); err != nil {
+			return err
+		}
+		defer rec.Close()
+		cfg.Record = rec.record
 	}
 	st := newStats(time.Now())
 	h := newHandler(cfg, st)
@@ -150,6 +161,9 @@ func run(args []string) error {
 		select {
 		case <-flush.C:
 			out.Flush()
+			if rec != nil {
+				rec.Flush()
+			}
 		case <-summaryTick.C:
 			writeFile(st.snapshot(time.Now()))
 		case <-tick:

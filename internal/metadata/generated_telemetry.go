@@ -28,6 +28,8 @@ type TelemetryBuilder struct {
 	meter                              metric.Meter
 	mu                                 sync.Mutex
 	registrations                      []metric.Registration
+	ExporterSentryAssemblyFragments    metric.Int64Counter
+	ExporterSentryAssemblyHeldBytes    metric.Int64ObservableGauge
 	ExporterSentryCompressionFallbacks metric.Int64Counter
 	ExporterSentryDroppedItems         metric.Int64Counter
 	ExporterSentryPendingBytes         metric.Int64ObservableGauge
@@ -45,6 +47,21 @@ type telemetryBuilderOptionFunc func(mb *TelemetryBuilder)
 
 func (tbof telemetryBuilderOptionFunc) apply(mb *TelemetryBuilder) {
 	tbof(mb)
+}
+
+// RegisterExporterSentryAssemblyHeldBytesCallback sets callback for observable ExporterSentryAssemblyHeldBytes metric.
+func (builder *TelemetryBuilder) RegisterExporterSentryAssemblyHeldBytesCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterSentryAssemblyHeldBytes, obs: o})
+		return nil
+	}, builder.ExporterSentryAssemblyHeldBytes)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
 }
 
 // RegisterExporterSentryPendingBytesCallback sets callback for observable ExporterSentryPendingBytes metric.
@@ -115,6 +132,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ExporterSentryAssemblyFragments, err = builder.meter.Int64Counter(
+		"otelcol_exporter_sentry_assembly_fragments",
+		metric.WithDescription("Spans sent without their local root by trace assembly, by reason (expired, memory_bound, shutdown, after_root); they are still sent, as they would be without assembly. [Alpha]"),
+		metric.WithUnit("{span}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterSentryAssemblyHeldBytes, err = builder.meter.Int64ObservableGauge(
+		"otelcol_exporter_sentry_assembly_held_bytes",
+		metric.WithDescription("Estimated bytes of spans held in trace assembly, waiting for their local root, bounded by assembly::max_bytes over all projects. [Alpha]"),
+		metric.WithUnit("By"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ExporterSentryCompressionFallbacks, err = builder.meter.Int64Counter(
 		"otelcol_exporter_sentry_compression_fallbacks",
 		metric.WithDescription("Times a project's Sentry refused zstd-compressed envelopes and the exporter switched that project to gzip (once per project and run). [Alpha]"),

@@ -20,6 +20,10 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	require.NoError(t, tb.RegisterExporterSentryAssemblyHeldBytesCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
 	require.NoError(t, tb.RegisterExporterSentryPendingBytesCallback(func(_ context.Context, observer metric.Int64Observer) error {
 		observer.Observe(1)
 		return nil
@@ -28,10 +32,17 @@ func TestSetupTelemetry(t *testing.T) {
 		observer.Observe(1)
 		return nil
 	}))
+	tb.ExporterSentryAssemblyFragments.Add(context.Background(), 1)
 	tb.ExporterSentryCompressionFallbacks.Add(context.Background(), 1)
 	tb.ExporterSentryDroppedItems.Add(context.Background(), 1)
 	tb.ExporterSentryRequests.Add(context.Background(), 1)
 	tb.ExporterSentrySentItems.Add(context.Background(), 1)
+	AssertEqualExporterSentryAssemblyFragments(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterSentryAssemblyHeldBytes(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterSentryCompressionFallbacks(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())

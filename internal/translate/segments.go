@@ -33,11 +33,29 @@ type spanRef struct {
 	child, next int32 // child list, reverse input order
 	seg         int32 // index into s.segs
 	visited     bool
+	otherSvc    bool // its parent is in the batch, in another service: a remote parent
 	sem         semInfo
 }
 
 // server reports whether the span is a server span: its peer is the client.
 func (r *spanRef) server() bool { return r.sp.Kind() == ptrace.SpanKindServer }
+
+// localRoot reports whether the span starts its service's part of the trace
+// (as internal/assemble.LocalRoot decides): no parent, a parent the span
+// flags mark remote, or, where the flags do not say, a SERVER or CONSUMER
+// span; or its parent is in the batch in another service. A segment of the
+// batch that is no local root is a fragment: its parent is local but was not
+// in the batch.
+func (r *spanRef) localRoot() bool {
+	if !r.hasParent || r.otherSvc {
+		return true
+	}
+	if f := r.sp.Flags(); f&hasIsRemote != 0 {
+		return f&remoteParent == remoteParent
+	}
+	k := r.sp.Kind()
+	return k == ptrace.SpanKindServer || k == ptrace.SpanKindConsumer
+}
 
 type spanKey struct {
 	trace int32
@@ -60,6 +78,9 @@ type segRef struct {
 
 // remoteParent is the span flag pair HAS_IS_REMOTE | IS_REMOTE.
 const remoteParent = 0x300
+
+// hasIsRemote is the span flag HAS_IS_REMOTE: the SDK says whether the parent is remote.
+const hasIsRemote = 0x100
 
 // collect flattens the batch into s.spans, repairing ids and timestamps.
 func (s *state) collect(td ptrace.Traces, now uint64) {
@@ -180,6 +201,7 @@ func (s *state) group() {
 			continue
 		}
 		if r.res != s.spans[p].res && s.res[r.res].service != s.res[s.spans[p].res].service {
+			r.otherSvc = true
 			continue
 		}
 		r.parentIdx = p

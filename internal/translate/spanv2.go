@@ -103,7 +103,10 @@ func (s *state) spanV2(r, root *spanRef, lvl int) {
 	wv := s.out // a local writer: appends to it need no GC write barrier
 	w := &wv
 	defer func() { s.out = wv }()
-	segment := r.parentIdx < 0
+	// Only a local root is a segment: a span whose local parent is not
+	// here (a fragment) claims no segment, and Sentry assembles it.
+	claim := root.localRoot()
+	segment := r.parentIdx < 0 && claim
 	n := 0
 	w.byte('{')
 	s.spanIDs(w, &n, r, "trace_id")
@@ -123,16 +126,18 @@ func (s *state) spanV2(r, root *spanRef, lvl int) {
 	m := 0
 	s.typedStr(w, &m, "sentry.op", r.sem.op)
 	s.sentryAttrs(w, &m, ri, blockSpan)
-	s.seen.add("sentry.segment.name")
-	w.key(&m, "sentry.segment.name")
-	w.raw(`{"type":"string","value":`)
-	w.name(ownName(root), l.value)
-	w.byte('}')
-	s.seen.add("sentry.segment.id")
-	w.key(&m, "sentry.segment.id")
-	w.raw(`{"type":"string","value":`)
-	w.hex(root.id[:])
-	w.byte('}')
+	if claim {
+		s.seen.add("sentry.segment.name")
+		w.key(&m, "sentry.segment.name")
+		w.raw(`{"type":"string","value":`)
+		w.name(ownName(root), l.value)
+		w.byte('}')
+		s.seen.add("sentry.segment.id")
+		w.key(&m, "sentry.segment.id")
+		w.raw(`{"type":"string","value":`)
+		w.hex(root.id[:])
+		w.byte('}')
+	}
 	if segment {
 		s.typedStr(w, &m, "sentry.segment.name.source", r.sem.source)
 	}
@@ -152,7 +157,9 @@ func (s *state) spanV2(r, root *spanRef, lvl int) {
 	s.scrub, s.server = r.sem.scrub, r.server()
 	s.members(w, r.sp.Attributes(), true, &m, &l, &dropped)
 	s.scrub, s.server = false, false
-	if segment || r.res != root.res {
+	// A fragment's top span (its local root never came) carries the
+	// resource too: Sentry assembles such spans without a segment span.
+	if r.parentIdx < 0 || r.res != root.res {
 		s.typedResource(ri)
 		s.resourceTyped(w, ri, &m, &l, &dropped, false)
 	}

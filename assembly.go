@@ -1,0 +1,324 @@
+package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/otel-sentry/sentryexporter/internal/assemble"
+)
+
+// Trace assembly (docs/assembly.md). One assembler is shared by all projects,
+// after routing and before translation: a trace's spans are held together
+// whatever project they route to, assembly::max_bytes bounds them all, and
+// each project's share is kept in the project (heldBytes) for the gauge. What
+// comes out is translated at once by its project's pipeline, so rate limits,
+// accounting and error extraction apply when a span is released.
+type assembly struct {
+	asm     *assemble.Assembler[heldSpan]
+	scratch sync.Pool // *admitScratch
+	sizer   ptrace.ProtoMarshaler
+}
+
+// heldSpan is one span held in assembly: a copy of the span, and the
+// resource and scope it came with (shared by the spans of one batch's scope).
+type heldSpan struct {
+	p    *project
+	from *heldScope
+	span ptrace.Span
+	size int64
+}
+
+// heldScope is a copy of a ResourceSpans' resource and one ScopeSpans' scope
+// (with their schema URLs), without spans.
+type heldScope struct{ rs ptrace.ResourceSpans }
+
+// heldSpanOverhead is what holding a span costs beyond its protobuf size:
+// the node, the maps' entries, the pdata wrappers.
+const heldSpanOverhead = 256
+
+// rememberSentIDs is how many sent span ids per generation assembly
+// remembers, to send a late child at once: 2 × 100,000 × ~40 B ≈ 8 MiB.
+const rememberSentIDs = 100_000
+
+type admitScratch struct {
+	refs    []assemble.Ref
+	verdict []assemble.Verdict
+}
+
+func newAssembly(cfg AssemblyConfig) *assembly {
+	if cfg.Wait <= 0 {
+		return nil
+	}
+	return &assembly{asm: assemble.New[heldSpan](assemble.Config{Wait: cfg.Wait, MaxBytes: cfg.MaxBytes, Remember: rememberSentIDs})}
+}
+
+// admit passes td through assembly for project p. It returns what to
+// translate now: td itself when the batch is complete and nothing held joins
+// it (no copy), else a new batch of the spans that go now (passing, late, and
+// held ones released with a root of this batch). Held spans of other projects
+// that come out are sent by their projects here; fragments are counted.
+func (a *assembly) admit(ctx context.Context, p *project, td ptrace.Traces) (ptrace.Traces, bool) {
+	sc, _ := a.scratch.Get().(*admitScratch)
+	if sc == nil {
+		sc = &admitScratch{}
+	}
+	defer a.scratch.Put(sc)
+	refs := sc.refs[:0]
+	rss := td.ResourceSpans()
+	for i := range rss.Len() {
+		sss := rss.At(i).ScopeSpans()
+		for j := range sss.Len() {
+			sps := sss.At(j).Spans()
+			for k := range sps.Len() {
+				sp := sps.At(k)
+				parent := [8]byte(sp.ParentSpanID())
+				kind := sp.Kind()
+				refs = append(refs, assemble.Ref{
+					Trace: sp.TraceID(), ID: sp.SpanID(), Parent: parent,
+					Root: assemble.LocalRoot(parent, sp.Flags(), kind == ptrace.SpanKindServer || kind == ptrace.SpanKindConsumer),
+				})
+			}
+		}
+	}
+	sc.refs = refs
+	if cap(sc.verdict) < len(refs) {
+		sc.verdict = make([]assemble.Verdict, len(refs))
+	}
+	verdict := sc.verdict[:len(refs)]
+
+	cur := cursor{rss: rss}
+	rel := a.asm.Admit(p.exp.clk.now(), refs, verdict, func(i int) (heldSpan, int64) {
+		sp, from, fresh := cur.at(i)
+		h := heldSpan{p: p, from: from, span: ptrace.NewSpan()}
+		sp.CopyTo(h.span)
+		h.size = int64(a.sizer.SpanSize(h.span)) + heldSpanOverhead
+		if fresh { // the resource and scope are charged to the first span held with them
+			h.size += int64(a.sizer.ResourceSpansSize(from.rs))
+		}
+		p.heldBytes.Add(h.size)
+		return h, h.size
+	})
+	allPass := true
+	late := int64(0)
+	for _, v := range verdict {
+		switch v {
+		case assemble.Held:
+			allPass = false
+		case assemble.Late:
+			allPass = false
+			late++
+		}
+	}
+	if allPass && len(rel) == 0 {
+		return td, true
+	}
+	p.exp.countFragments(ctx, p, assemble.AfterRoot, late)
+
+	// Some spans go now, some wait: a new batch of those that go.
+	now := ptrace.NewTraces()
+	if !allPass {
+		i := 0
+		for r := range rss.Len() {
+			rs := rss.At(r)
+			sss := rs.ScopeSpans()
+			var dstRS ptrace.ResourceSpans
+			haveRS := false
+			for s := range sss.Len() {
+				ss := sss.At(s)
+				sps := ss.Spans()
+				var dstSS ptrace.ScopeSpans
+				haveSS := false
+				for k := range sps.Len() {
+					if verdict[i] != assemble.Held {
+						if !haveRS {
+							dstRS = now.ResourceSpans().AppendEmpty()
+							rs.Resource().CopyTo(dstRS.Resource())
+							dstRS.SetSchemaUrl(rs.SchemaUrl())
+							haveRS = true
+						}
+						if !haveSS {
+							dstSS = dstRS.ScopeSpans().AppendEmpty()
+							ss.Scope().CopyTo(dstSS.Scope())
+							dstSS.SetSchemaUrl(ss.SchemaUrl())
+							haveSS = true
+						}
+						sps.At(k).CopyTo(dstSS.Spans().AppendEmpty())
+					}
+					i++
+				}
+			}
+		}
+	} else {
+		td.CopyTo(now)
+	}
+	others := a.place(ctx, p, now, rel)
+	for q, otd := range others {
+		q.translateTraces(ctx, otd)
+	}
+	return now, now.SpanCount() > 0
+}
+
+// place puts released groups into dst (p's) or into a batch per other
+// project, counting fragments by reason.
+func (a *assembly) place(ctx context.Context, p *project, dst ptrace.Traces, rel []assemble.Released[heldSpan]) map[*project]ptrace.Traces {
+	var others map[*project]ptrace.Traces
+	type scopeKey struct {
+		p    *project
+		from *heldScope
+	}
+	scopes := map[scopeKey]ptrace.ScopeSpans{}
+	for _, g := range rel {
+		for _, h := range g.Items {
+			h.p.heldBytes.Add(-h.size)
+			ss, ok := scopes[scopeKey{h.p, h.from}]
+			if !ok {
+				to := dst
+				if h.p != p {
+					if others == nil {
+						others = map[*project]ptrace.Traces{}
+					}
+					if to, ok = others[h.p]; !ok {
+						to = ptrace.NewTraces()
+						others[h.p] = to
+					}
+				}
+				rs := to.ResourceSpans().AppendEmpty()
+				h.from.rs.CopyTo(rs)
+				ss = rs.ScopeSpans().At(0)
+				scopes[scopeKey{h.p, h.from}] = ss
+			}
+			h.span.MoveTo(ss.Spans().AppendEmpty())
+			if g.Reason != assemble.WithRoot {
+				p.exp.countFragments(ctx, h.p, g.Reason, 1)
+			}
+		}
+	}
+	return others
+}
+
+// release sends groups that came out of assembly without a push of theirs
+// (expired, shutdown), each project's spans through its pipeline.
+func (e *sentryExporter) releaseHeld(ctx context.Context, rel []assemble.Released[heldSpan]) {
+	if len(rel) == 0 {
+		return
+	}
+	byProject := map[*project][]assemble.Released[heldSpan]{}
+	for _, g := range rel {
+		for _, h := range g.Items {
+			byProject[h.p] = append(byProject[h.p], assemble.Released[heldSpan]{Reason: g.Reason, Items: []heldSpan{h}})
+		}
+	}
+	for p, groups := range byProject {
+		td := ptrace.NewTraces()
+		_ = e.asm.place(ctx, p, td, groups)
+		p.translateTraces(ctx, td)
+	}
+}
+
+// expireHeld sends the held spans whose wait is over.
+func (e *sentryExporter) expireHeld(ctx context.Context) {
+	if e.asm == nil {
+		return
+	}
+	e.releaseHeld(ctx, e.asm.asm.Expire(e.clk.now()))
+}
+
+// flushHeld sends everything held (shutdown); from then on nothing is held.
+func (e *sentryExporter) flushHeld(ctx context.Context) {
+	if e.asm == nil {
+		return
+	}
+	e.releaseHeld(ctx, e.asm.asm.Flush())
+}
+
+// heldInAssembly reports whether span (trace, id) is held in assembly.
+func (e *sentryExporter) heldInAssembly(traceID [16]byte, id [8]byte) bool {
+	return e.asm != nil && e.asm.asm.Held(traceID, id)
+}
+
+// countFragments counts n spans of p sent without their local root.
+func (e *sentryExporter) countFragments(ctx context.Context, p *project, why assemble.Reason, n int64) {
+	if n <= 0 {
+		return
+	}
+	e.tb.ExporterSentryAssemblyFragments.Add(ctx, n, metric.WithAttributes(p.acct.project, attribute.String("assembly_reason", why.String())))
+}
+
+// assemblyTick is how often expired spans are looked for when no push
+// comes by: a fragment goes out at most this long after its wait is over.
+func (e *sentryExporter) assemblyTick() time.Duration {
+	return min(max(e.cfg.Assembly.Wait/10, 100*time.Millisecond), time.Second)
+}
+
+// assemblyLoop releases expired spans while no push does.
+func (e *sentryExporter) assemblyLoop() {
+	defer e.assemblyLoopWG.Done()
+	t := time.NewTicker(e.assemblyTick())
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			e.expireHeld(e.run)
+		case <-e.stopping:
+			return
+		}
+	}
+}
+
+// cursor finds the i-th span of a batch for Admit's hold callback, which
+// asks in increasing order: it walks the batch once, and makes one heldScope
+// per ScopeSpans that has a held span.
+type cursor struct {
+	rss     ptrace.ResourceSpansSlice
+	r, s, k int // position of span i
+	i       int
+	started bool
+	scope   *heldScope
+	scopeAt [2]int
+}
+
+func (c *cursor) at(i int) (ptrace.Span, *heldScope, bool) {
+	if !c.started {
+		c.started = true
+		c.skipEmpty()
+	}
+	for c.i < i {
+		c.k++
+		c.i++
+		c.skipEmpty()
+	}
+	rs := c.rss.At(c.r)
+	ss := rs.ScopeSpans().At(c.s)
+	fresh := false
+	if c.scope == nil || c.scopeAt != [2]int{c.r, c.s} {
+		h := &heldScope{rs: ptrace.NewResourceSpans()}
+		rs.Resource().CopyTo(h.rs.Resource())
+		h.rs.SetSchemaUrl(rs.SchemaUrl())
+		dst := h.rs.ScopeSpans().AppendEmpty()
+		ss.Scope().CopyTo(dst.Scope())
+		dst.SetSchemaUrl(ss.SchemaUrl())
+		c.scope, c.scopeAt, fresh = h, [2]int{c.r, c.s}, true
+	}
+	return ss.Spans().At(c.k), c.scope, fresh
+}
+
+// skipEmpty moves (r, s, k) forward to the next existing span.
+func (c *cursor) skipEmpty() {
+	for c.r < c.rss.Len() {
+		sss := c.rss.At(c.r).ScopeSpans()
+		for c.s < sss.Len() {
+			if c.k < sss.At(c.s).Spans().Len() {
+				return
+			}
+			c.s++
+			c.k = 0
+		}
+		c.r++
+		c.s, c.k = 0, 0
+	}
+}

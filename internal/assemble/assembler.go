@@ -1,0 +1,407 @@
+package assemble
+
+import (
+	"sync"
+	"time"
+)
+
+// Config bounds an Assembler.
+type Config struct {
+	// Wait is how long a span waits for its local root, from its arrival.
+	Wait time.Duration
+	// MaxBytes bounds the bytes held (as the caller sizes its payloads). A
+	// span that does not fit pushes the oldest held spans out as fragments.
+	MaxBytes int64
+	// Remember is how many sent span ids (per generation) are remembered to
+	// recognise a late child. 0 remembers none: a late child waits until
+	// its wait is over.
+	Remember int
+}
+
+// Ref is what the assembler reads of one span of a batch.
+type Ref struct {
+	Trace      [16]byte
+	ID, Parent [8]byte
+	// Root: the span is a local root (see LocalRoot).
+	Root bool
+}
+
+// Verdict is what becomes of one span of a batch.
+type Verdict uint8
+
+const (
+	// Pass: send it now with its batch (its local root is there, or it is one).
+	Pass Verdict = iota
+	// Held: the assembler keeps it (the caller's payload) until it is released.
+	Held
+	// Late: send it now with its batch; it is a fragment, its parent was already sent.
+	Late
+)
+
+// Released is a group of held spans that comes out together, with the reason.
+// The spans of a group belong to one trace.
+type Released[T any] struct {
+	Reason Reason
+	Items  []T
+}
+
+// Assembler holds spans until their local root arrives. It is safe for
+// concurrent use.
+type Assembler[T any] struct {
+	cfg Config
+
+	mu     sync.Mutex
+	traces map[[16]byte]*trace[T]
+	fifo   []*node[T] // held spans by arrival (released ones stay until they reach the front)
+	head   int        // fifo[head:] is live
+	bytes  int64
+	sent   recent
+	closed bool // flushed: nothing is held any more
+
+	// scratch of one Admit
+	byID  map[spanKey]int32
+	state []Verdict
+	known []bool
+	path  []int32
+}
+
+type trace[T any] struct {
+	id       [16]byte
+	byID     map[[8]byte]*node[T]
+	children map[[8]byte][]*node[T] // parent id → held spans
+	n        int                    // held spans
+}
+
+type node[T any] struct {
+	tr         *trace[T]
+	id, parent [8]byte
+	at         time.Time
+	size       int64
+	payload    T
+	gone       bool
+}
+
+// New returns an empty Assembler.
+func New[T any](cfg Config) *Assembler[T] {
+	return &Assembler[T]{cfg: cfg, traces: map[[16]byte]*trace[T]{}, sent: newRecent(cfg.Remember), byID: map[spanKey]int32{}}
+}
+
+// Bytes is what the held spans weigh, as sized by the caller.
+func (a *Assembler[T]) Bytes() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.bytes
+}
+
+// Held reports whether the span (trace, id) is held.
+func (a *Assembler[T]) Held(traceID [16]byte, id [8]byte) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t := a.traces[traceID]
+	if t == nil {
+		return false
+	}
+	_, ok := t.byID[id]
+	return ok
+}
+
+// Admit decides what becomes of each span of a batch and writes it to
+// verdict[i] (len(verdict) == len(refs)). For each span it holds it calls
+// hold(i) for the payload to keep and its size in bytes. It returns the held
+// spans that come out now: with a local root or a late child of this batch
+// (WithRoot, AfterRoot: send them with the batch, so they join its
+// transactions), or pushed out by the byte bound (MemoryBound).
+//
+// When every verdict is Pass and nothing is returned, the batch is complete:
+// the caller sends it as it is.
+func (a *Assembler[T]) Admit(now time.Time, refs []Ref, verdict []Verdict, hold func(i int) (T, int64)) []Released[T] {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		for i := range verdict {
+			verdict[i] = Pass
+		}
+		return nil
+	}
+	a.resolve(refs, verdict)
+
+	var out []Released[T]
+	for i := range refs {
+		r := &refs[i]
+		switch verdict[i] {
+		case Pass:
+			if r.Root {
+				a.sent.add(spanKey{r.Trace, r.ID})
+			}
+			if len(a.traces) > 0 {
+				out = a.releaseChildren(out, r.Trace, r.ID, WithRoot)
+			}
+		case Late:
+			a.sent.add(spanKey{r.Trace, r.ID})
+			if len(a.traces) > 0 {
+				out = a.releaseChildren(out, r.Trace, r.ID, AfterRoot)
+			}
+		}
+	}
+	for i := range refs {
+		if verdict[i] != Held {
+			continue
+		}
+		p, size := hold(i)
+		out = a.hold(out, &refs[i], p, size, now)
+	}
+	return out
+}
+
+// resolve sets each span's verdict: walk up its parents through the batch
+// until a local root (Pass), a parent that was sent (Late) or one not here
+// (Held: held or not arrived yet). A cycle without a root is Held.
+func (a *Assembler[T]) resolve(refs []Ref, verdict []Verdict) {
+	clear(a.byID)
+	for i := range refs {
+		k := spanKey{refs[i].Trace, refs[i].ID}
+		if _, dup := a.byID[k]; !dup {
+			a.byID[k] = int32(i)
+		}
+	}
+	a.known = grow(a.known, len(refs))
+	clear(a.known)
+	for i := range refs {
+		if a.known[i] {
+			continue
+		}
+		path := a.path[:0]
+		j := int32(i)
+		v := Held
+		for steps := 0; ; steps++ {
+			if a.known[j] {
+				v = verdict[j]
+				break
+			}
+			r := &refs[j]
+			if r.Root {
+				v = Pass
+				break
+			}
+			path = append(path, j)
+			k := spanKey{r.Trace, r.Parent}
+			if p, ok := a.byID[k]; ok && p != j && steps < len(refs) {
+				j = p
+				continue
+			}
+			if r.Parent == r.ID || steps >= len(refs) {
+				v = Held // a cycle or self-parent: no root will come
+			} else if !a.heldLocked(k) && a.sent.has(k) {
+				v = Late
+			} else {
+				v = Held
+			}
+			break
+		}
+		for _, x := range path {
+			verdict[x], a.known[x] = v, true
+		}
+		if refs[i].Root {
+			verdict[i], a.known[i] = Pass, true
+		}
+		a.path = path
+	}
+}
+
+func (a *Assembler[T]) heldLocked(k spanKey) bool {
+	t := a.traces[k.trace]
+	if t == nil {
+		return false
+	}
+	_, ok := t.byID[k.id]
+	return ok
+}
+
+// hold keeps one span, then makes room under MaxBytes, oldest first.
+func (a *Assembler[T]) hold(out []Released[T], r *Ref, p T, size int64, now time.Time) []Released[T] {
+	t := a.traces[r.Trace]
+	if t == nil {
+		t = &trace[T]{id: r.Trace, byID: map[[8]byte]*node[T]{}, children: map[[8]byte][]*node[T]{}}
+		a.traces[r.Trace] = t
+	}
+	n := &node[T]{tr: t, id: r.ID, parent: r.Parent, at: now, size: size, payload: p}
+	if _, dup := t.byID[r.ID]; !dup {
+		t.byID[r.ID] = n
+	}
+	t.children[r.Parent] = append(t.children[r.Parent], n)
+	t.n++
+	a.fifo = append(a.fifo, n)
+	a.bytes += size
+	for a.bytes > a.cfg.MaxBytes {
+		oldest := a.front()
+		if oldest == nil {
+			break
+		}
+		out = append(out, Released[T]{Reason: MemoryBound, Items: a.take(oldest)})
+	}
+	return out
+}
+
+// front returns the oldest span still held; nil when none is.
+func (a *Assembler[T]) front() *node[T] {
+	for a.head < len(a.fifo) {
+		n := a.fifo[a.head]
+		if !n.gone {
+			return n
+		}
+		a.fifo[a.head] = nil
+		a.head++
+	}
+	a.fifo, a.head = a.fifo[:0], 0
+	return nil
+}
+
+// Expire releases, as fragments (Expired), the held spans that waited Wait
+// by now, each with its held ancestors and descendants.
+func (a *Assembler[T]) Expire(now time.Time) []Released[T] {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []Released[T]
+	for {
+		n := a.front()
+		if n == nil || now.Sub(n.at) < a.cfg.Wait {
+			break
+		}
+		out = append(out, Released[T]{Reason: Expired, Items: a.take(n)})
+	}
+	a.compact()
+	return out
+}
+
+// NextDue is when the oldest held span's wait is over; ok is false when
+// nothing is held.
+func (a *Assembler[T]) NextDue() (time.Time, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := a.front()
+	if n == nil {
+		return time.Time{}, false
+	}
+	return n.at.Add(a.cfg.Wait), true
+}
+
+// Flush releases everything held (Shutdown), one group per trace, and closes
+// the assembler: from then on Admit passes every span.
+func (a *Assembler[T]) Flush() []Released[T] {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.closed = true
+	var out []Released[T]
+	for n := a.front(); n != nil; n = a.front() {
+		out = append(out, Released[T]{Reason: Shutdown, Items: a.take(n)})
+	}
+	return out
+}
+
+// compact drops the released spans at the front of the fifo once they are
+// the larger part of it.
+func (a *Assembler[T]) compact() {
+	if a.head > 1024 && a.head > len(a.fifo)/2 {
+		n := copy(a.fifo, a.fifo[a.head:])
+		clear(a.fifo[n:])
+		a.fifo, a.head = a.fifo[:n], 0
+	}
+}
+
+// releaseChildren takes the held descendants of span (traceID, id), which
+// was just sent, and appends them as one group.
+func (a *Assembler[T]) releaseChildren(out []Released[T], traceID [16]byte, id [8]byte, why Reason) []Released[T] {
+	t := a.traces[traceID]
+	if t == nil {
+		return out
+	}
+	kids := t.children[id]
+	if len(kids) == 0 {
+		return out
+	}
+	var items []T
+	for _, k := range kids {
+		if !k.gone {
+			items = a.subtree(items, k)
+		}
+	}
+	delete(t.children, id)
+	a.dropTrace(t)
+	a.compact()
+	return append(out, Released[T]{Reason: why, Items: items})
+}
+
+// take removes n's group (its topmost held ancestor with everything held
+// below it) and returns their payloads.
+func (a *Assembler[T]) take(n *node[T]) []T {
+	t := n.tr
+	top := n
+	for steps := 0; steps <= t.n; steps++ {
+		p, ok := t.byID[top.parent]
+		if !ok || p.gone || p == top {
+			break
+		}
+		top = p
+	}
+	items := a.subtree(nil, top)
+	// top is listed under its (absent) parent: drop it there
+	sib := t.children[top.parent]
+	kept := sib[:0]
+	for _, s := range sib {
+		if !s.gone {
+			kept = append(kept, s)
+		}
+	}
+	if len(kept) == 0 {
+		delete(t.children, top.parent)
+	} else {
+		clear(sib[len(kept):])
+		t.children[top.parent] = kept
+	}
+	a.dropTrace(t)
+	return items
+}
+
+// subtree removes root and everything held below it, appending payloads.
+func (a *Assembler[T]) subtree(items []T, root *node[T]) []T {
+	stack := []*node[T]{root}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.gone {
+			continue
+		}
+		n.gone = true
+		t := n.tr
+		t.n--
+		if t.byID[n.id] == n {
+			delete(t.byID, n.id)
+		}
+		a.bytes -= n.size
+		a.sent.add(spanKey{t.id, n.id})
+		items = append(items, n.payload)
+		var zero T
+		n.payload = zero
+		if kids, ok := t.children[n.id]; ok {
+			stack = append(stack, kids...)
+			// a span id seen twice keeps the list for the other holder
+			if _, other := t.byID[n.id]; !other {
+				delete(t.children, n.id)
+			}
+		}
+	}
+	return items
+}
+
+func (a *Assembler[T]) dropTrace(t *trace[T]) {
+	if t.n == 0 {
+		delete(a.traces, t.id)
+	}
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
