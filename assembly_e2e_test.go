@@ -292,6 +292,9 @@ func TestAssemblySpanV2Segments(t *testing.T) {
 			var c struct{ Items []item }
 			require.NoError(t, json.Unmarshal(it.Payload, &c))
 			items = append(items, c.Items...)
+			if tr := r.env.Header.Trace; tr != nil && tr.Transaction != "" {
+				assert.Equal(t, "GET /cart/{id}", tr.Transaction, "no DSC names a fragment's span")
+			}
 		}
 	}
 	require.Len(t, items, 5*5+2*2)
