@@ -175,7 +175,12 @@ func (a *assembly) place(ctx context.Context, p *project, dst ptrace.Traces, rel
 		p    *project
 		from *heldScope
 	}
+	type fragKey struct {
+		p   *project
+		why assemble.Reason
+	}
 	scopes := map[scopeKey]ptrace.ScopeSpans{}
+	var frags map[fragKey]int64
 	for _, g := range rel {
 		for _, h := range g.Items {
 			h.p.heldBytes.Add(-h.size)
@@ -198,14 +203,20 @@ func (a *assembly) place(ctx context.Context, p *project, dst ptrace.Traces, rel
 			}
 			h.span.MoveTo(ss.Spans().AppendEmpty())
 			if g.Reason != assemble.WithRoot {
-				p.exp.countFragments(ctx, h.p, g.Reason, 1)
+				if frags == nil {
+					frags = map[fragKey]int64{}
+				}
+				frags[fragKey{h.p, g.Reason}]++
 			}
 		}
+	}
+	for k, n := range frags {
+		p.exp.countFragments(ctx, k.p, k.why, n)
 	}
 	return others
 }
 
-// release sends groups that came out of assembly without a push of theirs
+// releaseHeld sends groups that came out of assembly without a push of theirs
 // (expired, shutdown), each project's spans through its pipeline.
 func (e *sentryExporter) releaseHeld(ctx context.Context, rel []assemble.Released[heldSpan]) {
 	if len(rel) == 0 {
