@@ -37,9 +37,13 @@ type heldSpan struct {
 // (with their schema URLs), without spans.
 type heldScope struct{ rs ptrace.ResourceSpans }
 
-// heldSpanOverhead is what holding a span costs beyond its protobuf size:
-// the node, the maps' entries, the pdata wrappers.
-const heldSpanOverhead = 256
+// A held span's size is estimated from its protobuf size: heldSpanSize
+// calibrates it against the heap a held span takes (the pdata structs, the
+// node, the maps' entries). Measured live heap after GC, 30,000 held spans of
+// 150 B to 3.4 KB protobuf: 1.4 × protobuf + ~460 B, within 1 %.
+const heldSpanOverhead = 464
+
+func heldSpanSize(protoBytes int) int64 { return int64(protoBytes)*7/5 + heldSpanOverhead }
 
 // rememberSentIDs is how many sent span ids per generation assembly
 // remembers, to send a late child at once: 2 × 100,000 × ~40 B ≈ 8 MiB.
@@ -96,9 +100,9 @@ func (a *assembly) admit(ctx context.Context, p *project, td ptrace.Traces) (ptr
 		sp, from, fresh := cur.at(i)
 		h := heldSpan{p: p, from: from, span: ptrace.NewSpan()}
 		sp.CopyTo(h.span)
-		h.size = int64(a.sizer.SpanSize(h.span)) + heldSpanOverhead
+		h.size = heldSpanSize(a.sizer.SpanSize(h.span))
 		if fresh { // the resource and scope are charged to the first span held with them
-			h.size += int64(a.sizer.ResourceSpansSize(from.rs))
+			h.size += int64(a.sizer.ResourceSpansSize(from.rs)) * 7 / 5
 		}
 		p.heldBytes.Add(h.size)
 		return h, h.size
@@ -171,7 +175,12 @@ func (a *assembly) place(ctx context.Context, p *project, dst ptrace.Traces, rel
 		p    *project
 		from *heldScope
 	}
+	type fragKey struct {
+		p   *project
+		why assemble.Reason
+	}
 	scopes := map[scopeKey]ptrace.ScopeSpans{}
+	var frags map[fragKey]int64
 	for _, g := range rel {
 		for _, h := range g.Items {
 			h.p.heldBytes.Add(-h.size)
@@ -194,14 +203,20 @@ func (a *assembly) place(ctx context.Context, p *project, dst ptrace.Traces, rel
 			}
 			h.span.MoveTo(ss.Spans().AppendEmpty())
 			if g.Reason != assemble.WithRoot {
-				p.exp.countFragments(ctx, h.p, g.Reason, 1)
+				if frags == nil {
+					frags = map[fragKey]int64{}
+				}
+				frags[fragKey{h.p, g.Reason}]++
 			}
 		}
+	}
+	for k, n := range frags {
+		p.exp.countFragments(ctx, k.p, k.why, n)
 	}
 	return others
 }
 
-// release sends groups that came out of assembly without a push of theirs
+// releaseHeld sends groups that came out of assembly without a push of theirs
 // (expired, shutdown), each project's spans through its pipeline.
 func (e *sentryExporter) releaseHeld(ctx context.Context, rel []assemble.Released[heldSpan]) {
 	if len(rel) == 0 {

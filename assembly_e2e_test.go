@@ -1,9 +1,11 @@
 package sentryexporter
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -290,6 +292,9 @@ func TestAssemblySpanV2Segments(t *testing.T) {
 			var c struct{ Items []item }
 			require.NoError(t, json.Unmarshal(it.Payload, &c))
 			items = append(items, c.Items...)
+			if tr := r.env.Header.Trace; tr != nil && tr.Transaction != "" {
+				assert.Equal(t, "GET /cart/{id}", tr.Transaction, "no DSC names a fragment's span")
+			}
 		}
 	}
 	require.Len(t, items, 5*5+2*2)
@@ -459,4 +464,87 @@ func TestAssemblyDistributedTwoProjects(t *testing.T) {
 	assert.EqualValues(t, 3*n, h.sum("otelcol_exporter_sentry_sent_items", map[string]string{"project": "2", "category": "span"}))
 	assert.EqualValues(t, 4*n, h.sum("otelcol_exporter_sentry_sent_items", map[string]string{"project": "3", "category": "span"}))
 	assert.Zero(t, h.droppedAll("span"))
+}
+
+// An SDK's batch span processor at its defaults (export every 5 s or at 512
+// spans, spans in the order they end) serving 100 requests/s of 100 ms for
+// 10 s, each a server span with nine sequential children: almost every
+// export splits requests. Through the exporter, on the fake clock, it is
+// one transaction per request with all nine children, and no fragment.
+// (With assembly::wait 0 the same input gave 1,985 transactions.)
+func TestAssemblyBatchSpanProcessorShape(t *testing.T) {
+	h := newHarness(t, noDedupe)
+	const requests, children = 1000, 9
+	type ended struct {
+		at time.Duration
+		sp func(ptrace.Span)
+	}
+	var spans []ended
+	for r := range requests {
+		start := time.Duration(r) * 10 * time.Millisecond
+		for k := range children {
+			spans = append(spans, ended{start + time.Duration(k+1)*10*time.Millisecond, func(sp ptrace.Span) {
+				sp.SetTraceID(traceID(r))
+				sp.SetSpanID(spanID(r, k+1))
+				sp.SetParentSpanID(spanID(r, 0))
+				sp.SetFlags(0x100) // HAS_IS_REMOTE, local parent: as current SDKs export
+				sp.SetKind(ptrace.SpanKindClient)
+				sp.SetName("SELECT items")
+			}})
+		}
+		spans = append(spans, ended{start + 100*time.Millisecond + time.Millisecond, func(sp ptrace.Span) {
+			sp.SetTraceID(traceID(r))
+			sp.SetSpanID(spanID(r, 0))
+			sp.SetFlags(0x100)
+			sp.SetKind(ptrace.SpanKindServer)
+			sp.SetName("GET /items")
+		}})
+	}
+	slices.SortStableFunc(spans, func(a, b ended) int { return cmp.Compare(a.at, b.at) })
+	var batch []ended
+	var now time.Duration
+	export := func() {
+		if len(batch) == 0 {
+			return
+		}
+		td := ptrace.NewTraces()
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", "items")
+		ss := rs.ScopeSpans().AppendEmpty()
+		for _, e := range batch {
+			sp := ss.Spans().AppendEmpty()
+			e.sp(sp)
+			sp.SetStartTimestamp(pcommon.NewTimestampFromTime(testStart.Add(e.at - 10*time.Millisecond)))
+			sp.SetEndTimestamp(pcommon.NewTimestampFromTime(testStart.Add(e.at)))
+		}
+		batch = batch[:0]
+		require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
+	}
+	nextTick := 5 * time.Second
+	for _, e := range spans {
+		for e.at >= nextTick { // the 5 s timer fires before this span ends
+			h.clock.Advance(nextTick - now)
+			now = nextTick
+			export()
+			nextTick += 5 * time.Second
+		}
+		batch = append(batch, e)
+		if len(batch) == 512 {
+			h.clock.Advance(e.at - now)
+			now = e.at
+			export()
+		}
+	}
+	export()
+	txs := transactions(t, h.sentry)
+	h.shutdown()
+	h.sentry.requireNoInvalid()
+	assert.Equal(t, requests, len(txs), "one transaction per request")
+	for _, tx := range txs {
+		assert.Equal(t, children, len(tx.Spans))
+	}
+	for _, why := range []string{"expired", "memory_bound", "shutdown", "after_root"} {
+		assert.Zero(t, h.fragments(why), why)
+	}
+	assert.EqualValues(t, requests*(children+1), h.sent("span"))
 }

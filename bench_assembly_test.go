@@ -2,12 +2,16 @@ package sentryexporter
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"os"
+	"runtime"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
@@ -93,4 +97,49 @@ func BenchmarkAssemblyPeerTranslate1000(b *testing.B) {
 		res := e.translator.Traces(td, translate.TracesWant{Transactions: true, Errors: true, Segments: true})
 		res.Release()
 	}
+}
+
+// BenchmarkAssemblyHeldHeap checks the held-bytes estimate against the heap:
+// it holds 30,000 spans (children whose roots never come, each with
+// ASSEMBLY_HEAP_ATTRS, default 10, extra attributes) and reports the live heap
+// they take after GC per span, the estimate per span, and their ratio
+// heap/estimate (1.0: the bound assembly::max_bytes is the memory held). Run
+// with -benchtime 1x; the work does not depend on b.N.
+func BenchmarkAssemblyHeldHeap(b *testing.B) {
+	attrs := 10
+	if v := os.Getenv("ASSEMBLY_HEAP_ATTRS"); v != "" {
+		if _, err := fmt.Sscan(v, &attrs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	e := benchExporterWith(b, func(c *Config) { c.Assembly.MaxBytes = 1 << 40; c.Assembly.Wait = time.Hour })
+	var batches []ptrace.Traces
+	for i := range 50 {
+		children, _ := splitTraces(requests(i*200, 200, 1, false))
+		sps := children.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+		for k := range sps.Len() {
+			for a := range attrs {
+				sps.At(k).Attributes().PutStr(fmt.Sprint("attribute.key.", a), "some value of thirty bytes....")
+			}
+		}
+		batches = append(batches, children)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	n := 0
+	for _, td := range batches {
+		n += td.SpanCount()
+		if err := e.pushTraces(context.Background(), td); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heap := float64(int64(after.HeapAlloc) - int64(before.HeapAlloc))
+	est := float64(e.asm.asm.Bytes())
+	b.ReportMetric(heap/float64(n), "heap-B/span")
+	b.ReportMetric(est/float64(n), "estimate-B/span")
+	b.ReportMetric(heap/est, "heap/estimate")
+	runtime.KeepAlive(batches)
 }

@@ -52,8 +52,8 @@ const (
 	// covers requests up to ~20 s; @sentry/opentelemetry's exporter, which
 	// assembles in process, waits up to 300 s (its `timeout`).
 	defaultAssemblyWait = 30 * time.Second
-	// defaultAssemblyMaxBytes: ~100,000 held spans of ~600 B, 10,000 spans/s
-	// of split requests held for 5 s with room to spare.
+	// defaultAssemblyMaxBytes: ~50,000-100,000 held spans (1.4 × protobuf +
+	// 464 B each), about 20,000 split spans/s waiting half a 5 s flush interval.
 	defaultAssemblyMaxBytes = 64 << 20
 )
 

@@ -53,10 +53,17 @@ func (s *state) spanGroups(r *TracesResult) {
 		}
 		first := &s.spans[s.segs[tr.segA].root]
 		g := groupRec{
-			trace:   s.arenaHex(first.traceID[:]),
-			segment: s.arenaName(ownName(first)),
-			ri:      first.res,
-			a:       len(s.items),
+			trace: s.arenaHex(first.traceID[:]),
+			ri:    first.res,
+			a:     len(s.items),
+		}
+		// the group's segment name (the DSC's fallback transaction): the
+		// first local root's; a fragment names none
+		for _, seg := range s.segs[tr.segA:tr.segB] {
+			if root := &s.spans[seg.root]; root.localRoot() {
+				g.segment = s.arenaName(ownName(root))
+				break
+			}
 		}
 		for _, seg := range s.segs[tr.segA:tr.segB] {
 			root := &s.spans[seg.root]
