@@ -210,7 +210,7 @@ func (cfg *Config) Validate() error {
 			errs = append(errs, err) // parseDSN's errors never echo the key
 		}
 	}
-	errs = append(errs, cfg.Routing.validate()...)
+	errs = append(errs, cfg.Routing.validate(cfg.DSN != "")...)
 	if cfg.ClientConfig.Endpoint != "" {
 		if _, err := parseEndpoint(cfg.ClientConfig.Endpoint); err != nil {
 			errs = append(errs, err)
@@ -234,15 +234,17 @@ func (cfg *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (r *RoutingConfig) validate() []error {
+// validate checks routing; withDefault is set when `dsn` is, whose project
+// counts against max_projects too.
+func (r *RoutingConfig) validate(withDefault bool) []error {
 	var errs []error
 	if r.Attribute == "" {
 		errs = append(errs, errors.New("`routing::attribute` must not be empty"))
 	}
 	if r.MaxProjects < 1 {
 		errs = append(errs, errors.New("`routing::max_projects` must be at least 1"))
-	} else if len(r.DSNs)+1 > r.MaxProjects {
-		errs = append(errs, fmt.Errorf("`routing::dsns` has %d entries, more than `routing::max_projects` (%d) allows", len(r.DSNs), r.MaxProjects))
+	} else if err := r.countProjects(withDefault); err != nil {
+		errs = append(errs, err)
 	}
 	for _, value := range slices.Sorted(maps.Keys(r.DSNs)) {
 		if _, err := parseDSN(string(r.DSNs[value])); err != nil {
@@ -266,6 +268,24 @@ func (r *RoutingConfig) validate() []error {
 		}
 	}
 	return errs
+}
+
+// countProjects refuses more static projects than max_projects: one per
+// routing::dsns entry, plus the `dsn` project only when `dsn` is set. Entries
+// sharing a DSN share a project at run time; here each entry counts, so that
+// the bound never depends on comparing keys.
+func (r *RoutingConfig) countProjects(withDefault bool) error {
+	n := len(r.DSNs)
+	if withDefault {
+		n++
+	}
+	if n <= r.MaxProjects {
+		return nil
+	}
+	if withDefault {
+		return fmt.Errorf("`routing::dsns` has %d entries and `dsn` adds one project: %d projects, more than `routing::max_projects` (%d) allows", len(r.DSNs), n, r.MaxProjects)
+	}
+	return fmt.Errorf("`routing::dsns` has %d entries: %d projects, more than `routing::max_projects` (%d) allows", len(r.DSNs), n, r.MaxProjects)
 }
 
 func (p *PendingConfig) validate() []error {
