@@ -137,6 +137,15 @@ type PendingConfig struct {
 	// still be sent; then requests in flight are cancelled and what is left is
 	// counted as network_error. Default 5s.
 	DrainTimeout time.Duration `mapstructure:"drain_timeout"`
+	// MaxRequestsInFlight caps the requests in flight over all projects;
+	// each project's own cap is max_concurrent_requests, adapted to how its
+	// Sentry answers (docs/memory.md). Default 512.
+	MaxRequestsInFlight int `mapstructure:"max_requests_in_flight"`
+	// MaxBytesInFlight caps what the requests in flight hold over all
+	// projects: each envelope's encoded body and its compressed copy, plus a
+	// fixed cost per request for its connection buffers and goroutines.
+	// Default 128 MiB.
+	MaxBytesInFlight int64 `mapstructure:"max_bytes_in_flight"`
 
 	_ struct{}
 }
@@ -300,6 +309,12 @@ func (p *PendingConfig) validate() []error {
 	}
 	if p.DrainTimeout < 0 {
 		errs = append(errs, errors.New("`pending::drain_timeout` must not be negative"))
+	}
+	if p.MaxRequestsInFlight < 1 {
+		errs = append(errs, errors.New("`pending::max_requests_in_flight` must be at least 1"))
+	}
+	if p.MaxBytesInFlight < 1 {
+		errs = append(errs, errors.New("`pending::max_bytes_in_flight` must be at least 1"))
 	}
 	return errs
 }

@@ -48,7 +48,7 @@ func TestUnmarshalFullConfig(t *testing.T) {
 	want.ErrorEvents = ErrorEventsConfig{DedupeWindow: 2 * time.Second}
 	want.SendDefaultPII = true
 	want.Logs = LogsConfig{ResourceAttributes: []string{"service.name", "k8s.pod.name"}}
-	want.Pending = PendingConfig{MaxBytesPerProject: 4 << 20, MaxBytes: 128 << 20, DrainTimeout: 3 * time.Second}
+	want.Pending = PendingConfig{MaxBytesPerProject: 4 << 20, MaxBytes: 128 << 20, DrainTimeout: 3 * time.Second, MaxRequestsInFlight: 64, MaxBytesInFlight: 32 << 20}
 	want.ClientReports = ClientReportsConfig{Enabled: true, Interval: 10 * time.Second}
 	want.ClientConfig.Endpoint = "https://relay.internal:3000/prefix"
 	want.ClientConfig.Timeout = 10 * time.Second

@@ -51,6 +51,7 @@ type sentryExporter struct {
 	host     component.Host      // set by start; discovered projects build their client from it
 
 	pending   pendingTotal       // bytes all projects hold, against pending::max_bytes
+	inflight  *inflightBudget    // requests and bytes in flight over all projects (inflight.go)
 	run       context.Context    // ends pending::drain_timeout after shutdown began: requests in flight are cancelled
 	cancelRun context.CancelFunc //
 	drainEnd  *time.Timer        // set when shutdown begins
@@ -90,6 +91,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	e.pending.max = cfg.Pending.MaxBytes
 	// Each project's fair share of the total, held whatever the others hold.
 	e.pending.share = min(cfg.Pending.MaxBytesPerProject, cfg.Pending.MaxBytes/max(int64(cfg.Routing.MaxProjects), 1))
+	e.inflight = newInflightBudget(cfg.Pending.MaxRequestsInFlight, cfg.Pending.MaxBytesInFlight, cfg.Routing.MaxProjects)
 	e.finalReport = finalReportTimeout
 	e.run, e.cancelRun = context.WithCancel(context.Background())
 	e.translator = translate.New(translate.Options{
@@ -180,7 +182,7 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 		request:  request,
 		limits:   p.limits,
 		retry:    e.cfg.RetryConfig,
-		slots:    make(chan struct{}, e.cfg.MaxConcurrentRequests),
+		lim:      e.inflight.newLimit(e.cfg.MaxConcurrentRequests),
 		stopping: e.stopping,
 		now:      e.clk.now,
 		wall:     e.clk.wall,
@@ -190,6 +192,7 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 		readFor:  maxAnswerRead,
 		timeout:  e.cfg.ClientConfig.Timeout,
 	}
+	p.queue.allowed = p.sender.lim.current
 	if e.comp != nil {
 		p.sender.body = newBodyEncoder(e.comp, e.cfg.ClientConfig.Compression, e.logger, p.acct.compressionFallback)
 	}

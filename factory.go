@@ -44,6 +44,10 @@ const (
 	// Shutdown: pending envelopes get this long, then each final client report
 	// gets finalReportTimeout: the exporter's own part stays under 10 s.
 	defaultDrainTimeout = 5 * time.Second
+	// In flight over all projects: 512 requests is 4 projects at the default
+	// max_concurrent_requests; 128 MiB is what they may hold (docs/memory.md).
+	defaultMaxRequestsInFlight = 512
+	defaultMaxBytesInFlight    = 128 << 20
 )
 
 // NewFactory creates the factory of the Sentry exporter. The traces and logs
@@ -84,7 +88,7 @@ func createDefaultConfig() component.Config {
 	batch.MaxSize = defaultBatchMaxItems
 	queue.Batch = configoptional.Some(batch)
 
-	return &Config{
+	cfg := &Config{
 		Routing:               RoutingConfig{Attribute: "service.name", MaxProjects: defaultMaxProjects},
 		TracesAs:              TracesAsTransactions,
 		MaxConcurrentRequests: defaultMaxConcurrentRequests,
@@ -100,6 +104,9 @@ func createDefaultConfig() component.Config {
 		QueueConfig:   configoptional.Some(queue),
 		RetryConfig:   configretry.NewDefaultBackOffConfig(),
 	}
+	cfg.Pending.MaxRequestsInFlight = defaultMaxRequestsInFlight
+	cfg.Pending.MaxBytesInFlight = defaultMaxBytesInFlight
+	return cfg
 }
 
 func (s *sharedExporters) createTraces(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {

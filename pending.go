@@ -29,9 +29,13 @@ type pendingQueue struct {
 	deliver    func(ctx context.Context, o *outgoing) // sends and accounts for one envelope
 	ctx        context.Context                        // ends when the drain time after shutdown is over
 	maxWorkers int
-	linger     time.Duration // workerLinger; tests shorten it
-	maxBytes   int64
-	shared     *pendingTotal
+	// allowed, when set, is how many workers are worth running now: the
+	// project's adaptive concurrency limit (inflight.go). A project whose
+	// Sentry hangs so parks one worker, not max_concurrent_requests.
+	allowed  func() int
+	linger   time.Duration // workerLinger; tests shorten it
+	maxBytes int64
+	shared   *pendingTotal
 
 	mu      sync.Mutex
 	entries []pendingEntry // FIFO from entries[head]; the array is reused once empty
@@ -162,11 +166,19 @@ func (q *pendingQueue) takeLocked(e pendingEntry) bool {
 		q.wake <- struct{}{} // never blocks: at most one token per parked worker
 		return false
 	}
-	if q.workers < q.maxWorkers {
+	if q.workers < q.workerCap() {
 		q.workers++
 		return true
 	}
 	return false
+}
+
+// workerCap is the most workers worth running now.
+func (q *pendingQueue) workerCap() int {
+	if q.allowed == nil {
+		return q.maxWorkers
+	}
+	return min(q.allowed(), q.maxWorkers)
 }
 
 // admitWaitersLocked queues the waiting envelopes that fit now, in the order
@@ -235,6 +247,12 @@ func (q *pendingQueue) work() {
 		var start int
 		if len(q.waiters) > 0 {
 			start = q.admitWaitersLocked()
+		}
+		// The limit may have grown with this answer: one more worker for
+		// what is queued and has none.
+		if q.head+start < len(q.entries) && q.parked == 0 && q.workers < q.workerCap() {
+			q.workers++
+			start++
 		}
 		q.mu.Unlock()
 		q.startWorkers(start)
