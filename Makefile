@@ -6,7 +6,7 @@ OCB_VERSION := v0.165.0
 OCB         := $(GOBIN_DIR)/builder
 OTELCOL     := $(BIN)/otelcol-sentry
 
-.PHONY: test vet generate otelcol otelcol-compare demo gateway oldrelay load soak compare fuzz bench sink
+.PHONY: test vet generate otelcol otelcol-compare demo gateway oldrelay load soak compare fuzz bench sink bounds
 
 ## test: vet, gofmt check, and every package's tests under the race detector (the CI command).
 test: vet
@@ -87,3 +87,9 @@ fuzz:
 ## bench: the benchmarks quoted in the README.
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=5 ./... | tee bench.out
+
+## bounds: the memory bound (docs/memory.md) through the built collector, RSS from /proc:
+## 100 projects all hung, all black-holed, one hung among 99 healthy, all healthy, and
+## a 1-project peer (about 4 minutes; BOUNDS_* variables: scripts/bounds.sh).
+bounds: otelcol sink
+	./scripts/bounds.sh
