@@ -144,7 +144,7 @@ type PendingConfig struct {
 	// MaxBytesInFlight caps what the requests in flight hold over all
 	// projects: each envelope's encoded body and its compressed copy, plus a
 	// fixed cost per request for its connection buffers and goroutines.
-	// Default 128 MiB.
+	// Default 64 MiB.
 	MaxBytesInFlight int64 `mapstructure:"max_bytes_in_flight"`
 
 	_ struct{}

@@ -142,6 +142,24 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	if err != nil {
 		return nil, err
 	}
+	err = tb.RegisterExporterSentryConcurrencyLimitCallback(func(_ context.Context, o metric.Int64Observer) error {
+		for _, p := range e.allProjects() {
+			o.Observe(int64(p.sender.lim.current()), metric.WithAttributes(p.acct.project))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = tb.RegisterExporterSentryInFlightBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
+		for _, p := range e.allProjects() {
+			o.Observe(p.sender.lim.heldBytes(), metric.WithAttributes(p.acct.project))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 

@@ -45,9 +45,10 @@ const (
 	// gets finalReportTimeout: the exporter's own part stays under 10 s.
 	defaultDrainTimeout = 5 * time.Second
 	// In flight over all projects: 512 requests is 4 projects at the default
-	// max_concurrent_requests; 128 MiB is what they may hold (docs/memory.md).
+	// max_concurrent_requests; 64 MiB is what they may hold (docs/memory.md):
+	// 128 requests of 200 KiB envelopes, both copies and the fixed cost.
 	defaultMaxRequestsInFlight = 512
-	defaultMaxBytesInFlight    = 128 << 20
+	defaultMaxBytesInFlight    = 64 << 20
 )
 
 // NewFactory creates the factory of the Sentry exporter. The traces and logs

@@ -199,3 +199,10 @@ func (b *inflightBudget) held() (requests int, bytes int64) {
 	defer b.mu.Unlock()
 	return b.requests, b.bytes
 }
+
+// heldBytes is what the project's requests in flight hold now.
+func (l *concurrencyLimit) heldBytes() int64 {
+	l.budget.mu.Lock()
+	defer l.budget.mu.Unlock()
+	return l.bytes
+}
