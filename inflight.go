@@ -19,8 +19,8 @@ const requestOverhead = 32 << 10
 // requestOverhead), and shares them fairly between the projects:
 //
 //   - each project has a concurrency limit of its own (concurrencyLimit,
-//     AIMD): it grows by one per answered request up to
-//     max_concurrent_requests, falls to one request in flight (a probe) when a
+//     AIMD): it grows by one per answered request while at least half of it
+//     is in use, up to max_concurrent_requests, falls to one request in flight (a probe) when a
 //     request gets no answer (a timeout, a connect that never completes) and
 //     halves on a 5xx;
 //   - within its share (max_requests_in_flight / routing::max_projects
@@ -152,7 +152,10 @@ func (l *concurrencyLimit) release(cost int64, a verdict) {
 	defer b.mu.Unlock()
 	switch a {
 	case verdictOK:
-		if l.limit < l.max {
+		// Grow only a limit in use (at least half of it in flight, this
+		// request included): a quiet project keeps a small limit, and so few
+		// workers and connections.
+		if l.limit < l.max && 2*l.requests >= l.limit {
 			l.limit++
 		}
 	case verdictOverload:

@@ -9,30 +9,45 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestConcurrencyLimitAdapts: a project starts with one request in flight,
-// grows by one per answer up to max_concurrent_requests, halves on a 5xx and
-// falls back to one probe when a request gets no answer.
+// TestConcurrencyLimitAdapts: a project starts with one request in flight;
+// each round it sends as many requests as its limit allows, and the round's
+// answers adapt the limit: it grows while in use, up to
+// max_concurrent_requests, halves on a 5xx and falls back to one probe when a
+// request gets no answer. A project that never has more than one request in
+// flight stays small.
 func TestConcurrencyLimitAdapts(t *testing.T) {
 	tests := []struct {
-		name     string
-		verdicts []verdict
-		want     int
+		name   string
+		rounds []verdict // each round: as many requests as the limit allows, all answered so
+		serial int       // then this many requests one at a time, answered
+		want   int
 	}{
-		{"new project: one probe", nil, 1},
-		{"answers grow it", []verdict{verdictOK, verdictOK, verdictOK}, 4},
-		{"never past max_concurrent_requests", repeat(verdictOK, 20), 8},
-		{"a 5xx halves it", append(repeat(verdictOK, 7), verdictOverload), 4},
-		{"no answer: back to one probe", append(repeat(verdictOK, 7), verdictNone), 1},
-		{"a shutdown cancel tells nothing", append(repeat(verdictOK, 3), verdictIgnore), 4},
-		{"grows back after the probe is answered", append(append(repeat(verdictOK, 7), verdictNone), verdictOK, verdictOK), 3},
+		{"new project: one probe", nil, 0, 1},
+		{"full rounds grow it", repeat(verdictOK, 3), 0, 5},
+		{"never past max_concurrent_requests", repeat(verdictOK, 20), 0, 8},
+		{"a 5xx halves it, per answer", append(repeat(verdictOK, 20), verdictOverload), 0, 1},
+		{"no answer: back to one probe", append(repeat(verdictOK, 20), verdictNone), 0, 1},
+		{"a shutdown cancel tells nothing", append(repeat(verdictOK, 20), verdictIgnore), 0, 8},
+		{"grows back after the probe is answered", append(append(repeat(verdictOK, 20), verdictNone), verdictOK, verdictOK), 0, 3},
+		{"one request at a time: stays small", nil, 50, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newInflightBudget(1000, 1<<30, 1)
 			l := b.newLimit(8)
-			for _, v := range tt.verdicts {
+			for _, v := range tt.rounds {
+				n := 0
+				for tryAcquire(l, 100) {
+					n++
+				}
+				require.Positive(t, n)
+				for range n {
+					l.release(100, v)
+				}
+			}
+			for range tt.serial {
 				require.True(t, l.acquire(context.Background(), 100))
-				l.release(100, v)
+				l.release(100, verdictOK)
 			}
 			assert.Equal(t, tt.want, l.current())
 			r, n := b.held()
