@@ -80,10 +80,10 @@ sample_rss() {
 	done
 }
 
-# final_sum LOG PROJECT CATEGORY: the sum over reasons of CATEGORY in PROJECT's final
-# client report line (logged when it cannot be sent).
+# final_sum FINAL_LINES PROJECT CATEGORY: the sum over reasons of CATEGORY in PROJECT's
+# final client report line (logged when it cannot be sent; FINAL_LINES holds those lines).
 final_sum() {
-	{ grep 'Final Sentry client report' "$1" | grep "\"project\": \"$2\"" |
+	{ grep "\"project\": \"$2\"" "$1" |
 		grep -oE "\"[a-z_]+\.$3\": [0-9]+" || true; } | awk '{ s += $2 } END { print s + 0 }'
 }
 
@@ -238,9 +238,10 @@ run() {
 		for i in "${hung[@]}"; do gen_keys+=("by_service.${SVC[i]}.spans" "by_service.${SVC[i]}.logs" "by_service.${SVC[i]}.exceptions"); done
 		read -r -a g <<<"$("$SINK" --query "$dir/gen.json" "${gen_keys[@]}")"
 		local k=0 total=0
+		grep 'Final Sentry client report' "$dir/collector.log" >"$dir/final.log" || true
 		for i in "${hung[@]}"; do
 			for c in span log_item error; do
-				counted=$(final_sum "$dir/collector.log" $((i + 1)) "$c")
+				counted=$(final_sum "$dir/final.log" $((i + 1)) "$c")
 				total=$((total + g[k]))
 				[[ "$counted" == "${g[k]}" ]] || {
 					miss=$((miss + 1))
