@@ -26,7 +26,9 @@
 # hung cases against healthy. Everything listens on 127.0.0.1 only.
 #
 # Environment: BOUNDS_DURATION (20s), BOUNDS_RATE (spans/s, 3000), BOUNDS_MAX_RSS_MIB
-# (512), BOUNDS_CASES (all five, space separated), KEEP_WORKDIR=1.
+# (512), BOUNDS_CASES (all five, space separated), BOUNDS_EXPORTER_YAML (more exporter
+# settings), BOUNDS_OTELCOL (another collector build, e.g. main's, to compare with),
+# BOUNDS_MAX_PROJECTS (routing.max_projects, 100), KEEP_WORKDIR=1.
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -120,6 +122,7 @@ run() {
 			extra+="    ${SVC[i]}: http://public@127.0.0.1:$sink_port/$((i + 1))"$'\n'
 		done
 	fi
+	extra+=${BOUNDS_EXPORTER_YAML:+$'\n'"$BOUNDS_EXPORTER_YAML"} # e.g. $'pending:\n  max_requests_in_flight: 1024'
 	write_collector_config "$dir/collector.yaml" "$grpc" "$http" "$metrics" "$dsn_port" "$extra"
 	# every project's final client report line must be in the log: no log sampling
 	sed -i '/^    logs:$/,/^      level:/ s/^      level: .*/&\n      sampling:\n        enabled: false/' "$dir/collector.yaml"
@@ -215,7 +218,8 @@ run() {
 			# the same latency as with no project hung: within CATCH_UP_S, or twice the
 			# healthy case's catch-up when that ran first (a loaded CI machine)
 			local limit_ms=$((CATCH_UP_S * 1000))
-			[[ -z "${R[healthy.catch]-}" ]] || ((R[healthy.catch] * 2 <= limit_ms)) || limit_ms=$((R[healthy.catch] * 2))
+			local healthy_catch=${R[healthy.catch]-0}
+			((healthy_catch * 2 <= limit_ms)) || limit_ms=$((healthy_catch * 2))
 			check "[$name] healthy projects: spans and logs stored within ${limit_ms} ms (${caught_up_ms} ms)" "$((caught_up_ms >= 0 && caught_up_ms <= limit_ms ? 1 : 0))" 1
 		fi
 		local healthy_dropped=0
@@ -273,7 +277,8 @@ for c in $CASES; do
 	printf '%-46s %10s %12s %10s %12s\n' "$c" "${R[$c.hwm]}" "$(ratio "${R[$c.hwm]}" "${R[healthy.hwm]-0}")" "${R[$c.stop]}" "${R[$c.catch]}"
 done
 if [[ -n "${R[one.hwm]-}" && -n "${R[healthy.hwm]-}" ]]; then
-	echo "per-project cost: ($((R[healthy.hwm])) - $((R[one.hwm]))) MiB / $((PROJECTS - 1)) = $(awk -v a="${R[healthy.hwm]}" -v b="${R[one.hwm]}" -v n=$((PROJECTS - 1)) 'BEGIN { printf "%.2f", (a - b) / n }') MiB"
+	per=$(awk -v a="${R[healthy.hwm]}" -v b="${R[one.hwm]}" -v n=$((PROJECTS - 1)) 'BEGIN { printf "%.2f", (a - b) / n }')
+	echo "per-project cost: (${R[healthy.hwm]} - ${R[one.hwm]}) MiB / $((PROJECTS - 1)) = $per MiB"
 fi
 echo
 
