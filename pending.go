@@ -20,8 +20,9 @@ const workerLinger = time.Second
 
 // pendingQueue is one project's envelopes between the push that built them
 // and Sentry's answer. Pushes hand envelopes over and return; the project's
-// own workers (at most max_concurrent_requests, started on demand, gone
-// workerLinger after the queue ran empty, or at close) send them. The bytes
+// own workers (at most its adaptive concurrency limit, itself at most
+// max_concurrent_requests; started on demand, gone workerLinger after the
+// queue ran empty, or at close) send them. The bytes
 // it holds, queued and in flight, are bounded per project and, through
 // shared, over all projects: one project's slow Sentry can hold at most its
 // share, never the pipeline.
