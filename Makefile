@@ -6,7 +6,7 @@ OCB_VERSION := v0.165.0
 OCB         := $(GOBIN_DIR)/builder
 OTELCOL     := $(BIN)/otelcol-sentry
 
-.PHONY: test vet generate otelcol otelcol-compare demo gateway oldrelay load soak compare fuzz bench sink bounds
+.PHONY: test vet generate otelcol otelcol-compare demo gateway oldrelay load soak compare fuzz bench sink
 
 ## test: vet, gofmt check, and every package's tests under the race detector (the CI command).
 test: vet
@@ -91,5 +91,6 @@ bench:
 ## bounds: the memory bound (docs/memory.md) through the built collector, RSS from /proc:
 ## 100 projects all hung, all black-holed, one hung among 99 healthy, all healthy, and
 ## a 1-project peer (about 4 minutes; BOUNDS_* variables: scripts/bounds.sh).
+.PHONY: bounds
 bounds: otelcol sink
 	./scripts/bounds.sh
