@@ -3,6 +3,7 @@ package sentryexporter // import "github.com/otel-sentry/sentryexporter"
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // requestOverhead is what one request in flight holds beyond its two bodies
@@ -12,6 +13,13 @@ import (
 // request, response and header structures. Counted against
 // pending::max_bytes_in_flight with the bodies.
 const requestOverhead = 32 << 10
+
+// stallAfter is how long a project may have requests in flight without any
+// answer before it counts as stalled: from then on it borrows nothing beyond
+// its share, so a Sentry that stops answering cannot draw more of the budget
+// than its project held when it stopped (plus its share) while its requests
+// wait for `timeout`. Far above any healthy answer time.
+const stallAfter = 5 * time.Second
 
 // inflightBudget bounds the requests in flight over the whole exporter, in
 // number (pending::max_requests_in_flight) and in bytes
@@ -27,7 +35,8 @@ const requestOverhead = 32 << 10
 //     requests, max_bytes_in_flight / routing::max_projects bytes, at least
 //     one request however large) a project never waits on what the others
 //     hold; beyond its share it borrows from the budget only while the total
-//     is under it. The totals so stay under twice the budget whatever Sentry
+//     is under it, and only while it is not stalled (requests in flight and
+//     no answer for stallAfter). The totals so stay under twice the budget whatever Sentry
 //     does, and projects that hang cannot take the healthy ones' shares.
 //
 // Waiters are served first come first served among those that fit: a project
@@ -35,6 +44,7 @@ const requestOverhead = 32 << 10
 type inflightBudget struct {
 	maxRequests, shareRequests int
 	maxBytes, shareBytes       int64
+	now                        func() time.Time // time.Now; tests replace it
 
 	mu       sync.Mutex
 	requests int
@@ -47,6 +57,7 @@ func newInflightBudget(maxRequests int, maxBytes int64, maxProjects int) *inflig
 	return &inflightBudget{
 		maxRequests: maxRequests, shareRequests: max(maxRequests/n, 1),
 		maxBytes: maxBytes, shareBytes: maxBytes / int64(n),
+		now: time.Now,
 	}
 }
 
@@ -58,6 +69,10 @@ type concurrencyLimit struct {
 	limit    int // 1..max
 	requests int
 	bytes    int64
+	// progress is when the project last got an answer, or went from nothing
+	// in flight to one request: with requests in flight and progress older
+	// than stallAfter, the project is stalled.
+	progress time.Time
 }
 
 func (b *inflightBudget) newLimit(maxConcurrent int) *concurrencyLimit {
@@ -87,10 +102,16 @@ func (l *concurrencyLimit) fitsLocked(cost int64) bool {
 	if l.requests < b.shareRequests && l.bytes+cost <= b.shareBytes {
 		return true
 	}
+	if b.now().Sub(l.progress) > stallAfter {
+		return false // stalled: nothing borrowed
+	}
 	return b.requests < b.maxRequests && b.bytes+cost <= b.maxBytes
 }
 
 func (l *concurrencyLimit) takeLocked(cost int64) {
+	if l.requests == 0 {
+		l.progress = l.budget.now()
+	}
 	l.requests++
 	l.bytes += cost
 	l.budget.requests++
@@ -150,6 +171,9 @@ func (l *concurrencyLimit) release(cost int64, a verdict) {
 	b := l.budget
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if a == verdictOK || a == verdictOverload {
+		l.progress = b.now()
+	}
 	switch a {
 	case verdictOK:
 		// Grow only a limit in use (at least half of it in flight, this

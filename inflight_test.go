@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -155,4 +156,27 @@ func waitUntilWaiting(t *testing.T, b *inflightBudget, n int) {
 		}
 		runtime.Gosched()
 	}
+}
+
+// TestInflightStalledProjectStopsBorrowing: a project with requests in flight
+// and no answer for stallAfter borrows nothing beyond its share; an answer
+// ends the stall.
+func TestInflightStalledProjectStopsBorrowing(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	b := newInflightBudget(100, 1<<30, 10) // a share of 10 requests
+	b.now = func() time.Time { return now }
+	l := grown(b, 128)
+	for range 12 { // its share and 2 borrowed
+		require.True(t, tryAcquire(l, 100))
+	}
+	now = now.Add(stallAfter + time.Second)
+	assert.False(t, tryAcquire(l, 100), "stalled: no more borrowing though the budget has room")
+	other := grown(b, 128)
+	for range 12 {
+		require.True(t, tryAcquire(other, 100), "another project still borrows")
+	}
+	l.release(100, verdictOK) // an answer: no longer stalled
+	assert.True(t, tryAcquire(l, 100))
+	l.release(100, verdictNone) // no answer: back to a probe, whatever it holds
+	assert.False(t, tryAcquire(l, 100))
 }
