@@ -125,3 +125,9 @@ $(OTELCOL_FRONT): $(OCB_FRONT) builder-scaleout.yaml
 ## stopped with SIGTERM mid-run: every item stored once or counted (docs/scale-out.md).
 scaleout: otelcol otelcol-front sink sdkapp
 	./scripts/scaleout.sh
+## bounds: the memory bound (docs/memory.md) through the built collector, RSS from /proc:
+## 100 projects all hung, all black-holed, one hung among 99 healthy, all healthy, and
+## a 1-project peer (about 4 minutes; BOUNDS_* variables: scripts/bounds.sh).
+.PHONY: bounds
+bounds: otelcol sink
+	./scripts/bounds.sh

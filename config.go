@@ -153,6 +153,15 @@ type PendingConfig struct {
 	// still be sent; then requests in flight are cancelled and what is left is
 	// counted as network_error. Default 5s.
 	DrainTimeout time.Duration `mapstructure:"drain_timeout"`
+	// MaxRequestsInFlight caps the requests in flight over all projects;
+	// each project's own cap is max_concurrent_requests, adapted to how its
+	// Sentry answers (docs/memory.md). Default 512.
+	MaxRequestsInFlight int `mapstructure:"max_requests_in_flight"`
+	// MaxBytesInFlight caps what the requests in flight hold over all
+	// projects: each envelope's encoded body and its compressed copy, plus a
+	// fixed cost per request for its connection buffers and goroutines.
+	// Default 64 MiB.
+	MaxBytesInFlight int64 `mapstructure:"max_bytes_in_flight"`
 
 	_ struct{}
 }
@@ -229,7 +238,7 @@ func (cfg *Config) Validate() error {
 			errs = append(errs, err) // parseDSN's errors never echo the key
 		}
 	}
-	errs = append(errs, cfg.Routing.validate()...)
+	errs = append(errs, cfg.Routing.validate(cfg.DSN != "")...)
 	if cfg.ClientConfig.Endpoint != "" {
 		if _, err := parseEndpoint(cfg.ClientConfig.Endpoint); err != nil {
 			errs = append(errs, err)
@@ -265,15 +274,17 @@ func (a *AssemblyConfig) validate() []error {
 	return errs
 }
 
-func (r *RoutingConfig) validate() []error {
+// validate checks routing; withDefault is set when `dsn` is, whose project
+// counts against max_projects too.
+func (r *RoutingConfig) validate(withDefault bool) []error {
 	var errs []error
 	if r.Attribute == "" {
 		errs = append(errs, errors.New("`routing::attribute` must not be empty"))
 	}
 	if r.MaxProjects < 1 {
 		errs = append(errs, errors.New("`routing::max_projects` must be at least 1"))
-	} else if len(r.DSNs)+1 > r.MaxProjects {
-		errs = append(errs, fmt.Errorf("`routing::dsns` has %d entries, more than `routing::max_projects` (%d) allows", len(r.DSNs), r.MaxProjects))
+	} else if err := r.countProjects(withDefault); err != nil {
+		errs = append(errs, err)
 	}
 	for _, value := range slices.Sorted(maps.Keys(r.DSNs)) {
 		if _, err := parseDSN(string(r.DSNs[value])); err != nil {
@@ -299,6 +310,24 @@ func (r *RoutingConfig) validate() []error {
 	return errs
 }
 
+// countProjects refuses more static projects than max_projects: one per
+// routing::dsns entry, plus the `dsn` project only when `dsn` is set. Entries
+// sharing a DSN share a project at run time; here each entry counts, so that
+// the bound never depends on comparing keys.
+func (r *RoutingConfig) countProjects(withDefault bool) error {
+	n := len(r.DSNs)
+	if withDefault {
+		n++
+	}
+	if n <= r.MaxProjects {
+		return nil
+	}
+	if withDefault {
+		return fmt.Errorf("`routing::dsns` has %d entries and `dsn` adds one project: %d projects, more than `routing::max_projects` (%d) allows", len(r.DSNs), n, r.MaxProjects)
+	}
+	return fmt.Errorf("`routing::dsns` has %d entries: %d projects, more than `routing::max_projects` (%d) allows", len(r.DSNs), n, r.MaxProjects)
+}
+
 func (p *PendingConfig) validate() []error {
 	var errs []error
 	if p.MaxBytesPerProject < 1 {
@@ -311,6 +340,12 @@ func (p *PendingConfig) validate() []error {
 	}
 	if p.DrainTimeout < 0 {
 		errs = append(errs, errors.New("`pending::drain_timeout` must not be negative"))
+	}
+	if p.MaxRequestsInFlight < 1 {
+		errs = append(errs, errors.New("`pending::max_requests_in_flight` must be at least 1"))
+	}
+	if p.MaxBytesInFlight < 1 {
+		errs = append(errs, errors.New("`pending::max_bytes_in_flight` must be at least 1"))
 	}
 	return errs
 }

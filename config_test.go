@@ -1,6 +1,7 @@
 package sentryexporter
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func TestUnmarshalFullConfig(t *testing.T) {
 	want.ErrorEvents = ErrorEventsConfig{DedupeWindow: 2 * time.Second}
 	want.SendDefaultPII = true
 	want.Logs = LogsConfig{ResourceAttributes: []string{"service.name", "k8s.pod.name"}}
-	want.Pending = PendingConfig{MaxBytesPerProject: 4 << 20, MaxBytes: 128 << 20, DrainTimeout: 3 * time.Second}
+	want.Pending = PendingConfig{MaxBytesPerProject: 4 << 20, MaxBytes: 128 << 20, DrainTimeout: 3 * time.Second, MaxRequestsInFlight: 64, MaxBytesInFlight: 32 << 20}
 	want.ClientReports = ClientReportsConfig{Enabled: true, Interval: 10 * time.Second}
 	want.Assembly = AssemblyConfig{Wait: 20 * time.Second, MaxBytes: 32 << 20}
 	want.ClientConfig.Endpoint = "https://relay.internal:3000/prefix"
@@ -131,7 +132,7 @@ func TestConfigRejected(t *testing.T) {
 		{"bad_dsn.yaml", "assembly_max_bytes", "`assembly::max_bytes` must be at least 1 when `assembly::wait` is set"},
 		{"bad_dsn.yaml", "endpoint", "`endpoint` must be an http or https URL"},
 		{"bad_dsn.yaml", "routing_bad_dsn", "`routing::dsns::payments`: is not a valid Sentry DSN: the project id (last path segment) must be numeric"},
-		{"bad_dsn.yaml", "routing_too_many", "`routing::dsns` has 1 entries, more than `routing::max_projects` (1) allows"},
+		{"bad_dsn.yaml", "routing_too_many", "`routing::dsns` has 1 entries and `dsn` adds one project: 2 projects, more than `routing::max_projects` (1) allows"},
 		{"bad_dsn.yaml", "discovery_incomplete", "`routing::discovery::url` must be an http or https URL"},
 		{"bad_dsn.yaml", "discovery_incomplete", "`routing::discovery::org_slug` is required"},
 		{"bad_dsn.yaml", "discovery_incomplete", "`routing::discovery::auth_token` is required"},
@@ -153,6 +154,48 @@ func TestConfigRejected(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.wantErr)
 			assert.NotContains(t, err.Error(), "secretkey123", "an error must never echo the DSN key")
+		})
+	}
+}
+
+// TestConfigMaxProjectsCount: routing::max_projects counts one project per
+// routing::dsns entry, and the `dsn` project only when `dsn` is set; the
+// error says what it counted.
+func TestConfigMaxProjectsCount(t *testing.T) {
+	dsns := func(n int) map[string]configopaque.String {
+		m := make(map[string]configopaque.String, n)
+		for i := range n {
+			m[fmt.Sprintf("svc-%d", i)] = configopaque.String(fmt.Sprintf("https://secretkey123@o1.ingest.sentry.io/%d", i+1))
+		}
+		return m
+	}
+	tests := []struct {
+		name    string
+		entries int
+		dsn     bool
+		wantErr string // "" when accepted
+	}{
+		{"exactly max_projects entries, no dsn", 100, false, ""},
+		{"one under, with dsn", 99, true, ""},
+		{"exactly max_projects entries and dsn", 100, true, "`routing::dsns` has 100 entries and `dsn` adds one project: 101 projects, more than `routing::max_projects` (100) allows"},
+		{"one over, no dsn", 101, false, "`routing::dsns` has 101 entries: 101 projects, more than `routing::max_projects` (100) allows"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := NewFactory().CreateDefaultConfig().(*Config)
+			cfg.Routing.DSNs = dsns(tt.entries)
+			cfg.Routing.MaxProjects = 100
+			if tt.dsn {
+				cfg.DSN = "https://secretkey123@o1.ingest.sentry.io/999"
+			}
+			err := cfg.Validate()
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.wantErr)
+			assert.NotContains(t, err.Error(), "secretkey123")
 		})
 	}
 }

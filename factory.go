@@ -55,6 +55,11 @@ const (
 	// defaultAssemblyMaxBytes: ~50,000-100,000 held spans (1.4 × protobuf +
 	// 464 B each), about 20,000 split spans/s waiting half a 5 s flush interval.
 	defaultAssemblyMaxBytes = 64 << 20
+	// In flight over all projects: 512 requests is 4 projects at the default
+	// max_concurrent_requests; 64 MiB is what they may hold (docs/memory.md):
+	// 128 requests of 200 KiB envelopes, both copies and the fixed cost.
+	defaultMaxRequestsInFlight = 512
+	defaultMaxBytesInFlight    = 64 << 20
 )
 
 // NewFactory creates the factory of the Sentry exporter. The traces and logs
@@ -95,7 +100,7 @@ func createDefaultConfig() component.Config {
 	batch.MaxSize = defaultBatchMaxItems
 	queue.Batch = configoptional.Some(batch)
 
-	return &Config{
+	cfg := &Config{
 		Routing:               RoutingConfig{Attribute: "service.name", MaxProjects: defaultMaxProjects},
 		TracesAs:              TracesAsTransactions,
 		MaxConcurrentRequests: defaultMaxConcurrentRequests,
@@ -112,6 +117,9 @@ func createDefaultConfig() component.Config {
 		QueueConfig:   configoptional.Some(queue),
 		RetryConfig:   configretry.NewDefaultBackOffConfig(),
 	}
+	cfg.Pending.MaxRequestsInFlight = defaultMaxRequestsInFlight
+	cfg.Pending.MaxBytesInFlight = defaultMaxBytesInFlight
+	return cfg
 }
 
 func (s *sharedExporters) createTraces(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {

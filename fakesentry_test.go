@@ -434,6 +434,20 @@ func (h *harness) pendingBytes(project string) int64 {
 	return -1
 }
 
+// gauge reads an int64 gauge of one project (-1: no data point for it).
+func (h *harness) gauge(name, project string) int64 {
+	m, err := h.tel.GetMetric(name)
+	if err != nil {
+		return -1
+	}
+	for _, dp := range m.Data.(metricdata.Gauge[int64]).DataPoints {
+		if got, ok := dp.Attributes.Value("project"); ok && got.AsString() == project {
+			return dp.Value
+		}
+	}
+	return -1
+}
+
 func (h *harness) dropped(cat, why string) int64 {
 	return h.sum("otelcol_exporter_sentry_dropped_items", map[string]string{"category": cat, "reason": why})
 }

@@ -214,6 +214,15 @@ func TestNetworkFaults(t *testing.T) {
 				require.Positive(t, h.project("sick").queue.pendingBytes(), "the fault is still in progress")
 				assert.Equal(t, h.project("sick").queue.pendingBytes(), h.pendingBytes(sickProject), "the gauge shows what the faulty project holds")
 				assert.Zero(t, h.pendingBytes(healthyProject), "the healthy project holds nothing once its data is sent")
+				// The request that hangs counts against the in-flight budget: its two
+				// bodies and the fixed cost of a request; the healthy project holds none.
+				if f.met != nil {
+					held := h.project("sick").sender.lim.heldBytes()
+					assert.GreaterOrEqual(t, held, int64(requestOverhead), "the hung request is counted in flight")
+					assert.Equal(t, held, h.gauge("otelcol_exporter_sentry_in_flight_bytes", sickProject))
+				}
+				assert.Zero(t, h.gauge("otelcol_exporter_sentry_in_flight_bytes", healthyProject))
+				assert.EqualValues(t, 1, h.gauge("otelcol_exporter_sentry_concurrency_limit", sickProject), "a project whose request got no answer sends one at a time")
 			} else {
 				h.project("sick").queue.waitIdle() // a fault that ends by itself: every envelope settles before shutdown
 			}

@@ -20,8 +20,9 @@ const workerLinger = time.Second
 
 // pendingQueue is one project's envelopes between the push that built them
 // and Sentry's answer. Pushes hand envelopes over and return; the project's
-// own workers (at most max_concurrent_requests, started on demand, gone
-// workerLinger after the queue ran empty, or at close) send them. The bytes
+// own workers (at most its adaptive concurrency limit, itself at most
+// max_concurrent_requests; started on demand, gone workerLinger after the
+// queue ran empty, or at close) send them. The bytes
 // it holds, queued and in flight, are bounded per project and, through
 // shared, over all projects: one project's slow Sentry can hold at most its
 // share, never the pipeline.
@@ -29,9 +30,13 @@ type pendingQueue struct {
 	deliver    func(ctx context.Context, o *outgoing) // sends and accounts for one envelope
 	ctx        context.Context                        // ends when the drain time after shutdown is over
 	maxWorkers int
-	linger     time.Duration // workerLinger; tests shorten it
-	maxBytes   int64
-	shared     *pendingTotal
+	// allowed, when set, is how many workers are worth running now: the
+	// project's adaptive concurrency limit (inflight.go). A project whose
+	// Sentry hangs so parks one worker, not max_concurrent_requests.
+	allowed  func() int
+	linger   time.Duration // workerLinger; tests shorten it
+	maxBytes int64
+	shared   *pendingTotal
 
 	mu      sync.Mutex
 	entries []pendingEntry // FIFO from entries[head]; the array is reused once empty
@@ -162,11 +167,19 @@ func (q *pendingQueue) takeLocked(e pendingEntry) bool {
 		q.wake <- struct{}{} // never blocks: at most one token per parked worker
 		return false
 	}
-	if q.workers < q.maxWorkers {
+	if q.workers < q.workerCap() {
 		q.workers++
 		return true
 	}
 	return false
+}
+
+// workerCap is the most workers worth running now.
+func (q *pendingQueue) workerCap() int {
+	if q.allowed == nil {
+		return q.maxWorkers
+	}
+	return min(q.allowed(), q.maxWorkers)
 }
 
 // admitWaitersLocked queues the waiting envelopes that fit now, in the order
@@ -235,6 +248,12 @@ func (q *pendingQueue) work() {
 		var start int
 		if len(q.waiters) > 0 {
 			start = q.admitWaitersLocked()
+		}
+		// The limit may have grown with this answer: one more worker for
+		// what is queued and has none.
+		if q.head+start < len(q.entries) && q.parked == 0 && q.workers < q.workerCap() {
+			q.workers++
+			start++
 		}
 		q.mu.Unlock()
 		q.startWorkers(start)

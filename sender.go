@@ -49,8 +49,8 @@ type sender struct {
 	client   *http.Client
 	limits   *ratelimit.State
 	retry    configretry.BackOffConfig
-	slots    chan struct{} // max_concurrent_requests
-	probes   probes        // one probe per gate when a window ends
+	lim      *concurrencyLimit // max_concurrent_requests, adaptive, within the exporter's in-flight budget
+	probes   probes            // one probe per gate when a window ends
 	stopping <-chan struct{}
 	now      func() time.Time // rate-limit windows
 	wall     func() time.Time // retry budget
@@ -66,22 +66,36 @@ type sender struct {
 	body     *bodyEncoder // compression of envelope bodies (compress.go); nil: confighttp's
 }
 
-// acquire takes one of the max_concurrent_requests slots; false when ctx ends first.
-func (s *sender) acquire(ctx context.Context) bool {
-	select {
-	case s.slots <- struct{}{}:
-		return true
-	case <-ctx.Done():
-		return false
+// requestCost is what one request for env holds while in flight, counted
+// against pending::max_bytes_in_flight: the encoded envelope, its compressed
+// copy (at most as large, counted as large), and requestOverhead.
+func requestCost(env *envelope.Envelope) int64 {
+	n := int64(envelopeOverhead)
+	for i := range env.Items {
+		n += int64(len(env.Items[i].Payload))
+	}
+	return 2*n + requestOverhead
+}
+
+// verdictOf is what res tells the project's concurrency limit.
+func verdictOf(ctx context.Context, res sendResult) verdict {
+	switch {
+	case res.status >= 500:
+		return verdictOverload
+	case res.status > 0:
+		return verdictOK
+	case ctx.Err() != nil: // shutdown's drain time is over: cancelled by us
+		return verdictIgnore
+	default:
+		return verdictNone
 	}
 }
 
-func (s *sender) release() { <-s.slots }
-
 // send delivers env unless g is rate limited, retrying network errors and 5xx
-// until retry_on_failure gives up. It holds one of the max_concurrent_requests
-// slots only while a request is in flight, and checks the limits again after
-// every wait: an envelope never waits for a rate limit to end.
+// until retry_on_failure gives up. It holds a place in the project's adaptive
+// concurrency limit and the exporter's in-flight budget only while a request
+// is in flight, and checks the limits again after every wait: an envelope
+// never waits for a rate limit to end.
 func (s *sender) send(ctx context.Context, env *envelope.Envelope, g gate) sendResult {
 	var wait backoff
 	wait.reset(s.retry)
@@ -93,17 +107,18 @@ func (s *sender) send(ctx context.Context, env *envelope.Envelope, g gate) sendR
 		if ctx.Err() != nil { // shutdown's drain time is over: no new request
 			return sendResult{reason: reasonNetworkError}
 		}
-		if !s.acquire(ctx) {
+		cost := requestCost(env)
+		if !s.lim.acquire(ctx, cost) {
 			return sendResult{reason: reasonNetworkError}
 		}
 		// Checked again after waiting for the slot: a limit may have arrived.
 		adm, ended := s.probes.admit(g, s.limits.Load(), s.now())
 		if adm == admitLimited {
-			s.release()
+			s.lim.release(cost, verdictIgnore)
 			return sendResult{reason: reasonRateLimitBackoff}
 		}
 		res, retryAfter := s.attempt(ctx, env)
-		s.release()
+		s.lim.release(cost, verdictOf(ctx, res))
 		if adm == admitProbe {
 			s.probes.settle(g, ended, res.status)
 		}

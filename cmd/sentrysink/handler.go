@@ -32,6 +32,8 @@ type handlerConfig struct {
 	// Hang reads and checks every envelope but never answers: the connection
 	// stays open until the client gives up or Stop is closed (a hung Sentry).
 	Hang bool
+	// HangProjects hangs only the requests to these project ids, as Hang does.
+	HangProjects map[string]bool
 	// Stop, when closed, ends every held request (the sink is stopping).
 	Stop <-chan struct{}
 	// RateLimit, when set, is an X-Sentry-Rate-Limits value such as
@@ -228,7 +230,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 		return detail(w, status, "invalid event envelope", causes...)
 	}
 
-	if h.cfg.Hang {
+	if h.cfg.Hang || h.cfg.HangProjects[project] {
 		h.stats.held(1)
 		select {
 		case <-r.Context().Done():

@@ -365,6 +365,42 @@ func TestHang(t *testing.T) {
 	}
 }
 
+// --hang-projects holds only the requests to the listed projects; the others
+// are answered and counted as usual.
+func TestHangProjects(t *testing.T) {
+	stop := make(chan struct{})
+	h, st, _ := newTestHandler(handlerConfig{HangProjects: map[string]bool{"2": true}, Stop: stop})
+	post := func(project string) int {
+		req := httptest.NewRequest(http.MethodPost, "/api/"+project+"/envelope/", bytes.NewReader(logEnv))
+		req.Header.Set("X-Sentry-Auth", auth)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		post("2")
+	}()
+	for st.snapshot(time.Now()).Held != 1 {
+		select {
+		case <-done:
+			t.Fatal("project 2 answered; want held")
+		default:
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if code := post("1"); code != http.StatusOK {
+		t.Errorf("project 1 answered %d, want 200", code)
+	}
+	close(stop)
+	<-done
+	tot := st.snapshot(time.Now())
+	if tot.Held != 0 || tot.MaxHeld != 1 || tot.Aborted != 1 || tot.Logs == 0 {
+		t.Errorf("held %d, max %d, aborted %d, logs %d; want 0, 1, 1, > 0", tot.Held, tot.MaxHeld, tot.Aborted, tot.Logs)
+	}
+}
+
 func TestLongestRetryAfter(t *testing.T) {
 	for in, want := range map[string]int{"60::organization": 60, "1.2:error:key, 30:span:key": 30, "x::y": 1, "0::org": 1} {
 		if got := longestRetryAfter(in); got != want {

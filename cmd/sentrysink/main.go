@@ -8,6 +8,8 @@
 //	sentrysink --listen 127.0.0.1:8990 --stats-every 10s --summary-file sink.json
 //	sentrysink --delay 50ms --quiet                 # a slow Sentry
 //	sentrysink --hang                               # a hung Sentry: reads envelopes, never answers
+//	sentrysink --hang-projects 7,9                  # only projects 7 and 9 hang
+//	sentrysink --blackhole --addr-file a            # connects never complete (full accept queue)
 //	sentrysink --rate-limit 60::organization        # 429 for everything
 //	sentrysink --rate-limit 60:span:key --rate-limit-status 200   # announce on 200
 //	sentrysink --old-relay                          # refuses zstd bodies as Relays before zstd did
@@ -48,6 +50,8 @@ func run(args []string) error {
 	addrFile := fs.String("addr-file", "", "write the address actually listened on to this file once serving")
 	delay := fs.Duration("delay", 0, "added latency before every answer")
 	hang := fs.Bool("hang", false, "read and check every envelope, never answer (until the client gives up or the sink stops): a hung Sentry")
+	hangProjects := fs.String("hang-projects", "", "comma-separated project ids that hang as with --hang; the others are answered")
+	blackhole := fs.Bool("blackhole", false, "listen on --listen but never accept, with the accept queue filled: connects never complete (a black-holed address); serves nothing, writes --addr-file, runs until stopped")
 	rateLimit := fs.String("rate-limit", "", `X-Sentry-Rate-Limits value to enforce, e.g. "60::organization" or "60:error:organization"`)
 	rateLimitStatus := fs.Int("rate-limit-status", http.StatusTooManyRequests, "with --rate-limit: 429 rejects the envelopes whose items it covers and accepts the rest, as Relay does; 200 accepts all and announces the limit on each")
 	oldRelay := fs.Bool("old-relay", false, "decode Content-Encoding like a Relay without zstd support: zstd bodies are taken for identity and refused with 400")
@@ -74,6 +78,10 @@ func run(args []string) error {
 		return fmt.Errorf("--rate-limit-status must be 429 or 200, got %d", *rateLimitStatus)
 	}
 
+	if *blackhole {
+		return runBlackhole(*listen, *addrFile)
+	}
+
 	out := newLineWriter(os.Stdout)
 	defer out.Flush()
 	stopping := make(chan struct{})
@@ -97,6 +105,14 @@ func run(args []string) error {
 		}
 		defer rec.Close()
 		cfg.Record = rec.record
+	}
+	for _, p := range strings.Split(*hangProjects, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			if cfg.HangProjects == nil {
+				cfg.HangProjects = map[string]bool{}
+			}
+			cfg.HangProjects[p] = true
+		}
 	}
 	st := newStats(time.Now())
 	h := newHandler(cfg, st)

@@ -31,7 +31,9 @@ type TelemetryBuilder struct {
 	ExporterSentryAssemblyFragments    metric.Int64Counter
 	ExporterSentryAssemblyHeldBytes    metric.Int64ObservableGauge
 	ExporterSentryCompressionFallbacks metric.Int64Counter
+	ExporterSentryConcurrencyLimit     metric.Int64ObservableGauge
 	ExporterSentryDroppedItems         metric.Int64Counter
+	ExporterSentryInFlightBytes        metric.Int64ObservableGauge
 	ExporterSentryPendingBytes         metric.Int64ObservableGauge
 	ExporterSentryRateLimitRemaining   metric.Float64ObservableGauge
 	ExporterSentryRequests             metric.Int64Counter
@@ -55,6 +57,36 @@ func (builder *TelemetryBuilder) RegisterExporterSentryAssemblyHeldBytesCallback
 		cb(ctx, &observerInt64{inst: builder.ExporterSentryAssemblyHeldBytes, obs: o})
 		return nil
 	}, builder.ExporterSentryAssemblyHeldBytes)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterExporterSentryConcurrencyLimitCallback sets callback for observable ExporterSentryConcurrencyLimit metric.
+func (builder *TelemetryBuilder) RegisterExporterSentryConcurrencyLimitCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterSentryConcurrencyLimit, obs: o})
+		return nil
+	}, builder.ExporterSentryConcurrencyLimit)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterExporterSentryInFlightBytesCallback sets callback for observable ExporterSentryInFlightBytes metric.
+func (builder *TelemetryBuilder) RegisterExporterSentryInFlightBytesCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterSentryInFlightBytes, obs: o})
+		return nil
+	}, builder.ExporterSentryInFlightBytes)
 	if err != nil {
 		return err
 	}
@@ -150,10 +182,22 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{fallback}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ExporterSentryConcurrencyLimit, err = builder.meter.Int64ObservableGauge(
+		"otelcol_exporter_sentry_concurrency_limit",
+		metric.WithDescription("A project's adaptive limit on requests in flight, from 1 (a probe, after a request got no answer) up to max_concurrent_requests (one more per answered request, half on a 5xx). [Alpha]"),
+		metric.WithUnit("{request}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ExporterSentryDroppedItems, err = builder.meter.Int64Counter(
 		"otelcol_exporter_sentry_dropped_items",
 		metric.WithDescription("Items dropped locally or rejected by Sentry, by data category and reason. log_byte counts bytes. [Alpha]"),
 		metric.WithUnit("{item}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterSentryInFlightBytes, err = builder.meter.Int64ObservableGauge(
+		"otelcol_exporter_sentry_in_flight_bytes",
+		metric.WithDescription("What a project's requests in flight hold (both bodies of each and a fixed cost per request for its connection buffers and goroutines), counted against pending::max_bytes_in_flight over all projects. [Alpha]"),
+		metric.WithUnit("By"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterSentryPendingBytes, err = builder.meter.Int64ObservableGauge(

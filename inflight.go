@@ -1,0 +1,235 @@
+package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// requestOverhead is what one request in flight holds beyond its two bodies
+// (the encoded envelope and its compressed copy, both counted): the
+// connection's bufio reader and writer (4 KiB each), the transport's read and
+// write goroutines and the worker's own stack (8 KiB or more each), the
+// request, response and header structures. Counted against
+// pending::max_bytes_in_flight with the bodies.
+const requestOverhead = 32 << 10
+
+// stallAfter is how long a project may have requests in flight without any
+// answer before it counts as stalled: from then on it borrows nothing beyond
+// its share, so a Sentry that stops answering cannot draw more of the budget
+// than its project held when it stopped (plus its share) while its requests
+// wait for `timeout`. Far above any healthy answer time.
+const stallAfter = 5 * time.Second
+
+// inflightBudget bounds the requests in flight over the whole exporter, in
+// number (pending::max_requests_in_flight) and in bytes
+// (pending::max_bytes_in_flight: both bodies of each request plus
+// requestOverhead), and shares them fairly between the projects:
+//
+//   - each project has a concurrency limit of its own (concurrencyLimit,
+//     AIMD): it grows by one per answered request while at least half of it
+//     is in use, up to max_concurrent_requests, falls to one request in flight (a probe) when a
+//     request gets no answer (a timeout, a connect that never completes) and
+//     halves on a 5xx;
+//   - within its share (max_requests_in_flight / routing::max_projects
+//     requests, max_bytes_in_flight / routing::max_projects bytes, at least
+//     one request however large) a project never waits on what the others
+//     hold; beyond its share it borrows from the budget only while the total
+//     is under it, and only while it is not stalled (requests in flight and
+//     no answer for stallAfter). The totals so stay under twice the budget whatever Sentry
+//     does, and projects that hang cannot take the healthy ones' shares.
+//
+// Waiters are served first come first served among those that fit: a project
+// at its own limit does not hold up the others.
+type inflightBudget struct {
+	maxRequests, shareRequests int
+	maxBytes, shareBytes       int64
+	now                        func() time.Time // time.Now; tests replace it
+
+	mu       sync.Mutex
+	requests int
+	bytes    int64
+	waiters  []*inflightWaiter
+}
+
+func newInflightBudget(maxRequests int, maxBytes int64, maxProjects int) *inflightBudget {
+	n := max(maxProjects, 1)
+	return &inflightBudget{
+		maxRequests: maxRequests, shareRequests: max(maxRequests/n, 1),
+		maxBytes: maxBytes, shareBytes: maxBytes / int64(n),
+		now: time.Now,
+	}
+}
+
+// concurrencyLimit is one project's adaptive limit and what it holds now.
+// Guarded by its budget's mu.
+type concurrencyLimit struct {
+	budget   *inflightBudget
+	max      int // max_concurrent_requests
+	limit    int // 1..max
+	requests int
+	bytes    int64
+	// progress is when the project last got an answer, or went from nothing
+	// in flight to one request: with requests in flight and progress older
+	// than stallAfter, the project is stalled.
+	progress time.Time
+}
+
+func (b *inflightBudget) newLimit(maxConcurrent int) *concurrencyLimit {
+	// A new project starts with one request in flight: a Sentry that never
+	// answers costs one request, and a healthy one doubles its limit every
+	// round trip (one more per answer) up to max_concurrent_requests.
+	return &concurrencyLimit{budget: b, max: maxConcurrent, limit: 1}
+}
+
+type inflightWaiter struct {
+	lim   *concurrencyLimit
+	cost  int64
+	ready chan struct{} // closed once admitted
+}
+
+// fitsLocked: within the project's adaptive limit, and within its share or
+// within what the budget has left. A project holding nothing may always send
+// one request (its probe), however large.
+func (l *concurrencyLimit) fitsLocked(cost int64) bool {
+	if l.requests >= l.limit {
+		return false
+	}
+	if l.requests == 0 {
+		return true
+	}
+	b := l.budget
+	if l.requests < b.shareRequests && l.bytes+cost <= b.shareBytes {
+		return true
+	}
+	if b.now().Sub(l.progress) > stallAfter {
+		return false // stalled: nothing borrowed
+	}
+	return b.requests < b.maxRequests && b.bytes+cost <= b.maxBytes
+}
+
+func (l *concurrencyLimit) takeLocked(cost int64) {
+	if l.requests == 0 {
+		l.progress = l.budget.now()
+	}
+	l.requests++
+	l.bytes += cost
+	l.budget.requests++
+	l.budget.bytes += cost
+}
+
+// acquire waits until a request of cost bytes may start; false when ctx ends first.
+func (l *concurrencyLimit) acquire(ctx context.Context, cost int64) bool {
+	b := l.budget
+	b.mu.Lock()
+	if len(b.waiters) == 0 && l.fitsLocked(cost) {
+		l.takeLocked(cost)
+		b.mu.Unlock()
+		return true
+	}
+	w := &inflightWaiter{lim: l, cost: cost, ready: make(chan struct{})}
+	b.waiters = append(b.waiters, w)
+	// Another project's waiter at the head may be the one that cannot go:
+	// this one may still fit now.
+	b.admitLocked()
+	b.mu.Unlock()
+	select {
+	case <-w.ready:
+		return true
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case <-w.ready: // admitted while giving up: give it back
+		l.releaseLocked(cost)
+		b.admitLocked()
+		return false
+	default:
+	}
+	for i, x := range b.waiters {
+		if x == w {
+			b.waiters = append(b.waiters[:i], b.waiters[i+1:]...)
+			break
+		}
+	}
+	return false
+}
+
+// verdict is what a request's outcome tells the limit.
+type verdict int
+
+const (
+	verdictOK       verdict = iota // Sentry answered (2xx, 429, another 4xx)
+	verdictOverload                // a 5xx
+	verdictNone                    // no answer: a timeout, a refused or hung connect
+	verdictIgnore                  // cancelled by shutdown: tells nothing
+)
+
+// release gives back a request of cost bytes and adapts the limit to its answer.
+func (l *concurrencyLimit) release(cost int64, a verdict) {
+	b := l.budget
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if a == verdictOK || a == verdictOverload {
+		l.progress = b.now()
+	}
+	switch a {
+	case verdictOK:
+		// Grow only a limit in use (at least half of it in flight, this
+		// request included): a quiet project keeps a small limit, and so few
+		// workers and connections.
+		if l.limit < l.max && 2*l.requests >= l.limit {
+			l.limit++
+		}
+	case verdictOverload:
+		l.limit = max(l.limit/2, 1)
+	case verdictNone:
+		l.limit = 1
+	}
+	l.releaseLocked(cost)
+	b.admitLocked()
+}
+
+func (l *concurrencyLimit) releaseLocked(cost int64) {
+	l.requests--
+	l.bytes -= cost
+	l.budget.requests--
+	l.budget.bytes -= cost
+}
+
+// admitLocked admits, in the order they came, every waiter that fits now.
+func (b *inflightBudget) admitLocked() {
+	kept := b.waiters[:0]
+	for _, w := range b.waiters {
+		if w.lim.fitsLocked(w.cost) {
+			w.lim.takeLocked(w.cost)
+			close(w.ready)
+			continue
+		}
+		kept = append(kept, w)
+	}
+	clear(b.waiters[len(kept):])
+	b.waiters = kept
+}
+
+// current is the project's limit now (the most workers worth running).
+func (l *concurrencyLimit) current() int {
+	l.budget.mu.Lock()
+	defer l.budget.mu.Unlock()
+	return l.limit
+}
+
+// held is what the budget holds now: requests and bytes in flight.
+func (b *inflightBudget) held() (requests int, bytes int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.requests, b.bytes
+}
+
+// heldBytes is what the project's requests in flight hold now.
+func (l *concurrencyLimit) heldBytes() int64 {
+	l.budget.mu.Lock()
+	defer l.budget.mu.Unlock()
+	return l.bytes
+}
