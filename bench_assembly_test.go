@@ -24,7 +24,7 @@ import (
 // BenchmarkPushTracesSplit1000 is the slow path: the same 1,002 spans as
 // two pushes, the children (held) then their roots (released with them).
 
-func benchExporterWith(b *testing.B, configure func(*Config)) *sentryExporter {
+func benchExporterWith(b testing.TB, configure func(*Config)) *sentryExporter {
 	clk := realClocks()
 	cfg := createDefaultConfig().(*Config)
 	cfg.DSN = "https://public@o1.ingest.sentry.io/1"
@@ -99,22 +99,13 @@ func BenchmarkAssemblyPeerTranslate1000(b *testing.B) {
 	}
 }
 
-// BenchmarkAssemblyHeldHeap checks the held-bytes estimate against the heap:
-// it holds 30,000 spans (children whose roots never come, each with
-// ASSEMBLY_HEAP_ATTRS, default 10, extra attributes) and reports the live heap
-// they take after GC per span, the estimate per span, and their ratio
-// heap/estimate (1.0: the bound assembly::max_bytes is the memory held). Run
-// with -benchtime 1x; the work does not depend on b.N.
-func BenchmarkAssemblyHeldHeap(b *testing.B) {
-	attrs := 10
-	if v := os.Getenv("ASSEMBLY_HEAP_ATTRS"); v != "" {
-		if _, err := fmt.Sscan(v, &attrs); err != nil {
-			b.Fatal(err)
-		}
-	}
-	e := benchExporterWith(b, func(c *Config) { c.Assembly.MaxBytes = 1 << 40; c.Assembly.Wait = time.Hour })
+// heldHeap holds 15,000 spans in assembly (children whose roots never come,
+// each with attrs extra attributes) and returns the live heap they take after
+// GC and assembly's estimate of it (what assembly::max_bytes bounds).
+func heldHeap(tb testing.TB, attrs int) (heap, estimate float64, spans int) {
+	e := benchExporterWith(tb, func(c *Config) { c.Assembly.MaxBytes = 1 << 40; c.Assembly.Wait = time.Hour })
 	var batches []ptrace.Traces
-	for i := range 50 {
+	for i := range 25 {
 		children, _ := splitTraces(requests(i*200, 200, 1, false))
 		sps := children.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
 		for k := range sps.Len() {
@@ -127,19 +118,51 @@ func BenchmarkAssemblyHeldHeap(b *testing.B) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	n := 0
 	for _, td := range batches {
-		n += td.SpanCount()
+		spans += td.SpanCount()
 		if err := e.pushTraces(context.Background(), td); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	heap := float64(int64(after.HeapAlloc) - int64(before.HeapAlloc))
-	est := float64(e.asm.asm.Bytes())
+	runtime.KeepAlive(batches) // the input stays, so the difference is what assembly holds
+	return float64(int64(after.HeapAlloc) - int64(before.HeapAlloc)), float64(e.asm.asm.Bytes()), spans
+}
+
+// TestAssemblyEstimateCoversTheHeap fails when held spans take more heap than
+// assembly counts against assembly::max_bytes, so that the bound is a bound
+// on memory. Without the race detector, whose instrumentation changes
+// allocation sizes.
+func TestAssemblyEstimateCoversTheHeap(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes what allocations weigh")
+	}
+	for _, attrs := range []int{0, 10, 60} {
+		heap, est, n := heldHeap(t, attrs)
+		if n == 0 || est == 0 {
+			t.Fatalf("%d attributes: nothing held", attrs)
+		}
+		if heap > est*1.05 {
+			t.Errorf("%d attributes: %d held spans take %.0f B of heap, %.2f x the estimate %.0f B", attrs, n, heap, heap/est, est)
+		}
+	}
+}
+
+// BenchmarkAssemblyHeldHeap reports the live heap held spans take per span,
+// assembly's estimate per span, and their ratio heap/estimate (1.0: the bound
+// assembly::max_bytes is the memory held); ASSEMBLY_HEAP_ATTRS (default 10)
+// extra attributes per span. Run with -benchtime 1x; the work does not
+// depend on b.N.
+func BenchmarkAssemblyHeldHeap(b *testing.B) {
+	attrs := 10
+	if v := os.Getenv("ASSEMBLY_HEAP_ATTRS"); v != "" {
+		if _, err := fmt.Sscan(v, &attrs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	heap, est, n := heldHeap(b, attrs)
 	b.ReportMetric(heap/float64(n), "heap-B/span")
 	b.ReportMetric(est/float64(n), "estimate-B/span")
 	b.ReportMetric(heap/est, "heap/estimate")
-	runtime.KeepAlive(batches)
 }

@@ -52,8 +52,8 @@ const (
 	// covers requests up to ~20 s; @sentry/opentelemetry's exporter, which
 	// assembles in process, waits up to 300 s (its `timeout`).
 	defaultAssemblyWait = 30 * time.Second
-	// defaultAssemblyMaxBytes: ~50,000-100,000 held spans (1.4 × protobuf +
-	// 464 B each), about 20,000 split spans/s waiting half a 5 s flush interval.
+	// defaultAssemblyMaxBytes: ~30,000-100,000 held spans (1.4 × protobuf +
+	// 512 B each), about 13,000-40,000 split spans/s waiting half a 5 s flush interval.
 	defaultAssemblyMaxBytes = 64 << 20
 	// In flight over all projects: 512 requests is 4 projects at the default
 	// max_concurrent_requests; 64 MiB is what they may hold (docs/memory.md):

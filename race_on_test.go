@@ -1,0 +1,5 @@
+//go:build race
+
+package sentryexporter
+
+const raceEnabled = true
