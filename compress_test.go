@@ -2,8 +2,8 @@ package sentryexporter
 
 import (
 	"bytes"
-	"context"
 	stdgzip "compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
