@@ -37,6 +37,27 @@ func BenchmarkPushTraces1000(b *testing.B) {
 	b.ReportMetric(float64(td.SpanCount())*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
 }
 
+// BenchmarkPushTracesSpans1000 is BenchmarkPushTraces1000 with traces_as:
+// spans (span v2 containers, one trace per envelope): its peer, run side by
+// side, is BenchmarkPushTraces1000 (the issue 13 cost goal: span mode's CPU
+// per span at or below transactions mode's).
+func BenchmarkPushTracesSpans1000(b *testing.B) {
+	e := benchExporter(b, time.Now)
+	e.cfg.TracesAs = TracesAsSpans
+	e.def.sender.client = &http.Client{Transport: okTransport{}}
+	b.Cleanup(func() { _ = e.shutdown(context.Background()) }) // no lingering workers for goleak
+	td := smallTraces()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := e.pushTraces(ctx, td); err != nil {
+			b.Fatal(err)
+		}
+		benchSettle(e)
+	}
+	b.ReportMetric(float64(td.SpanCount())*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}
+
 // BenchmarkPushLogs1000 is BenchmarkPushTraces1000 for 1,000 logs (10 containers).
 func BenchmarkPushLogs1000(b *testing.B) {
 	e := benchExporter(b, time.Now)

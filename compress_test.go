@@ -3,6 +3,7 @@ package sentryexporter
 import (
 	"bytes"
 	stdgzip "compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -257,4 +258,63 @@ func BenchmarkCompressEnvelopes(b *testing.B) {
 			return buf.Len()
 		})
 	})
+}
+
+// BenchmarkCompressByMode compresses each envelope of smallTraces as the
+// sender does (zstd at the default level), built once as transactions and
+// once as span v2 containers: span mode's items are about twice the bytes
+// (typed attributes, the sentry.* attributes on every span), and this is
+// what compressing them costs per span. The no-entropy rows are zstd without
+// Huffman/FSE entropy coding: the cheaper effort that would trade wire bytes
+// for CPU (not used).
+func BenchmarkCompressByMode(b *testing.B) {
+	for _, mode := range []TracesAs{TracesAsTransactions, TracesAsSpans} {
+		e := benchExporter(b, time.Now)
+		e.cfg.TracesAs = mode
+		td := smallTraces()
+		res := e.translator.Traces(td, translate.TracesWant{
+			Transactions: mode == TracesAsTransactions, SpanV2: mode == TracesAsSpans, Segments: true,
+		})
+		facts := e.facts.get()
+		*facts = e.index.add(res.Segments, *facts)
+		var out []outgoing
+		for i := range res.Transactions {
+			out = append(out, e.def.transactionEnvelope(&res.Transactions[i], *facts))
+		}
+		for i := range res.SpanGroups {
+			out = e.def.appendSpanEnvelopes(context.Background(), out, &res.SpanGroups[i], &payloadArena{})
+		}
+		var bodies [][]byte
+		raw := 0
+		for i := range out {
+			out[i].env.Header.SentAt = testStart
+			bodies = append(bodies, out[i].env.AppendTo(nil))
+			raw += len(bodies[i])
+		}
+		spans := td.SpanCount()
+		noEntropy, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(1<<20),
+			zstd.WithNoEntropyCompression(true))
+		for _, enc := range []struct {
+			name string
+			f    func(src, dst []byte) []byte
+		}{
+			{"zstd", func(src, dst []byte) []byte { return e.comp.compress(encodingZstd, src, dst) }},
+			{"zstd-no-entropy", func(src, dst []byte) []byte { return noEntropy.EncodeAll(src, dst) }},
+		} {
+			b.Run(string(mode)+"/"+enc.name, func(b *testing.B) {
+				var buf []byte
+				wire := 0
+				for b.Loop() {
+					wire = 0
+					for _, body := range bodies {
+						buf = enc.f(body, buf[:0])
+						wire += len(buf)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(spans), "ns/span")
+				b.ReportMetric(float64(raw)/float64(spans), "rawB/span")
+				b.ReportMetric(float64(wire)/float64(spans), "wireB/span")
+			})
+		}
+	}
 }

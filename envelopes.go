@@ -96,11 +96,16 @@ func (p *project) errorEnvelope(ev *translate.ErrorEvent) outgoing {
 
 // appendSpanEnvelopes splits one trace's span v2 items into containers of at
 // most maxSpansPerEnvelope; each envelope carries the DSC Relay requires.
-// Their payloads are written into a.
+// A trace that fits one container (the usual case) is sent as the
+// translator framed it (SpanGroup.Container), without a copy; the payloads of
+// a trace split in several are written into a.
 func (p *project) appendSpanEnvelopes(ctx context.Context, out []outgoing, g *translate.SpanGroup, a *payloadArena) []outgoing {
 	chunks, oversized := envelope.Chunk(g.Items, maxSpansPerEnvelope, maxSpanContainerBytes)
 	p.acct.dropped(ctx, reasonInvalid, counts{catSpan: int64(len(oversized))})
 	trace := p.dsc(g.TraceID, g.Environment, g.Release, g.Segment)
+	if len(chunks) == 1 && len(chunks[0]) == len(g.Items) && g.Container != nil {
+		return append(out, spanOutgoing(trace, chunks[0], g.Container))
+	}
 	for i, payload := range a.containers(chunks, true) {
 		out = append(out, spanOutgoing(trace, chunks[i], payload))
 	}

@@ -40,10 +40,18 @@ import (
 type groupRec struct {
 	trace, segment span32
 	ri             int32
-	a, b           int // range of s.items
+	a, b           int  // range of s.items
+	c              frag // the items framed as one container, in s.out
 }
 
-// spanGroups renders every span as a span v2 item, one group per trace.
+// spanContainerHead opens a span v2 container as @sentry/core 11 writes it
+// (tracing/spans/envelope.js); envelope.AppendSpanContainer writes the same.
+const spanContainerHead = `{"version":2,"items":[`
+
+// spanGroups renders every span as a span v2 item, one group per trace. The
+// items of a group are written inside the framing of one span v2 container
+// (the head, a comma between items, "]}"), so that a group that fits one
+// envelope is sent without copying its items again (SpanGroup.Container).
 func (s *state) spanGroups(r *TracesResult) {
 	budget := s.t.o.MaxItemBytes
 	for t := range s.traces {
@@ -65,9 +73,15 @@ func (s *state) spanGroups(r *TracesResult) {
 				break
 			}
 		}
+		g.c.a = s.out.len()
+		s.out.raw(spanContainerHead)
 		for _, seg := range s.segs[tr.segA:tr.segB] {
 			root := &s.spans[seg.root]
 			for _, i := range s.order[seg.a:seg.b] {
+				c := s.out.len()
+				if len(s.items) > g.a {
+					s.out.byte(',')
+				}
 				a := s.out.len()
 				ok := false
 				for lvl := range levels {
@@ -78,7 +92,7 @@ func (s *state) spanGroups(r *TracesResult) {
 					}
 				}
 				if !ok {
-					s.out.truncate(a)
+					s.out.truncate(c)
 					r.InvalidSpans++
 					continue
 				}
@@ -86,6 +100,8 @@ func (s *state) spanGroups(r *TracesResult) {
 			}
 		}
 		g.b = len(s.items)
+		s.out.raw("]}")
+		g.c.b = s.out.len()
 		s.groups = append(s.groups, g)
 	}
 }

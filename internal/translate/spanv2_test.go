@@ -3,11 +3,14 @@ package translate
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otel-sentry/sentryexporter/envelope"
 )
 
 // TestSpanV2ConventionNames checks the attribute names of @sentry/conventions
@@ -173,4 +176,40 @@ func TestSpanV2StatusMessage(t *testing.T) {
 	assert.Equal(t, "error", items[0]["status"])
 	assert.Equal(t, "internal_error", attrValue(items[0], "sentry.status.message"))
 	assert.Nil(t, attrValue(items[1], "sentry.status.message"), "ok spans have none")
+}
+
+// TestSpanV2ContainerFraming: each group's Container is its items framed as
+// one span v2 container, byte for byte what envelope.AppendSpanContainer
+// writes (the exporter sends it as is), also when items in the middle of a
+// trace are too large at every level and left out (counted invalid).
+func TestSpanV2ContainerFraming(t *testing.T) {
+	invalid := 0
+	for seed := range uint64(60) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		n := 1 + rng.IntN(120)
+		td, _ := randomTraces(rng, n)
+		o := testOptions()
+		if seed%2 == 1 {
+			o.MaxItemBytes = 700 + rng.IntN(800) // some items fit at no level
+		}
+		r := New(o).Traces(td, TracesWant{SpanV2: true, Transactions: seed%3 == 0})
+		items := 0
+		for _, g := range r.SpanGroups {
+			require.Equal(t, string(envelope.AppendSpanContainer(nil, g.Items)), string(g.Container), "seed %d", seed)
+			var c struct {
+				Version int
+				Items   []json.RawMessage
+			}
+			require.NoError(t, json.Unmarshal(g.Container, &c), "seed %d", seed)
+			assert.Equal(t, 2, c.Version)
+			assert.Len(t, c.Items, len(g.Items))
+			items += len(g.Items)
+		}
+		assert.Equal(t, n, items+r.InvalidSpans, "seed %d", seed)
+		invalid += r.InvalidSpans
+		if seed%2 == 0 {
+			assert.Zero(t, r.InvalidSpans, "seed %d", seed)
+		}
+	}
+	require.Positive(t, invalid, "some items must be too large at every level")
 }

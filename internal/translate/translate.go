@@ -38,6 +38,12 @@ type ErrorEvent struct {
 type SpanGroup struct {
 	TraceID, Environment, Release, Segment string
 	Items                                  [][]byte
+	// Container is Items framed as one span v2 container payload,
+	// {"version":2,"items":[...]}, byte for byte what
+	// envelope.AppendSpanContainer writes for Items; Items are slices of it.
+	// An exporter whose limits let the whole group go in one envelope sends
+	// it as is, with no copy.
+	Container []byte
 }
 
 // TracesWant says what to serialise. Anything not wanted is only counted.
@@ -209,6 +215,7 @@ func (t *Translator) Traces(td ptrace.Traces, want TracesWant) TracesResult {
 			r.SpanGroups[i] = SpanGroup{
 				TraceID: g.trace.in(arena), Segment: g.segment.in(arena),
 				Environment: ri.env, Release: ri.release, Items: items[g.a:g.b:g.b],
+				Container: out[g.c.a:g.c.b:g.c.b],
 			}
 		}
 	}
