@@ -36,6 +36,7 @@ func benchExporterWith(b testing.TB, configure func(*Config)) *sentryExporter {
 		b.Fatal(err)
 	}
 	e.def.sender.client = &http.Client{Transport: okTransport{}}
+	b.Cleanup(func() { _ = e.shutdown(context.Background()) }) // no lingering workers for goleak
 	return e
 }
 

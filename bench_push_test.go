@@ -45,7 +45,6 @@ func BenchmarkPushTracesSpans1000(b *testing.B) {
 	e := benchExporter(b, time.Now)
 	e.cfg.TracesAs = TracesAsSpans
 	e.def.sender.client = &http.Client{Transport: okTransport{}}
-	b.Cleanup(func() { _ = e.shutdown(context.Background()) }) // no lingering workers for goleak
 	td := smallTraces()
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -29,6 +29,7 @@ func benchExporter(b *testing.B, now func() time.Time) *sentryExporter {
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { _ = e.shutdown(context.Background()) }) // no lingering workers for goleak
 	return e
 }
 
