@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/traceindex"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
@@ -35,26 +36,26 @@ var sdk = &envelope.SDKInfo{Name: sdkName, Version: sdkVersion}
 // dsc is the `trace` envelope header (dynamic sampling context). Every
 // envelope of a trace carries the same one once the trace's head has been
 // seen: its transaction, sampled flag and sample rate are the head's
-// (traceIndex.facts); own is the envelope's own segment name, used until then.
+// (traceindex.Index.Facts); own is the envelope's own segment name, used until then.
 func (p *project) dsc(traceID, environment, release, own string) *envelope.TraceContext {
-	return p.dscOf(p.exp.index.facts(traceIDOf(traceID), own), traceID, environment, release)
+	return p.dscOf(p.exp.index.Facts(traceindex.TraceIDOf(traceID), own), traceID, environment, release)
 }
 
 // dscOf is dsc with the trace's facts already looked up.
-func (p *project) dscOf(f dscFacts, traceID, environment, release string) *envelope.TraceContext {
+func (p *project) dscOf(f traceindex.Facts, traceID, environment, release string) *envelope.TraceContext {
 	return &envelope.TraceContext{
 		TraceID: traceID, PublicKey: p.dsn.publicKey,
-		Environment: environment, Release: release, Transaction: f.transaction,
-		Sampled: f.sampled, SampleRate: f.sampleRate, SampleRand: f.sampleRand,
+		Environment: environment, Release: release, Transaction: f.Transaction,
+		Sampled: f.Sampled, SampleRate: f.SampleRate, SampleRand: f.SampleRand,
 	}
 }
 
 // transactionEnvelope wraps one transaction; facts are the DSC facts of the
-// push's segments (traceIndex.add), nil to look them up.
-func (p *project) transactionEnvelope(tx *translate.Transaction, facts []dscFacts) outgoing {
+// push's segments (traceindex.Index.Add), nil to look them up.
+func (p *project) transactionEnvelope(tx *translate.Transaction, facts []traceindex.Facts) outgoing {
 	var trace *envelope.TraceContext
 	if tx.Segment < len(facts) {
-		trace = p.dscOf(facts[tx.Segment].or(tx.Name), tx.TraceID, tx.Environment, tx.Release)
+		trace = p.dscOf(facts[tx.Segment].Or(tx.Name), tx.TraceID, tx.Environment, tx.Release)
 	} else {
 		trace = p.dsc(tx.TraceID, tx.Environment, tx.Release, tx.Name)
 	}
@@ -75,12 +76,12 @@ func (p *project) transactionEnvelope(tx *translate.Transaction, facts []dscFact
 func (p *project) errorEnvelope(ev *translate.ErrorEvent) outgoing {
 	payload, tx := ev.Payload, ev.Transaction
 	if ev.Linked && (tx == "" || ev.FromLog) {
-		if seg, ok := p.exp.index.segmentOf(ev.TraceIDBytes, ev.SpanID); ok {
-			if tx == "" && seg.name != "" {
-				payload, tx = withTransaction(payload, seg.name), seg.name
+		if seg, ok := p.exp.index.SegmentOf(ev.TraceIDBytes, ev.SpanID); ok {
+			if tx == "" && seg.Name != "" {
+				payload, tx = withTransaction(payload, seg.Name), seg.Name
 			}
 			if ev.FromLog {
-				payload = withSegmentRequest(payload, seg.request, seg.statusCode)
+				payload = withSegmentRequest(payload, seg.Request, seg.StatusCode)
 			}
 		}
 	}

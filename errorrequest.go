@@ -4,7 +4,7 @@ import "strconv"
 
 // withSegmentRequest gives an error event derived from a log record the
 // request object and contexts.response.status_code of its span's segment
-// (traceIndex.segmentOf), as error events raised from span events inside a
+// (traceindex.Index.SegmentOf), as error events raised from span events inside a
 // server segment have them. A member the event already has is kept: no key
 // is written twice. If the payload cannot be read or the result would be too
 // large, the event goes out as it was.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/internal/discovery"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
+	"github.com/otel-sentry/sentryexporter/internal/traceindex"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -30,11 +31,11 @@ type sentryExporter struct {
 	set        exporter.Settings
 	logger     *zap.Logger
 	translator *translate.Translator
-	payloads   payloadArenas // container payloads, reused across pushes
-	index      *traceIndex   // heads and segments of recent traces (DSC, transaction of log-derived errors)
-	facts      factsPool     // DSC facts of a push's segments, reused across pushes
-	dedupe     *dedupe       // nil unless both error sources are on and error_events::dedupe_window > 0
-	asm        *assembly     // trace assembly (assembly.go); nil when assembly::wait is 0
+	payloads   payloadArenas        // container payloads, reused across pushes
+	index      *traceindex.Index    // heads and segments of recent traces (DSC, transaction of log-derived errors)
+	facts      traceindex.FactsPool // DSC facts of a push's segments, reused across pushes
+	dedupe     *dedupe              // nil unless both error sources are on and error_events::dedupe_window > 0
+	asm        *assembly            // trace assembly (assembly.go); nil when assembly::wait is 0
 	tb         *metadata.TelemetryBuilder
 	clk        clocks
 	userAgent  string
@@ -82,14 +83,14 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		tb:            tb,
 		clk:           clk,
 		userAgent:     fmt.Sprintf("%s/%s (%s %s; %s/%s)", sdkName, sdkVersion, set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
-		index:         newTraceIndex(),
+		index:         traceindex.New(),
 		byDSN:         map[string]*project{},
 		static:        map[string]*project{},
 		stopping:      make(chan struct{}),
 		discoveryWait: discoveryWait,
 	}
-	e.index.noSpanIDs = !cfg.ErrorEvents.FromSpanExceptions && !cfg.ErrorEvents.FromLogs
-	e.index.noRequests = !cfg.ErrorEvents.FromLogs
+	e.index.NoSpanIDs = !cfg.ErrorEvents.FromSpanExceptions && !cfg.ErrorEvents.FromLogs
+	e.index.NoRequests = !cfg.ErrorEvents.FromLogs
 	e.pending.max = cfg.Pending.MaxBytes
 	// Each project's fair share of the total, held whatever the others hold.
 	e.pending.share = min(cfg.Pending.MaxBytesPerProject, cfg.Pending.MaxBytes/max(int64(cfg.Routing.MaxProjects), 1))

@@ -66,8 +66,8 @@ func (p *project) translateTraces(ctx context.Context, td ptrace.Traces) {
 		Errors:       p.exp.cfg.ErrorEvents.FromSpanExceptions && !gateError.limited(limits, now),
 		Segments:     true,
 	})
-	facts := p.exp.facts.get()
-	*facts = p.exp.index.add(res.Segments, *facts)
+	facts := p.exp.facts.Get()
+	*facts = p.exp.index.Add(res.Segments, *facts)
 	skipped := counts{catSpan: int64(res.SkippedSpans), catError: int64(res.SkippedErrors)}
 	if mode == TracesAsTransactions { // in spans mode no transaction is ever built, so none is dropped
 		skipped[catTransaction] = int64(res.SkippedTransactions)
@@ -83,7 +83,7 @@ func (p *project) translateTraces(ctx context.Context, td ptrace.Traces) {
 	for i := range res.SpanGroups {
 		out = p.appendSpanEnvelopes(ctx, out, &res.SpanGroups[i], payloads)
 	}
-	p.exp.facts.put(facts) // the envelopes have copied what they need
+	p.exp.facts.Put(facts) // the envelopes have copied what they need
 	out = p.appendErrorEnvelopes(ctx, out, res.Errors)
 	// once every envelope is settled the payload buffers can be reused
 	p.hand(ctx, out, func() {
