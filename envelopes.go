@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/traceindex"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
@@ -25,8 +26,8 @@ const (
 // accounting.
 type outgoing struct {
 	env    envelope.Envelope
-	gate   gate
-	counts counts
+	gate   account.Gate
+	counts account.Counts
 	items  [][]byte // container items, kept so a 413 can split the container once
 }
 
@@ -64,8 +65,8 @@ func (p *project) transactionEnvelope(tx *translate.Transaction, facts []tracein
 			Header: envelope.Header{EventID: tx.EventID, SDK: sdk, Trace: trace},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeTransaction, Payload: tx.Payload}},
 		},
-		gate:   gateTransaction,
-		counts: counts{catTransaction: 1, catSpan: int64(tx.Spans)},
+		gate:   account.GateTransaction,
+		counts: account.Counts{account.CatTransaction: 1, account.CatSpan: int64(tx.Spans)},
 	}
 }
 
@@ -90,8 +91,8 @@ func (p *project) errorEnvelope(ev *translate.ErrorEvent) outgoing {
 			Header: envelope.Header{EventID: ev.EventID, SDK: sdk, Trace: p.dsc(ev.TraceID, ev.Environment, ev.Release, tx)},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeEvent, Payload: payload}},
 		},
-		gate:   gateError,
-		counts: counts{catError: 1},
+		gate:   account.GateError,
+		counts: account.Counts{account.CatError: 1},
 	}
 }
 
@@ -102,7 +103,7 @@ func (p *project) errorEnvelope(ev *translate.ErrorEvent) outgoing {
 // a trace split in several are written into a.
 func (p *project) appendSpanEnvelopes(ctx context.Context, out []outgoing, g *translate.SpanGroup, a *payloadArena) []outgoing {
 	chunks, oversized := envelope.Chunk(g.Items, maxSpansPerEnvelope, maxSpanContainerBytes)
-	p.acct.dropped(ctx, reasonInvalid, counts{catSpan: int64(len(oversized))})
+	p.acct.dropped(ctx, account.ReasonInvalid, account.Counts{account.CatSpan: int64(len(oversized))})
 	trace := p.dsc(g.TraceID, g.Environment, g.Release, g.Segment)
 	if len(chunks) == 1 && len(chunks[0]) == len(g.Items) && g.Container != nil {
 		return append(out, spanOutgoing(trace, chunks[0], g.Container))
@@ -122,8 +123,8 @@ func spanOutgoing(trace *envelope.TraceContext, items [][]byte, payload []byte) 
 				ItemCount: len(items), Payload: payload,
 			}},
 		},
-		gate:   gateSpan,
-		counts: counts{catSpan: int64(len(items))},
+		gate:   account.GateSpan,
+		counts: account.Counts{account.CatSpan: int64(len(items))},
 		items:  items,
 	}
 }
@@ -134,12 +135,12 @@ func spanOutgoing(trace *envelope.TraceContext, items [][]byte, payload []byte) 
 // payloads are written into a.
 func (p *project) appendLogEnvelopes(ctx context.Context, out []outgoing, logs [][]byte, a *payloadArena) []outgoing {
 	chunks, oversized := envelope.Chunk(logs, maxLogsPerEnvelope, maxLogContainerBytes)
-	var invalid counts
+	var invalid account.Counts
 	for _, i := range oversized {
-		invalid[catLogItem]++
-		invalid[catLogByte] += int64(len(logs[i]))
+		invalid[account.CatLogItem]++
+		invalid[account.CatLogByte] += int64(len(logs[i]))
 	}
-	p.acct.dropped(ctx, reasonInvalid, invalid)
+	p.acct.dropped(ctx, account.ReasonInvalid, invalid)
 	for i, payload := range a.containers(chunks, false) {
 		out = append(out, logOutgoing(chunks[i], payload))
 	}
@@ -155,12 +156,12 @@ func logOutgoing(items [][]byte, payload []byte) outgoing {
 				ItemCount: len(items), Payload: payload,
 			}},
 		},
-		gate:  gateLogs,
+		gate:  account.GateLogs,
 		items: items,
 	}
-	o.counts[catLogItem] = int64(len(items))
+	o.counts[account.CatLogItem] = int64(len(items))
 	for _, it := range items {
-		o.counts[catLogByte] += int64(len(it))
+		o.counts[account.CatLogByte] += int64(len(it))
 	}
 	return o
 }
@@ -169,7 +170,7 @@ func logOutgoing(items [][]byte, payload []byte) outgoing {
 func (o *outgoing) halves() [2]outgoing {
 	mid := len(o.items) / 2
 	build := func(items [][]byte) outgoing {
-		if o.gate == gateLogs {
+		if o.gate == account.GateLogs {
 			return logOutgoing(items, envelope.Container(items))
 		}
 		return spanOutgoing(o.env.Header.Trace, items, envelope.SpanContainer(items))

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/discovery"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
 	"github.com/otel-sentry/sentryexporter/internal/traceindex"
@@ -207,7 +208,7 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 	}
 	p := &project{exp: e, dsn: d, limits: &ratelimit.State{}}
 	if e.cfg.ClientReports.Enabled {
-		p.reports = &clientReports{}
+		p.reports = &account.ClientReports{}
 	}
 	p.acct = newAccountant(e.tb, d.projectID, p.reports)
 	p.queue = newPendingQueue(e.run, e.cfg.MaxConcurrentRequests, e.cfg.Pending.MaxBytesPerProject, &e.pending, p.deliver)

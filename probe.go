@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 
@@ -24,14 +25,14 @@ const (
 // Envelopes that arrive while the probe is out are dropped as
 // ratelimit_backoff: the quota was exhausted a moment ago, and nothing waits.
 type probes struct {
-	probing   [numGates]atomic.Bool
-	confirmed [numGates]atomic.Int64 // the ended deadline (unix ns) a probe got a non-429 answer for
+	probing   [account.NumGates]atomic.Bool
+	confirmed [account.NumGates]atomic.Int64 // the ended deadline (unix ns) a probe got a non-429 answer for
 }
 
 // admit decides for one envelope behind g at now. On admitProbe the caller
 // must call settle with the returned deadline after its attempt.
-func (p *probes) admit(g gate, l ratelimit.Limits, now time.Time) (admission, time.Time) {
-	d := g.deadline(l)
+func (p *probes) admit(g account.Gate, l ratelimit.Limits, now time.Time) (admission, time.Time) {
+	d := g.Deadline(l)
 	switch {
 	case d.After(now):
 		return admitLimited, d
@@ -47,7 +48,7 @@ func (p *probes) admit(g gate, l ratelimit.Limits, now time.Time) (admission, ti
 // settle ends a probe: any answer but a 429 confirms that the window ended
 // (a 429 has merged a new window already); no answer at all lets the next
 // envelope probe.
-func (p *probes) settle(g gate, ended time.Time, status int) {
+func (p *probes) settle(g account.Gate, ended time.Time, status int) {
 	if status != 0 && status != http.StatusTooManyRequests {
 		for n := ended.UnixNano(); ; {
 			old := p.confirmed[g].Load()
