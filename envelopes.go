@@ -5,6 +5,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/errorshape"
 	"github.com/otel-sentry/sentryexporter/internal/traceindex"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
@@ -73,16 +74,16 @@ func (p *project) transactionEnvelope(tx *translate.Transaction, facts []tracein
 // errorEnvelope wraps one error event. When the trace index knows the
 // event's span, an event without a transaction (one derived from a log
 // record) gets its segment's name, and an event derived from a log record
-// gets the segment's request and response status code (withSegmentRequest).
+// gets the segment's request and response status code (errorshape.WithSegmentRequest).
 func (p *project) errorEnvelope(ev *translate.ErrorEvent) outgoing {
 	payload, tx := ev.Payload, ev.Transaction
 	if ev.Linked && (tx == "" || ev.FromLog) {
 		if seg, ok := p.exp.index.SegmentOf(ev.TraceIDBytes, ev.SpanID); ok {
 			if tx == "" && seg.Name != "" {
-				payload, tx = withTransaction(payload, seg.Name), seg.Name
+				payload, tx = errorshape.WithTransaction(payload, seg.Name), seg.Name
 			}
 			if ev.FromLog {
-				payload = withSegmentRequest(payload, seg.Request, seg.StatusCode)
+				payload = errorshape.WithSegmentRequest(payload, seg.Request, seg.StatusCode)
 			}
 		}
 	}
