@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/discovery"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
 	"github.com/otel-sentry/sentryexporter/internal/traceindex"
@@ -54,7 +55,7 @@ type sentryExporter struct {
 	host     component.Host      // set by start; discovered projects build their client from it
 
 	pending   pendingTotal       // bytes all projects hold, against pending::max_bytes
-	inflight  *inflightBudget    // requests and bytes in flight over all projects (inflight.go)
+	inflight  *admit.Budget      // requests and bytes in flight over all projects (inflight.go)
 	run       context.Context    // ends pending::drain_timeout after shutdown began: requests in flight are cancelled
 	cancelRun context.CancelFunc //
 	drainEnd  *time.Timer        // set when shutdown begins
@@ -95,7 +96,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	e.pending.max = cfg.Pending.MaxBytes
 	// Each project's fair share of the total, held whatever the others hold.
 	e.pending.share = min(cfg.Pending.MaxBytesPerProject, cfg.Pending.MaxBytes/max(int64(cfg.Routing.MaxProjects), 1))
-	e.inflight = newInflightBudget(cfg.Pending.MaxRequestsInFlight, cfg.Pending.MaxBytesInFlight, cfg.Routing.MaxProjects)
+	e.inflight = admit.NewBudget(cfg.Pending.MaxRequestsInFlight, cfg.Pending.MaxBytesInFlight, cfg.Routing.MaxProjects)
 	e.finalReport = finalReportTimeout
 	e.run, e.cancelRun = context.WithCancel(context.Background())
 	e.translator = translate.New(translate.Options{
@@ -164,7 +165,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	}
 	err = tb.RegisterExporterSentryConcurrencyLimitCallback(func(_ context.Context, o metric.Int64Observer) error {
 		for _, p := range e.allProjects() {
-			o.Observe(int64(p.sender.lim.current()), metric.WithAttributes(p.acct.project))
+			o.Observe(int64(p.sender.lim.Current()), metric.WithAttributes(p.acct.project))
 		}
 		return nil
 	})
@@ -173,7 +174,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	}
 	err = tb.RegisterExporterSentryInFlightBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
 		for _, p := range e.allProjects() {
-			o.Observe(p.sender.lim.heldBytes(), metric.WithAttributes(p.acct.project))
+			o.Observe(p.sender.lim.HeldBytes(), metric.WithAttributes(p.acct.project))
 		}
 		return nil
 	})
@@ -220,7 +221,7 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 		request:  request,
 		limits:   p.limits,
 		retry:    e.cfg.RetryConfig,
-		lim:      e.inflight.newLimit(e.cfg.MaxConcurrentRequests),
+		lim:      e.inflight.NewLimit(e.cfg.MaxConcurrentRequests),
 		stopping: e.stopping,
 		now:      e.clk.now,
 		wall:     e.clk.wall,
@@ -230,7 +231,7 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 		readFor:  maxAnswerRead,
 		timeout:  e.cfg.ClientConfig.Timeout,
 	}
-	p.queue.allowed = p.sender.lim.current
+	p.queue.allowed = p.sender.lim.Current
 	if e.comp != nil {
 		p.sender.body = newBodyEncoder(e.comp, e.cfg.ClientConfig.Compression, e.logger, p.acct.compressionFallback)
 	}

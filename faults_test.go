@@ -19,6 +19,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
 )
 
@@ -218,8 +219,8 @@ func TestNetworkFaults(t *testing.T) {
 				// The request that hangs counts against the in-flight budget: its two
 				// bodies and the fixed cost of a request; the healthy project holds none.
 				if f.met != nil {
-					held := h.project("sick").sender.lim.heldBytes()
-					assert.GreaterOrEqual(t, held, int64(requestOverhead), "the hung request is counted in flight")
+					held := h.project("sick").sender.lim.HeldBytes()
+					assert.GreaterOrEqual(t, held, int64(admit.RequestOverhead), "the hung request is counted in flight")
 					assert.Equal(t, held, h.gauge("otelcol_exporter_sentry_in_flight_bytes", sickProject))
 				}
 				assert.Zero(t, h.gauge("otelcol_exporter_sentry_in_flight_bytes", healthyProject))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 
@@ -50,8 +51,8 @@ type sender struct {
 	client   *http.Client
 	limits   *ratelimit.State
 	retry    configretry.BackOffConfig
-	lim      *concurrencyLimit // max_concurrent_requests, adaptive, within the exporter's in-flight budget
-	probes   probes            // one probe per gate when a window ends
+	lim      *admit.Limit // max_concurrent_requests, adaptive, within the exporter's in-flight budget
+	probes   admit.Probes // one probe per gate when a window ends
 	stopping <-chan struct{}
 	now      func() time.Time // rate-limit windows
 	wall     func() time.Time // retry budget
@@ -75,20 +76,20 @@ func requestCost(env *envelope.Envelope) int64 {
 	for i := range env.Items {
 		n += int64(len(env.Items[i].Payload))
 	}
-	return 2*n + requestOverhead
+	return 2*n + admit.RequestOverhead
 }
 
 // verdictOf is what res tells the project's concurrency limit.
-func verdictOf(ctx context.Context, res sendResult) verdict {
+func verdictOf(ctx context.Context, res sendResult) admit.Verdict {
 	switch {
 	case res.status >= 500:
-		return verdictOverload
+		return admit.VerdictOverload
 	case res.status > 0:
-		return verdictOK
+		return admit.VerdictOK
 	case ctx.Err() != nil: // shutdown's drain time is over: cancelled by us
-		return verdictIgnore
+		return admit.VerdictIgnore
 	default:
-		return verdictNone
+		return admit.VerdictNone
 	}
 }
 
@@ -109,19 +110,19 @@ func (s *sender) send(ctx context.Context, env *envelope.Envelope, g account.Gat
 			return sendResult{reason: account.ReasonNetworkError}
 		}
 		cost := requestCost(env)
-		if !s.lim.acquire(ctx, cost) {
+		if !s.lim.Acquire(ctx, cost) {
 			return sendResult{reason: account.ReasonNetworkError}
 		}
 		// Checked again after waiting for the slot: a limit may have arrived.
-		adm, ended := s.probes.admit(g, s.limits.Load(), s.now())
-		if adm == admitLimited {
-			s.lim.release(cost, verdictIgnore)
+		adm, ended := s.probes.Admit(g, s.limits.Load(), s.now())
+		if adm == admit.Limited {
+			s.lim.Release(cost, admit.VerdictIgnore)
 			return sendResult{reason: account.ReasonRateLimitBackoff}
 		}
 		res, retryAfter := s.attempt(ctx, env)
-		s.lim.release(cost, verdictOf(ctx, res))
-		if adm == admitProbe {
-			s.probes.settle(g, ended, res.status)
+		s.lim.Release(cost, verdictOf(ctx, res))
+		if adm == admit.Probe {
+			s.probes.Settle(g, ended, res.status)
 		}
 		if !retryable(res) {
 			return res
