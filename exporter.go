@@ -55,7 +55,7 @@ type sentryExporter struct {
 	host     component.Host      // set by start; discovered projects build their client from it
 
 	pending   pendingTotal       // bytes all projects hold, against pending::max_bytes
-	inflight  *admit.Budget      // requests and bytes in flight over all projects (inflight.go)
+	inflight  *admit.Budget      // requests and bytes in flight over all projects (internal/admit)
 	run       context.Context    // ends pending::drain_timeout after shutdown began: requests in flight are cancelled
 	cancelRun context.CancelFunc //
 	drainEnd  *time.Timer        // set when shutdown begins

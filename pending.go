@@ -33,7 +33,7 @@ type pendingQueue struct {
 	ctx        context.Context                        // ends when the drain time after shutdown is over
 	maxWorkers int
 	// allowed, when set, is how many workers are worth running now: the
-	// project's adaptive concurrency limit (inflight.go). A project whose
+	// project's adaptive concurrency limit (internal/admit). A project whose
 	// Sentry hangs so parks one worker, not max_concurrent_requests.
 	allowed  func() int
 	linger   time.Duration // workerLinger; tests shorten it

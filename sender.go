@@ -70,7 +70,7 @@ type sender struct {
 
 // requestCost is what one request for env holds while in flight, counted
 // against pending::max_bytes_in_flight: the encoded envelope, its compressed
-// copy (at most as large, counted as large), and requestOverhead.
+// copy (at most as large, counted as large), and admit.RequestOverhead.
 func requestCost(env *envelope.Envelope) int64 {
 	n := int64(envelopeOverhead)
 	for i := range env.Items {
