@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -23,23 +24,23 @@ import (
 // otelcol_exporter_sentry_* are the truth about what Sentry stored.
 type accountant struct {
 	tb      *metadata.TelemetryBuilder
-	reports *clientReports // nil when client reports are disabled
+	reports *account.ClientReports // nil when client reports are disabled
 
-	dropOpts [numReasons][numCategories][]metric.AddOption
-	sentOpts [numCategories][]metric.AddOption
+	dropOpts [account.NumReasons][account.NumCategories][]metric.AddOption
+	sentOpts [account.NumCategories][]metric.AddOption
 	reqOpts  map[int][]metric.AddOption // by status (0: no answer); built once for the statuses Sentry sends
 	project  attribute.KeyValue
 }
 
-func newAccountant(tb *metadata.TelemetryBuilder, projectID string, reports *clientReports) *accountant {
+func newAccountant(tb *metadata.TelemetryBuilder, projectID string, reports *account.ClientReports) *accountant {
 	a := &accountant{tb: tb, reports: reports, project: attribute.String("project", projectID), reqOpts: map[int][]metric.AddOption{}}
-	for why := range numReasons {
-		for cat := range numCategories {
-			a.dropOpts[why][cat] = addOpts(a.project, attribute.String("category", string(cat.wire())), attribute.String("reason", why.wire()))
+	for why := range account.NumReasons {
+		for cat := range account.NumCategories {
+			a.dropOpts[why][cat] = addOpts(a.project, attribute.String("category", string(cat.Wire())), attribute.String("reason", why.Wire()))
 		}
 	}
-	for cat := range numCategories {
-		a.sentOpts[cat] = addOpts(a.project, attribute.String("category", string(cat.wire())))
+	for cat := range account.NumCategories {
+		a.sentOpts[cat] = addOpts(a.project, attribute.String("category", string(cat.Wire())))
 	}
 	for _, status := range []int{200, 202, 400, 401, 403, 404, 413, 415, 429, 500, 502, 503, 504} {
 		a.reqOpts[status] = addOpts(a.project, attribute.String("status", strconv.Itoa(status)))
@@ -55,19 +56,19 @@ func addOpts(kvs ...attribute.KeyValue) []metric.AddOption {
 const statusNetworkError = "network_error"
 
 // dropped records items that will never reach Sentry.
-func (a *accountant) dropped(ctx context.Context, why reason, c counts) {
+func (a *accountant) dropped(ctx context.Context, why account.Reason, c account.Counts) {
 	for cat, n := range c {
 		if n > 0 {
 			a.tb.ExporterSentryDroppedItems.Add(ctx, n, a.dropOpts[why][cat]...)
 		}
 	}
 	if a.reports != nil {
-		a.reports.add(why, c)
+		a.reports.Add(why, c)
 	}
 }
 
 // sent records items Sentry accepted.
-func (a *accountant) sent(ctx context.Context, c counts) {
+func (a *accountant) sent(ctx context.Context, c account.Counts) {
 	for cat, n := range c {
 		if n > 0 {
 			a.tb.ExporterSentrySentItems.Add(ctx, n, a.sentOpts[cat]...)
@@ -76,7 +77,7 @@ func (a *accountant) sent(ctx context.Context, c counts) {
 }
 
 // outcome records what happened to the items of one envelope.
-func (a *accountant) outcome(ctx context.Context, r sendResult, c counts) {
+func (a *accountant) outcome(ctx context.Context, r sendResult, c account.Counts) {
 	if r.delivered {
 		a.sent(ctx, c)
 		return

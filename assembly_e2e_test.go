@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/account"
 )
 
 // splitTraces splits a batch as an SDK's batch span processor does when a
@@ -89,8 +90,8 @@ func transactions(t *testing.T, f *fakeSentry) []txOf {
 
 // stored counts what the fake Sentry received, by category (when it answers
 // 200 to everything: what it stored).
-func stored(f *fakeSentry) (s counts) {
-	var st [numCategories]atomic.Int64
+func stored(f *fakeSentry) (s account.Counts) {
+	var st [account.NumCategories]atomic.Int64
 	for _, r := range f.envelopes() {
 		for _, it := range r.env.Items {
 			storeCounts(&st, it)
@@ -145,7 +146,7 @@ func TestAssemblySplitRequests(t *testing.T) {
 		assert.Zero(t, h.fragments(why), why)
 	}
 	s := stored(h.sentry)
-	assert.EqualValues(t, 400, s[catSpan]+h.droppedAll("span"))
+	assert.EqualValues(t, 400, s[account.CatSpan]+h.droppedAll("span"))
 	assert.EqualValues(t, 400, h.sent("span"))
 }
 
@@ -187,9 +188,9 @@ func TestAssemblyOrphanStorm(t *testing.T) {
 	assert.Positive(t, h.fragments("expired"))
 	assert.Positive(t, h.fragments("shutdown"))
 	s := stored(h.sentry)
-	assert.EqualValues(t, in, s[catSpan]+h.droppedAll("span"), "spans: in = stored + dropped")
-	assert.EqualValues(t, in, s[catTransaction]+h.droppedAll("transaction"), "each orphan is its own transaction")
-	assert.EqualValues(t, errs, s[catError]+h.droppedAll("error"), "errors: in = stored + dropped")
+	assert.EqualValues(t, in, s[account.CatSpan]+h.droppedAll("span"), "spans: in = stored + dropped")
+	assert.EqualValues(t, in, s[account.CatTransaction]+h.droppedAll("transaction"), "each orphan is its own transaction")
+	assert.EqualValues(t, errs, s[account.CatError]+h.droppedAll("error"), "errors: in = stored + dropped")
 	assert.Zero(t, h.exp.asm.asm.Bytes(), "nothing held after shutdown")
 }
 
@@ -223,9 +224,9 @@ func TestAssemblyShutdownFlush(t *testing.T) {
 	h.sentry.requireNoInvalid()
 	assert.EqualValues(t, 12, h.fragments("shutdown"))
 	s := stored(h.sentry)
-	assert.EqualValues(t, 12, s[catSpan])
-	assert.EqualValues(t, 12, s[catTransaction], "each child its own transaction, as without assembly")
-	assert.EqualValues(t, 4, s[catError], "the exceptions of held spans are sent at release")
+	assert.EqualValues(t, 12, s[account.CatSpan])
+	assert.EqualValues(t, 12, s[account.CatTransaction], "each child its own transaction, as without assembly")
+	assert.EqualValues(t, 4, s[account.CatError], "the exceptions of held spans are sent at release")
 }
 
 // A child that arrives after its root was sent goes out at once, as a

@@ -68,16 +68,15 @@ func benchEncodeTraces(b *testing.B, td ptrace.Traces) {
 	for b.Loop() {
 		// Every trace is new to the index, as in steady traffic, where a
 		// generation's map is sized when it starts and does not grow.
-		clear(e.index.cur.traces)
-		e.index.cur.ids = e.index.cur.ids[:0]
+		e.index.ForgetCurrent()
 		res := e.translator.Traces(td, translate.TracesWant{Transactions: true, Errors: true, Segments: true})
-		facts := e.facts.get()
-		*facts = e.index.add(res.Segments, *facts)
+		facts := e.facts.Get()
+		*facts = e.index.Add(res.Segments, *facts)
 		out := make([]outgoing, 0, len(res.Transactions)+len(res.Errors))
 		for i := range res.Transactions {
 			out = append(out, e.def.transactionEnvelope(&res.Transactions[i], *facts))
 		}
-		e.facts.put(facts)
+		e.facts.Put(facts)
 		for i := range res.Errors {
 			out = append(out, e.def.errorEnvelope(&res.Errors[i]))
 		}

@@ -275,8 +275,8 @@ func BenchmarkCompressByMode(b *testing.B) {
 		res := e.translator.Traces(td, translate.TracesWant{
 			Transactions: mode == TracesAsTransactions, SpanV2: mode == TracesAsSpans, Segments: true,
 		})
-		facts := e.facts.get()
-		*facts = e.index.add(res.Segments, *facts)
+		facts := e.facts.Get()
+		*facts = e.index.Add(res.Segments, *facts)
 		var out []outgoing
 		for i := range res.Transactions {
 			out = append(out, e.def.transactionEnvelope(&res.Transactions[i], *facts))

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/otel-sentry/sentryexporter/internal/errorshape"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
@@ -22,7 +23,7 @@ const (
 // seconds apart, so each linked error event (one with the input's trace and
 // span id) is held for the window, keyed by project, trace id, span id and a
 // hash of exception.type and exception.message. When its counterpart from
-// the other pipeline arrives in time, the two are merged (mergeErrors) and
+// the other pipeline arrives in time, the two are merged (errorshape.MergeErrors) and
 // sent as one; otherwise the held event is sent when the window ends, or at
 // shutdown. Held events are copies: nothing refers to pdata or to a
 // translator buffer.
@@ -95,9 +96,9 @@ func (d *dedupe) offer(p *project, ev *translate.ErrorEvent, now time.Time) (tra
 		h := d.remove(el)
 		d.mu.Unlock()
 		if ev.FromLog {
-			return mergeErrors(&h.ev, ev), offerMerged
+			return errorshape.MergeErrors(&h.ev, ev), offerMerged
 		}
-		return mergeErrors(ev, &h.ev), offerMerged
+		return errorshape.MergeErrors(ev, &h.ev), offerMerged
 	}
 	if _, ok := d.held[key]; ok {
 		// The same exception twice from one pipeline: two exceptions, not a duplicate.

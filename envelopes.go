@@ -4,6 +4,9 @@ import (
 	"context"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/errorshape"
+	"github.com/otel-sentry/sentryexporter/internal/traceindex"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
@@ -24,8 +27,8 @@ const (
 // accounting.
 type outgoing struct {
 	env    envelope.Envelope
-	gate   gate
-	counts counts
+	gate   account.Gate
+	counts account.Counts
 	items  [][]byte // container items, kept so a 413 can split the container once
 }
 
@@ -35,26 +38,26 @@ var sdk = &envelope.SDKInfo{Name: sdkName, Version: sdkVersion}
 // dsc is the `trace` envelope header (dynamic sampling context). Every
 // envelope of a trace carries the same one once the trace's head has been
 // seen: its transaction, sampled flag and sample rate are the head's
-// (traceIndex.facts); own is the envelope's own segment name, used until then.
+// (traceindex.Index.Facts); own is the envelope's own segment name, used until then.
 func (p *project) dsc(traceID, environment, release, own string) *envelope.TraceContext {
-	return p.dscOf(p.exp.index.facts(traceIDOf(traceID), own), traceID, environment, release)
+	return p.dscOf(p.exp.index.Facts(traceindex.TraceIDOf(traceID), own), traceID, environment, release)
 }
 
 // dscOf is dsc with the trace's facts already looked up.
-func (p *project) dscOf(f dscFacts, traceID, environment, release string) *envelope.TraceContext {
+func (p *project) dscOf(f traceindex.Facts, traceID, environment, release string) *envelope.TraceContext {
 	return &envelope.TraceContext{
 		TraceID: traceID, PublicKey: p.dsn.publicKey,
-		Environment: environment, Release: release, Transaction: f.transaction,
-		Sampled: f.sampled, SampleRate: f.sampleRate, SampleRand: f.sampleRand,
+		Environment: environment, Release: release, Transaction: f.Transaction,
+		Sampled: f.Sampled, SampleRate: f.SampleRate, SampleRand: f.SampleRand,
 	}
 }
 
 // transactionEnvelope wraps one transaction; facts are the DSC facts of the
-// push's segments (traceIndex.add), nil to look them up.
-func (p *project) transactionEnvelope(tx *translate.Transaction, facts []dscFacts) outgoing {
+// push's segments (traceindex.Index.Add), nil to look them up.
+func (p *project) transactionEnvelope(tx *translate.Transaction, facts []traceindex.Facts) outgoing {
 	var trace *envelope.TraceContext
 	if tx.Segment < len(facts) {
-		trace = p.dscOf(facts[tx.Segment].or(tx.Name), tx.TraceID, tx.Environment, tx.Release)
+		trace = p.dscOf(facts[tx.Segment].Or(tx.Name), tx.TraceID, tx.Environment, tx.Release)
 	} else {
 		trace = p.dsc(tx.TraceID, tx.Environment, tx.Release, tx.Name)
 	}
@@ -63,24 +66,24 @@ func (p *project) transactionEnvelope(tx *translate.Transaction, facts []dscFact
 			Header: envelope.Header{EventID: tx.EventID, SDK: sdk, Trace: trace},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeTransaction, Payload: tx.Payload}},
 		},
-		gate:   gateTransaction,
-		counts: counts{catTransaction: 1, catSpan: int64(tx.Spans)},
+		gate:   account.GateTransaction,
+		counts: account.Counts{account.CatTransaction: 1, account.CatSpan: int64(tx.Spans)},
 	}
 }
 
 // errorEnvelope wraps one error event. When the trace index knows the
 // event's span, an event without a transaction (one derived from a log
 // record) gets its segment's name, and an event derived from a log record
-// gets the segment's request and response status code (withSegmentRequest).
+// gets the segment's request and response status code (errorshape.WithSegmentRequest).
 func (p *project) errorEnvelope(ev *translate.ErrorEvent) outgoing {
 	payload, tx := ev.Payload, ev.Transaction
 	if ev.Linked && (tx == "" || ev.FromLog) {
-		if seg, ok := p.exp.index.segmentOf(ev.TraceIDBytes, ev.SpanID); ok {
-			if tx == "" && seg.name != "" {
-				payload, tx = withTransaction(payload, seg.name), seg.name
+		if seg, ok := p.exp.index.SegmentOf(ev.TraceIDBytes, ev.SpanID); ok {
+			if tx == "" && seg.Name != "" {
+				payload, tx = errorshape.WithTransaction(payload, seg.Name), seg.Name
 			}
 			if ev.FromLog {
-				payload = withSegmentRequest(payload, seg.request, seg.statusCode)
+				payload = errorshape.WithSegmentRequest(payload, seg.Request, seg.StatusCode)
 			}
 		}
 	}
@@ -89,8 +92,8 @@ func (p *project) errorEnvelope(ev *translate.ErrorEvent) outgoing {
 			Header: envelope.Header{EventID: ev.EventID, SDK: sdk, Trace: p.dsc(ev.TraceID, ev.Environment, ev.Release, tx)},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeEvent, Payload: payload}},
 		},
-		gate:   gateError,
-		counts: counts{catError: 1},
+		gate:   account.GateError,
+		counts: account.Counts{account.CatError: 1},
 	}
 }
 
@@ -101,7 +104,7 @@ func (p *project) errorEnvelope(ev *translate.ErrorEvent) outgoing {
 // a trace split in several are written into a.
 func (p *project) appendSpanEnvelopes(ctx context.Context, out []outgoing, g *translate.SpanGroup, a *payloadArena) []outgoing {
 	chunks, oversized := envelope.Chunk(g.Items, maxSpansPerEnvelope, maxSpanContainerBytes)
-	p.acct.dropped(ctx, reasonInvalid, counts{catSpan: int64(len(oversized))})
+	p.acct.dropped(ctx, account.ReasonInvalid, account.Counts{account.CatSpan: int64(len(oversized))})
 	trace := p.dsc(g.TraceID, g.Environment, g.Release, g.Segment)
 	if len(chunks) == 1 && len(chunks[0]) == len(g.Items) && g.Container != nil {
 		return append(out, spanOutgoing(trace, chunks[0], g.Container))
@@ -121,8 +124,8 @@ func spanOutgoing(trace *envelope.TraceContext, items [][]byte, payload []byte) 
 				ItemCount: len(items), Payload: payload,
 			}},
 		},
-		gate:   gateSpan,
-		counts: counts{catSpan: int64(len(items))},
+		gate:   account.GateSpan,
+		counts: account.Counts{account.CatSpan: int64(len(items))},
 		items:  items,
 	}
 }
@@ -133,12 +136,12 @@ func spanOutgoing(trace *envelope.TraceContext, items [][]byte, payload []byte) 
 // payloads are written into a.
 func (p *project) appendLogEnvelopes(ctx context.Context, out []outgoing, logs [][]byte, a *payloadArena) []outgoing {
 	chunks, oversized := envelope.Chunk(logs, maxLogsPerEnvelope, maxLogContainerBytes)
-	var invalid counts
+	var invalid account.Counts
 	for _, i := range oversized {
-		invalid[catLogItem]++
-		invalid[catLogByte] += int64(len(logs[i]))
+		invalid[account.CatLogItem]++
+		invalid[account.CatLogByte] += int64(len(logs[i]))
 	}
-	p.acct.dropped(ctx, reasonInvalid, invalid)
+	p.acct.dropped(ctx, account.ReasonInvalid, invalid)
 	for i, payload := range a.containers(chunks, false) {
 		out = append(out, logOutgoing(chunks[i], payload))
 	}
@@ -154,12 +157,12 @@ func logOutgoing(items [][]byte, payload []byte) outgoing {
 				ItemCount: len(items), Payload: payload,
 			}},
 		},
-		gate:  gateLogs,
+		gate:  account.GateLogs,
 		items: items,
 	}
-	o.counts[catLogItem] = int64(len(items))
+	o.counts[account.CatLogItem] = int64(len(items))
 	for _, it := range items {
-		o.counts[catLogByte] += int64(len(it))
+		o.counts[account.CatLogByte] += int64(len(it))
 	}
 	return o
 }
@@ -168,7 +171,7 @@ func logOutgoing(items [][]byte, payload []byte) outgoing {
 func (o *outgoing) halves() [2]outgoing {
 	mid := len(o.items) / 2
 	build := func(items [][]byte) outgoing {
-		if o.gate == gateLogs {
+		if o.gate == account.GateLogs {
 			return logOutgoing(items, envelope.Container(items))
 		}
 		return spanOutgoing(o.env.Header.Trace, items, envelope.SpanContainer(items))

@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
@@ -22,18 +23,18 @@ func (p *project) appendErrorEnvelopes(ctx context.Context, out []outgoing, evs 
 		return out
 	}
 	now := p.exp.clk.now()
-	var deduped counts
+	var deduped account.Counts
 	for i := range evs {
 		ev, what := d.offer(p, &evs[i], now)
 		switch what {
 		case offerHeld:
 			continue
 		case offerMerged:
-			deduped[catError]++
+			deduped[account.CatError]++
 		}
 		out = append(out, p.errorEnvelope(&ev))
 	}
-	p.acct.dropped(ctx, reasonDeduplicated, deduped)
+	p.acct.dropped(ctx, account.ReasonDeduplicated, deduped)
 	return out
 }
 

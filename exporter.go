@@ -15,8 +15,11 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/discovery"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
+	"github.com/otel-sentry/sentryexporter/internal/traceindex"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -30,11 +33,11 @@ type sentryExporter struct {
 	set        exporter.Settings
 	logger     *zap.Logger
 	translator *translate.Translator
-	payloads   payloadArenas // container payloads, reused across pushes
-	index      *traceIndex   // heads and segments of recent traces (DSC, transaction of log-derived errors)
-	facts      factsPool     // DSC facts of a push's segments, reused across pushes
-	dedupe     *dedupe       // nil unless both error sources are on and error_events::dedupe_window > 0
-	asm        *assembly     // trace assembly (assembly.go); nil when assembly::wait is 0
+	payloads   payloadArenas        // container payloads, reused across pushes
+	index      *traceindex.Index    // heads and segments of recent traces (DSC, transaction of log-derived errors)
+	facts      traceindex.FactsPool // DSC facts of a push's segments, reused across pushes
+	dedupe     *dedupe              // nil unless both error sources are on and error_events::dedupe_window > 0
+	asm        *assembly            // trace assembly (assembly.go); nil when assembly::wait is 0
 	tb         *metadata.TelemetryBuilder
 	clk        clocks
 	userAgent  string
@@ -52,7 +55,7 @@ type sentryExporter struct {
 	host     component.Host      // set by start; discovered projects build their client from it
 
 	pending   pendingTotal       // bytes all projects hold, against pending::max_bytes
-	inflight  *inflightBudget    // requests and bytes in flight over all projects (inflight.go)
+	inflight  *admit.Budget      // requests and bytes in flight over all projects (internal/admit)
 	run       context.Context    // ends pending::drain_timeout after shutdown began: requests in flight are cancelled
 	cancelRun context.CancelFunc //
 	drainEnd  *time.Timer        // set when shutdown begins
@@ -82,18 +85,18 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		tb:            tb,
 		clk:           clk,
 		userAgent:     fmt.Sprintf("%s/%s (%s %s; %s/%s)", sdkName, sdkVersion, set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
-		index:         newTraceIndex(),
+		index:         traceindex.New(),
 		byDSN:         map[string]*project{},
 		static:        map[string]*project{},
 		stopping:      make(chan struct{}),
 		discoveryWait: discoveryWait,
 	}
-	e.index.noSpanIDs = !cfg.ErrorEvents.FromSpanExceptions && !cfg.ErrorEvents.FromLogs
-	e.index.noRequests = !cfg.ErrorEvents.FromLogs
+	e.index.NoSpanIDs = !cfg.ErrorEvents.FromSpanExceptions && !cfg.ErrorEvents.FromLogs
+	e.index.NoRequests = !cfg.ErrorEvents.FromLogs
 	e.pending.max = cfg.Pending.MaxBytes
 	// Each project's fair share of the total, held whatever the others hold.
 	e.pending.share = min(cfg.Pending.MaxBytesPerProject, cfg.Pending.MaxBytes/max(int64(cfg.Routing.MaxProjects), 1))
-	e.inflight = newInflightBudget(cfg.Pending.MaxRequestsInFlight, cfg.Pending.MaxBytesInFlight, cfg.Routing.MaxProjects)
+	e.inflight = admit.NewBudget(cfg.Pending.MaxRequestsInFlight, cfg.Pending.MaxBytesInFlight, cfg.Routing.MaxProjects)
 	e.finalReport = finalReportTimeout
 	e.run, e.cancelRun = context.WithCancel(context.Background())
 	e.translator = translate.New(translate.Options{
@@ -162,7 +165,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	}
 	err = tb.RegisterExporterSentryConcurrencyLimitCallback(func(_ context.Context, o metric.Int64Observer) error {
 		for _, p := range e.allProjects() {
-			o.Observe(int64(p.sender.lim.current()), metric.WithAttributes(p.acct.project))
+			o.Observe(int64(p.sender.lim.Current()), metric.WithAttributes(p.acct.project))
 		}
 		return nil
 	})
@@ -171,7 +174,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	}
 	err = tb.RegisterExporterSentryInFlightBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
 		for _, p := range e.allProjects() {
-			o.Observe(p.sender.lim.heldBytes(), metric.WithAttributes(p.acct.project))
+			o.Observe(p.sender.lim.HeldBytes(), metric.WithAttributes(p.acct.project))
 		}
 		return nil
 	})
@@ -206,7 +209,7 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 	}
 	p := &project{exp: e, dsn: d, limits: &ratelimit.State{}}
 	if e.cfg.ClientReports.Enabled {
-		p.reports = &clientReports{}
+		p.reports = &account.ClientReports{}
 	}
 	p.acct = newAccountant(e.tb, d.projectID, p.reports)
 	p.queue = newPendingQueue(e.run, e.cfg.MaxConcurrentRequests, e.cfg.Pending.MaxBytesPerProject, &e.pending, p.deliver)
@@ -218,7 +221,7 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 		request:  request,
 		limits:   p.limits,
 		retry:    e.cfg.RetryConfig,
-		lim:      e.inflight.newLimit(e.cfg.MaxConcurrentRequests),
+		lim:      e.inflight.NewLimit(e.cfg.MaxConcurrentRequests),
 		stopping: e.stopping,
 		now:      e.clk.now,
 		wall:     e.clk.wall,
@@ -228,7 +231,7 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 		readFor:  maxAnswerRead,
 		timeout:  e.cfg.ClientConfig.Timeout,
 	}
-	p.queue.allowed = p.sender.lim.current
+	p.queue.allowed = p.sender.lim.Current
 	if e.comp != nil {
 		p.sender.body = newBodyEncoder(e.comp, e.cfg.ClientConfig.Compression, e.logger, p.acct.compressionFallback)
 	}

@@ -29,6 +29,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
 	"github.com/otel-sentry/sentryexporter/internal/metadatatest"
 )
@@ -143,7 +144,7 @@ func TestInvariantUnderChaos(t *testing.T) {
 	})
 	rng := rand.New(rand.NewPCG(1, 2))
 	var rngMu sync.Mutex
-	var stored [numCategories]atomic.Int64
+	var stored [account.NumCategories]atomic.Int64
 	limitsHeaders := []string{"1:error:key", "2:transaction", "1:log_item;log_byte:org", "1::organization", "garbage", "1:span", ""}
 	h.sentry.setRespond(func(env *envelope.Envelope) answer {
 		rngMu.Lock()
@@ -164,23 +165,23 @@ func TestInvariantUnderChaos(t *testing.T) {
 			return answer{status: http.StatusOK}
 		}
 	})
-	var in counts
+	var in account.Counts
 	for i := range 40 {
 		td := makeTraces(i*3, 3, i%2 == 0)
-		in[catSpan] += int64(td.SpanCount())
-		in[catTransaction] += 3
+		in[account.CatSpan] += int64(td.SpanCount())
+		in[account.CatTransaction] += 3
 		if i%2 == 0 {
-			in[catError] += 3
+			in[account.CatError] += 3
 		}
 		require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
 		require.NoError(t, h.logs.ConsumeLogs(context.Background(), makeLogs(7)))
-		in[catLogItem] += 7
+		in[account.CatLogItem] += 7
 		h.clock.Advance(700 * time.Millisecond)
 	}
 	h.shutdown()
 	h.sentry.requireNoInvalid()
-	for _, cat := range []category{catError, catTransaction, catSpan, catLogItem} {
-		name := string(cat.wire())
+	for _, cat := range []account.Category{account.CatError, account.CatTransaction, account.CatSpan, account.CatLogItem} {
+		name := string(cat.Wire())
 		assert.Equal(t, in[cat], stored[cat].Load()+h.droppedAll(name), "%s: in = stored + dropped", name)
 		assert.Equal(t, stored[cat].Load(), h.sent(name), "%s: sent_items equals what Sentry stored", name)
 	}
@@ -188,22 +189,22 @@ func TestInvariantUnderChaos(t *testing.T) {
 }
 
 // storeCounts adds what Sentry stores of one item to stored.
-func storeCounts(stored *[numCategories]atomic.Int64, it envelope.Item) {
+func storeCounts(stored *[account.NumCategories]atomic.Int64, it envelope.Item) {
 	switch it.Type {
 	case envelope.ItemTypeEvent:
-		stored[catError].Add(1)
+		stored[account.CatError].Add(1)
 	case envelope.ItemTypeTransaction:
 		var tx struct {
 			Spans []json.RawMessage `json:"spans"`
 		}
 		if json.Unmarshal(it.Payload, &tx) == nil {
-			stored[catTransaction].Add(1)
-			stored[catSpan].Add(int64(1 + len(tx.Spans)))
+			stored[account.CatTransaction].Add(1)
+			stored[account.CatSpan].Add(int64(1 + len(tx.Spans)))
 		}
 	case envelope.ItemTypeSpan:
-		stored[catSpan].Add(int64(it.ItemCount))
+		stored[account.CatSpan].Add(int64(it.ItemCount))
 	case envelope.ItemTypeLog:
-		stored[catLogItem].Add(int64(it.ItemCount))
+		stored[account.CatLogItem].Add(int64(it.ItemCount))
 	}
 }
 

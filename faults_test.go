@@ -18,6 +18,8 @@ import (
 	"go.opentelemetry.io/collector/exporter/exportertest"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
 )
 
@@ -27,8 +29,8 @@ import (
 // waits for project 2's network.
 type faultHarness struct {
 	*harness
-	next int                // first trace id of the next batch
-	in   map[string]*counts // items handed to each project
+	next int                        // first trace id of the next batch
+	in   map[string]*account.Counts // items handed to each project
 }
 
 const (
@@ -81,7 +83,7 @@ func newFaultHarness(t *testing.T, sickDSN string, hook func(*http.Client), conf
 	require.NoError(t, le.Start(context.Background(), componenttest.NewNopHost()))
 	return &faultHarness{
 		harness: &harness{t: t, sentry: healthy, clock: clock, tel: tel, traces: te, logs: le, exp: exp},
-		in:      map[string]*counts{healthyProject: {}, sickProject: {}},
+		in:      map[string]*account.Counts{healthyProject: {}, sickProject: {}},
 	}
 }
 
@@ -94,10 +96,10 @@ func (h *faultHarness) push(svc, p string) {
 	ld := makeLogs(4)
 	ld.ResourceLogs().At(0).Resource().Attributes().PutStr("service.name", svc)
 	in := h.in[p]
-	in[catSpan] += int64(td.SpanCount())
-	in[catTransaction] += 2
-	in[catError] += 2
-	in[catLogItem] += 4
+	in[account.CatSpan] += int64(td.SpanCount())
+	in[account.CatTransaction] += 2
+	in[account.CatError] += 2
+	in[account.CatLogItem] += 4
 	require.NoError(h.t, h.traces.ConsumeTraces(context.Background(), td))
 	require.NoError(h.t, h.logs.ConsumeLogs(context.Background(), ld))
 }
@@ -108,14 +110,14 @@ func (h *faultHarness) project(name string) *project { return h.exp.static[name]
 func (h *faultHarness) requireHealthyGotAll() {
 	got := byProject(h.sentry)[healthyProject]
 	in := h.in[healthyProject]
-	require.EqualValues(h.t, in[catTransaction], got[envelope.ItemTypeTransaction], "transactions")
-	require.EqualValues(h.t, in[catError], got[envelope.ItemTypeEvent], "errors")
-	require.EqualValues(h.t, in[catLogItem], got[envelope.ItemTypeLog], "logs")
+	require.EqualValues(h.t, in[account.CatTransaction], got[envelope.ItemTypeTransaction], "transactions")
+	require.EqualValues(h.t, in[account.CatError], got[envelope.ItemTypeEvent], "errors")
+	require.EqualValues(h.t, in[account.CatLogItem], got[envelope.ItemTypeLog], "logs")
 }
 
 // count reads a counter of one project and category.
-func (h *faultHarness) count(metric, p string, cat category, extra ...string) int64 {
-	attrs := map[string]string{"project": p, "category": string(cat.wire())}
+func (h *faultHarness) count(metric, p string, cat account.Category, extra ...string) int64 {
+	attrs := map[string]string{"project": p, "category": string(cat.Wire())}
 	for i := 0; i+1 < len(extra); i += 2 {
 		attrs[extra[i]] = extra[i+1]
 	}
@@ -125,10 +127,10 @@ func (h *faultHarness) count(metric, p string, cat category, extra ...string) in
 // requireInvariant: for each project and category, in = sent + dropped.
 func (h *faultHarness) requireInvariant() {
 	for _, p := range []string{healthyProject, sickProject} {
-		for _, cat := range []category{catError, catTransaction, catSpan, catLogItem} {
+		for _, cat := range []account.Category{account.CatError, account.CatTransaction, account.CatSpan, account.CatLogItem} {
 			sent := h.count("otelcol_exporter_sentry_sent_items", p, cat)
 			dropped := h.count("otelcol_exporter_sentry_dropped_items", p, cat)
-			assert.Equal(h.t, h.in[p][cat], sent+dropped, "project %s, %s: in = sent + dropped", p, cat.wire())
+			assert.Equal(h.t, h.in[p][cat], sent+dropped, "project %s, %s: in = sent + dropped", p, cat.Wire())
 		}
 	}
 }
@@ -217,8 +219,8 @@ func TestNetworkFaults(t *testing.T) {
 				// The request that hangs counts against the in-flight budget: its two
 				// bodies and the fixed cost of a request; the healthy project holds none.
 				if f.met != nil {
-					held := h.project("sick").sender.lim.heldBytes()
-					assert.GreaterOrEqual(t, held, int64(requestOverhead), "the hung request is counted in flight")
+					held := h.project("sick").sender.lim.HeldBytes()
+					assert.GreaterOrEqual(t, held, int64(admit.RequestOverhead), "the hung request is counted in flight")
 					assert.Equal(t, held, h.gauge("otelcol_exporter_sentry_in_flight_bytes", sickProject))
 				}
 				assert.Zero(t, h.gauge("otelcol_exporter_sentry_in_flight_bytes", healthyProject))
@@ -230,12 +232,12 @@ func TestNetworkFaults(t *testing.T) {
 			t.Logf("shutdown took %v", took)
 
 			h.requireInvariant()
-			for _, cat := range []category{catError, catTransaction, catSpan, catLogItem} {
+			for _, cat := range []account.Category{account.CatError, account.CatTransaction, account.CatSpan, account.CatLogItem} {
 				if f.stored {
-					assert.Equal(t, h.in[sickProject][cat], h.count("otelcol_exporter_sentry_sent_items", sickProject, cat), "%s sent", cat.wire())
+					assert.Equal(t, h.in[sickProject][cat], h.count("otelcol_exporter_sentry_sent_items", sickProject, cat), "%s sent", cat.Wire())
 				} else {
 					assert.Equal(t, h.in[sickProject][cat], h.count("otelcol_exporter_sentry_dropped_items", sickProject, cat, "reason", "network_error"),
-						"%s counted network_error", cat.wire())
+						"%s counted network_error", cat.Wire())
 				}
 				assert.Zero(t, h.count("otelcol_exporter_sentry_dropped_items", healthyProject, cat), "project 1 dropped nothing")
 			}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/otel-sentry/sentryexporter/internal/account"
 )
 
 // envelopeOverhead is what an envelope costs beyond its item payloads (the
@@ -31,7 +33,7 @@ type pendingQueue struct {
 	ctx        context.Context                        // ends when the drain time after shutdown is over
 	maxWorkers int
 	// allowed, when set, is how many workers are worth running now: the
-	// project's adaptive concurrency limit (inflight.go). A project whose
+	// project's adaptive concurrency limit (internal/admit). A project whose
 	// Sentry hangs so parks one worker, not max_concurrent_requests.
 	allowed  func() int
 	linger   time.Duration // workerLinger; tests shorten it
@@ -103,12 +105,12 @@ func (o *outgoing) size() int64 {
 // taken it returns why, for the caller to count: queue_overflow (no room), or
 // network_error once the drain time after shutdown is over or the queue is
 // closed (the project can no longer send).
-func (q *pendingQueue) offer(ctx context.Context, o *outgoing, push *pushDone, wait bool) (taken bool, why reason) {
+func (q *pendingQueue) offer(ctx context.Context, o *outgoing, push *pushDone, wait bool) (taken bool, why account.Reason) {
 	size := o.size()
 	q.mu.Lock()
 	if q.closed || q.ctx.Err() != nil {
 		q.mu.Unlock()
-		return false, reasonNetworkError
+		return false, account.ReasonNetworkError
 	}
 	if len(q.waiters) == 0 && q.fits(size) {
 		start := q.takeLocked(pendingEntry{o: o, push: push, size: size})
@@ -120,7 +122,7 @@ func (q *pendingQueue) offer(ctx context.Context, o *outgoing, push *pushDone, w
 	}
 	if !wait {
 		q.mu.Unlock()
-		return false, reasonQueueOverflow
+		return false, account.ReasonQueueOverflow
 	}
 	w := &roomWaiter{entry: pendingEntry{o: o, push: push, size: size}, admitted: make(chan struct{})}
 	q.waiters = append(q.waiters, w)
@@ -129,9 +131,9 @@ func (q *pendingQueue) offer(ctx context.Context, o *outgoing, push *pushDone, w
 	case <-w.admitted:
 		return true, 0
 	case <-ctx.Done():
-		why = reasonQueueOverflow
+		why = account.ReasonQueueOverflow
 	case <-q.ctx.Done():
-		why = reasonNetworkError
+		why = account.ReasonNetworkError
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/config/configopaque"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/account"
 )
 
 // holdFirst makes f hold its answer to the first envelope until release is
@@ -54,13 +55,13 @@ func TestQueueOverflowWithRouting(t *testing.T) {
 	h.project("healthy").queue.waitIdle()
 	h.requireHealthyGotAll()
 
-	overflow := func(cat category) int64 {
+	overflow := func(cat account.Category) int64 {
 		return h.count("otelcol_exporter_sentry_dropped_items", sickProject, cat, "reason", "queue_overflow")
 	}
-	assert.EqualValues(t, 1, overflow(catTransaction))
-	assert.EqualValues(t, 3, overflow(catSpan))
-	assert.EqualValues(t, 2, overflow(catError))
-	assert.EqualValues(t, 4, overflow(catLogItem))
+	assert.EqualValues(t, 1, overflow(account.CatTransaction))
+	assert.EqualValues(t, 3, overflow(account.CatSpan))
+	assert.EqualValues(t, 2, overflow(account.CatError))
+	assert.EqualValues(t, 4, overflow(account.CatLogItem))
 
 	once.Do(func() { close(release) })
 	h.project("sick").queue.waitIdle()
@@ -72,7 +73,7 @@ func TestQueueOverflowWithRouting(t *testing.T) {
 	assert.EqualValues(t, 4, d["queue_overflow/log_item"])
 	h.shutdown()
 	h.requireInvariant()
-	assert.EqualValues(t, 1, h.count("otelcol_exporter_sentry_sent_items", sickProject, catTransaction))
+	assert.EqualValues(t, 1, h.count("otelcol_exporter_sentry_sent_items", sickProject, account.CatTransaction))
 	sick.requireNoInvalid()
 	h.sentry.requireNoInvalid()
 }
@@ -155,7 +156,7 @@ func TestPendingTotalBound(t *testing.T) {
 	offer := func(q *pendingQueue, n int) bool {
 		taken, why := q.offer(context.Background(), env(n), nil, false)
 		if !taken {
-			assert.Equal(t, reasonQueueOverflow, why)
+			assert.Equal(t, account.ReasonQueueOverflow, why)
 		}
 		return taken
 	}
@@ -171,7 +172,7 @@ func TestPendingTotalBound(t *testing.T) {
 	assert.Zero(t, total.bytes.Load(), "every byte is given back once settled")
 	taken, why := a.offer(context.Background(), env(1), nil, false)
 	assert.False(t, taken)
-	assert.Equal(t, reasonNetworkError, why, "a closed queue takes nothing: the project can no longer send")
+	assert.Equal(t, account.ReasonNetworkError, why, "a closed queue takes nothing: the project can no longer send")
 }
 
 // Pushes waiting for room are served in the order they came: a large
@@ -208,7 +209,7 @@ func TestPendingWaitersFirstComeFirstServed(t *testing.T) {
 	}
 	taken, why := q.offer(context.Background(), env(10), nil, false) // would fit, but someone waits
 	assert.False(t, taken)
-	assert.Equal(t, reasonQueueOverflow, why)
+	assert.Equal(t, account.ReasonQueueOverflow, why)
 	close(release)
 	wg.Wait()
 	q.close()

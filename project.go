@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -23,7 +24,7 @@ type project struct {
 	exp     *sentryExporter
 	dsn     *dsn
 	limits  *ratelimit.State
-	reports *clientReports // nil when client reports are disabled
+	reports *account.ClientReports // nil when client reports are disabled
 	// standaloneReports is set when an envelope carrying a client report was
 	// refused with a 4xx: until a standalone report gets through, reports stop
 	// riding along, so a report Sentry refuses can never take data down with it.
@@ -61,19 +62,19 @@ func (p *project) translateTraces(ctx context.Context, td ptrace.Traces) {
 	limits := p.limits.Load()
 	mode := p.tracesAs()
 	res := p.exp.translator.Traces(td, translate.TracesWant{
-		Transactions: mode == TracesAsTransactions && !gateTransaction.limited(limits, now),
-		SpanV2:       mode == TracesAsSpans && !gateSpan.limited(limits, now),
-		Errors:       p.exp.cfg.ErrorEvents.FromSpanExceptions && !gateError.limited(limits, now),
+		Transactions: mode == TracesAsTransactions && !account.GateTransaction.Limited(limits, now),
+		SpanV2:       mode == TracesAsSpans && !account.GateSpan.Limited(limits, now),
+		Errors:       p.exp.cfg.ErrorEvents.FromSpanExceptions && !account.GateError.Limited(limits, now),
 		Segments:     true,
 	})
-	facts := p.exp.facts.get()
-	*facts = p.exp.index.add(res.Segments, *facts)
-	skipped := counts{catSpan: int64(res.SkippedSpans), catError: int64(res.SkippedErrors)}
+	facts := p.exp.facts.Get()
+	*facts = p.exp.index.Add(res.Segments, *facts)
+	skipped := account.Counts{account.CatSpan: int64(res.SkippedSpans), account.CatError: int64(res.SkippedErrors)}
 	if mode == TracesAsTransactions { // in spans mode no transaction is ever built, so none is dropped
-		skipped[catTransaction] = int64(res.SkippedTransactions)
+		skipped[account.CatTransaction] = int64(res.SkippedTransactions)
 	}
-	p.acct.dropped(ctx, reasonRateLimitBackoff, skipped)
-	p.acct.dropped(ctx, reasonInvalid, counts{catSpan: int64(res.InvalidSpans), catError: int64(res.InvalidErrors)})
+	p.acct.dropped(ctx, account.ReasonRateLimitBackoff, skipped)
+	p.acct.dropped(ctx, account.ReasonInvalid, account.Counts{account.CatSpan: int64(res.InvalidSpans), account.CatError: int64(res.InvalidErrors)})
 
 	out := make([]outgoing, 0, len(res.Transactions)+len(res.SpanGroups)+len(res.Errors))
 	for i := range res.Transactions {
@@ -83,7 +84,7 @@ func (p *project) translateTraces(ctx context.Context, td ptrace.Traces) {
 	for i := range res.SpanGroups {
 		out = p.appendSpanEnvelopes(ctx, out, &res.SpanGroups[i], payloads)
 	}
-	p.exp.facts.put(facts) // the envelopes have copied what they need
+	p.exp.facts.Put(facts) // the envelopes have copied what they need
 	out = p.appendErrorEnvelopes(ctx, out, res.Errors)
 	// once every envelope is settled the payload buffers can be reused
 	p.hand(ctx, out, func() {
@@ -97,13 +98,13 @@ func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
 	now := p.exp.clk.now()
 	limits := p.limits.Load()
 	res := p.exp.translator.Logs(ld, translate.LogsWant{
-		Logs:   !gateLogs.limited(limits, now),
-		Errors: p.exp.cfg.ErrorEvents.FromLogs && !gateError.limited(limits, now),
+		Logs:   !account.GateLogs.Limited(limits, now),
+		Errors: p.exp.cfg.ErrorEvents.FromLogs && !account.GateError.Limited(limits, now),
 	})
-	p.acct.dropped(ctx, reasonRateLimitBackoff, counts{
-		catLogItem: int64(res.SkippedLogs), catLogByte: int64(res.SkippedLogBytes), catError: int64(res.SkippedErrors),
+	p.acct.dropped(ctx, account.ReasonRateLimitBackoff, account.Counts{
+		account.CatLogItem: int64(res.SkippedLogs), account.CatLogByte: int64(res.SkippedLogBytes), account.CatError: int64(res.SkippedErrors),
 	})
-	p.acct.dropped(ctx, reasonInvalid, counts{catLogItem: int64(res.InvalidLogs), catError: int64(res.InvalidErrors)})
+	p.acct.dropped(ctx, account.ReasonInvalid, account.Counts{account.CatLogItem: int64(res.InvalidLogs), account.CatError: int64(res.InvalidErrors)})
 
 	payloads := p.exp.payloads.get()
 	out := p.appendLogEnvelopes(ctx, make([]outgoing, 0, len(res.Logs)/maxLogsPerEnvelope+1+len(res.Errors)), res.Logs, payloads)
@@ -169,7 +170,7 @@ func (p *project) attachReport(env *envelope.Envelope) []envelope.Discard {
 	if p.reports == nil || p.standaloneReports.Load() {
 		return nil
 	}
-	d := p.reports.take()
+	d := p.reports.Take()
 	if d == nil {
 		return nil
 	}
@@ -187,7 +188,7 @@ func (p *project) settleReport(report []envelope.Discard, res sendResult) {
 	if report == nil || res.delivered || res.status == http.StatusTooManyRequests {
 		return
 	}
-	p.reports.restore(report)
+	p.reports.Restore(report)
 	if res.status >= 400 && res.status < 500 {
 		p.standaloneReports.Store(true)
 	}
@@ -197,7 +198,7 @@ func (p *project) settleReport(report []envelope.Discard, res sendResult) {
 // Only an all-category limit blocks it; then the counts are kept for later,
 // or, at shutdown, logged so they are not lost without a trace.
 func (p *project) flushReport(ctx context.Context, final bool) {
-	d := p.reports.take()
+	d := p.reports.Take()
 	if d == nil {
 		return
 	}
@@ -205,17 +206,17 @@ func (p *project) flushReport(ctx context.Context, final bool) {
 		Header: envelope.Header{SDK: sdk},
 		Items:  []envelope.Item{{Type: envelope.ItemTypeClientReport, Payload: envelope.AppendClientReport(nil, p.exp.clk.now(), d)}},
 	}
-	res := p.sender.send(ctx, &env, gateInternal)
+	res := p.sender.send(ctx, &env, account.GateInternal)
 	if res.delivered || res.status == http.StatusTooManyRequests {
 		p.standaloneReports.Store(false)
 		return
 	}
 	if !final {
-		p.reports.restore(d)
+		p.reports.Restore(d)
 		return
 	}
 	fields := make([]zap.Field, 0, len(d)+2)
-	fields = append(fields, zap.String("project", p.dsn.projectID), zap.String("why", res.reason.wire()))
+	fields = append(fields, zap.String("project", p.dsn.projectID), zap.String("why", res.reason.Wire()))
 	for _, x := range d {
 		fields = append(fields, zap.Uint64(x.Reason+"."+x.Category, x.Quantity))
 	}

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
+	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/discovery"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
@@ -163,14 +164,14 @@ func (e *sentryExporter) pushTracesTo(ctx context.Context, p *project, td ptrace
 	}
 	// No project: count what would have been sent, serialise nothing.
 	res := e.translator.Traces(td, translate.TracesWant{Errors: false})
-	c := counts{catSpan: int64(res.SkippedSpans)}
+	c := account.Counts{account.CatSpan: int64(res.SkippedSpans)}
 	if e.cfg.TracesAs == TracesAsTransactions {
-		c[catTransaction] = int64(res.SkippedTransactions)
+		c[account.CatTransaction] = int64(res.SkippedTransactions)
 	}
 	if e.cfg.ErrorEvents.FromSpanExceptions {
-		c[catError] = int64(res.SkippedErrors)
+		c[account.CatError] = int64(res.SkippedErrors)
 	}
-	e.unroutable.dropped(ctx, reasonUnroutable, c)
+	e.unroutable.dropped(ctx, account.ReasonUnroutable, c)
 	return nil
 }
 
@@ -179,10 +180,10 @@ func (e *sentryExporter) pushLogsTo(ctx context.Context, p *project, ld plog.Log
 		return p.pushLogs(ctx, ld)
 	}
 	res := e.translator.Logs(ld, translate.LogsWant{})
-	c := counts{catLogItem: int64(res.SkippedLogs), catLogByte: int64(res.SkippedLogBytes)}
+	c := account.Counts{account.CatLogItem: int64(res.SkippedLogs), account.CatLogByte: int64(res.SkippedLogBytes)}
 	if e.cfg.ErrorEvents.FromLogs {
-		c[catError] = int64(res.SkippedErrors)
+		c[account.CatError] = int64(res.SkippedErrors)
 	}
-	e.unroutable.dropped(ctx, reasonUnroutable, c)
+	e.unroutable.dropped(ctx, account.ReasonUnroutable, c)
 	return nil
 }

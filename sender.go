@@ -15,6 +15,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 
@@ -36,9 +38,9 @@ const (
 // sendResult is what became of one envelope.
 type sendResult struct {
 	delivered bool
-	reason    reason // when not delivered
-	status    int    // Sentry's HTTP status; 0 when there was no answer or no attempt
-	tooLarge  bool   // 413: the caller may split a container once
+	reason    account.Reason // when not delivered
+	status    int            // Sentry's HTTP status; 0 when there was no answer or no attempt
+	tooLarge  bool           // 413: the caller may split a container once
 }
 
 // sender is the only code that knows HTTP. It POSTs envelopes, merges the rate
@@ -49,8 +51,8 @@ type sender struct {
 	client   *http.Client
 	limits   *ratelimit.State
 	retry    configretry.BackOffConfig
-	lim      *concurrencyLimit // max_concurrent_requests, adaptive, within the exporter's in-flight budget
-	probes   probes            // one probe per gate when a window ends
+	lim      *admit.Limit // max_concurrent_requests, adaptive, within the exporter's in-flight budget
+	probes   admit.Probes // one probe per gate when a window ends
 	stopping <-chan struct{}
 	now      func() time.Time // rate-limit windows
 	wall     func() time.Time // retry budget
@@ -68,26 +70,26 @@ type sender struct {
 
 // requestCost is what one request for env holds while in flight, counted
 // against pending::max_bytes_in_flight: the encoded envelope, its compressed
-// copy (at most as large, counted as large), and requestOverhead.
+// copy (at most as large, counted as large), and admit.RequestOverhead.
 func requestCost(env *envelope.Envelope) int64 {
 	n := int64(envelopeOverhead)
 	for i := range env.Items {
 		n += int64(len(env.Items[i].Payload))
 	}
-	return 2*n + requestOverhead
+	return 2*n + admit.RequestOverhead
 }
 
 // verdictOf is what res tells the project's concurrency limit.
-func verdictOf(ctx context.Context, res sendResult) verdict {
+func verdictOf(ctx context.Context, res sendResult) admit.Verdict {
 	switch {
 	case res.status >= 500:
-		return verdictOverload
+		return admit.VerdictOverload
 	case res.status > 0:
-		return verdictOK
+		return admit.VerdictOK
 	case ctx.Err() != nil: // shutdown's drain time is over: cancelled by us
-		return verdictIgnore
+		return admit.VerdictIgnore
 	default:
-		return verdictNone
+		return admit.VerdictNone
 	}
 }
 
@@ -96,31 +98,31 @@ func verdictOf(ctx context.Context, res sendResult) verdict {
 // concurrency limit and the exporter's in-flight budget only while a request
 // is in flight, and checks the limits again after every wait: an envelope
 // never waits for a rate limit to end.
-func (s *sender) send(ctx context.Context, env *envelope.Envelope, g gate) sendResult {
+func (s *sender) send(ctx context.Context, env *envelope.Envelope, g account.Gate) sendResult {
 	var wait backoff
 	wait.reset(s.retry)
 	start := s.wall() // the retry budget runs on the wall clock, as its sleeps do
 	for {
-		if g.limited(s.limits.Load(), s.now()) {
-			return sendResult{reason: reasonRateLimitBackoff}
+		if g.Limited(s.limits.Load(), s.now()) {
+			return sendResult{reason: account.ReasonRateLimitBackoff}
 		}
 		if ctx.Err() != nil { // shutdown's drain time is over: no new request
-			return sendResult{reason: reasonNetworkError}
+			return sendResult{reason: account.ReasonNetworkError}
 		}
 		cost := requestCost(env)
-		if !s.lim.acquire(ctx, cost) {
-			return sendResult{reason: reasonNetworkError}
+		if !s.lim.Acquire(ctx, cost) {
+			return sendResult{reason: account.ReasonNetworkError}
 		}
 		// Checked again after waiting for the slot: a limit may have arrived.
-		adm, ended := s.probes.admit(g, s.limits.Load(), s.now())
-		if adm == admitLimited {
-			s.lim.release(cost, verdictIgnore)
-			return sendResult{reason: reasonRateLimitBackoff}
+		adm, ended := s.probes.Admit(g, s.limits.Load(), s.now())
+		if adm == admit.Limited {
+			s.lim.Release(cost, admit.VerdictIgnore)
+			return sendResult{reason: account.ReasonRateLimitBackoff}
 		}
 		res, retryAfter := s.attempt(ctx, env)
-		s.lim.release(cost, verdictOf(ctx, res))
-		if adm == admitProbe {
-			s.probes.settle(g, ended, res.status)
+		s.lim.Release(cost, verdictOf(ctx, res))
+		if adm == admit.Probe {
+			s.probes.Settle(g, ended, res.status)
 		}
 		if !retryable(res) {
 			return res
@@ -139,7 +141,7 @@ func (s *sender) send(ctx context.Context, env *envelope.Envelope, g gate) sendR
 
 // retryable: no answer at all, or a 5xx. Never a 429 or another 4xx.
 func retryable(r sendResult) bool {
-	return !r.delivered && (r.reason == reasonNetworkError || r.reason == reasonSendError && r.status >= 500)
+	return !r.delivered && (r.reason == account.ReasonNetworkError || r.reason == account.ReasonSendError && r.status >= 500)
 }
 
 // attemptEncoded makes one POST with the body in enc (attempt, in compress.go,
@@ -182,7 +184,7 @@ func (s *sender) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc
 	if err != nil {
 		s.acct.request(ctx, 0)
 		s.errLog.log(s.logger, "network", "Sending to Sentry failed", zap.String("error", redactedError(err)))
-		return sendResult{reason: reasonNetworkError}, 0
+		return sendResult{reason: account.ReasonNetworkError}, 0
 	}
 	cut.arm(resp.Body, s.readFor)
 	snippet := cut.drain(resp.Body)
@@ -199,10 +201,10 @@ func (s *sender) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc
 	case code >= 200 && code < 300:
 		return sendResult{delivered: true, status: code}, 0
 	case code == http.StatusTooManyRequests:
-		return sendResult{reason: reasonRateLimited, status: code}, 0
+		return sendResult{reason: account.ReasonRateLimited, status: code}, 0
 	case code == http.StatusRequestEntityTooLarge:
 		s.logRejected(code, resp.Header, snippet)
-		return sendResult{reason: reasonSendError, status: code, tooLarge: true}, 0
+		return sendResult{reason: account.ReasonSendError, status: code, tooLarge: true}, 0
 	case code >= 500:
 		s.logRejected(code, resp.Header, snippet)
 		retryAfter, _, _ := ratelimit.ParseRetryAfter(resp.Header.Get("Retry-After"), answered)
@@ -210,10 +212,10 @@ func (s *sender) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc
 		if !retryAfter.IsZero() {
 			d = retryAfter.Sub(answered)
 		}
-		return sendResult{reason: reasonSendError, status: code}, d
+		return sendResult{reason: account.ReasonSendError, status: code}, d
 	default:
 		s.logRejected(code, resp.Header, snippet)
-		return sendResult{reason: reasonSendError, status: code}, 0
+		return sendResult{reason: account.ReasonSendError, status: code}, 0
 	}
 }
 

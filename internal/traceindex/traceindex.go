@@ -1,4 +1,4 @@
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package traceindex
 
 import (
 	"encoding/hex"
@@ -29,18 +29,18 @@ const (
 	traceIndexSpansPerTrace = 10_000
 )
 
-// traceIndex remembers, per trace seen recently, its head segment (the one
+// Index remembers, per trace seen recently, its head segment (the one
 // whose root span has no parent) and which segment each span belongs to. It
 // makes every envelope of a trace carry the same DSC, even when the trace's
 // segments arrive in different pushes, and gives log-derived error events the
 // transaction, request and response status code of their span's segment. It
 // holds copies only, never pdata.
-type traceIndex struct {
+type Index struct {
 	mu       sync.Mutex
 	cur, old generation
 	// What no reader needs is not copied: span ids only serve error events'
 	// segment look-ups, requests and status codes only log-derived ones.
-	noSpanIDs, noRequests bool
+	NoSpanIDs, NoRequests bool
 }
 
 // generation is one half of the index. Span ids live in one pointer-free
@@ -94,8 +94,9 @@ type indexedSegment struct {
 // maxInternedNames bounds the interning table of one generation.
 const maxInternedNames = 10_000
 
-func newTraceIndex() *traceIndex {
-	return &traceIndex{cur: newGeneration(0, 0), old: newGeneration(0, 0)}
+// New returns an empty index.
+func New() *Index {
+	return &Index{cur: newGeneration(0, 0), old: newGeneration(0, 0)}
 }
 
 // intern returns a copy of s that the index owns (the translator's strings
@@ -114,12 +115,12 @@ func (g *generation) intern(s string) string {
 	return v
 }
 
-// add records the segments of one push and returns the DSC facts of each
+// Add records the segments of one push and returns the DSC facts of each
 // (its own name where the head is not known yet is for the caller to add).
 // The translator lists the segments of a trace together, so each trace
 // costs one look-up and one store.
 // The facts are appended to dst[:0].
-func (x *traceIndex) add(segs []translate.Segment, dst []dscFacts) []dscFacts {
+func (x *Index) Add(segs []translate.Segment, dst []Facts) []Facts {
 	if len(segs) == 0 {
 		return dst[:0]
 	}
@@ -152,7 +153,7 @@ func (x *traceIndex) add(segs []translate.Segment, dst []dscFacts) []dscFacts {
 // take returns the trace's entry for an update, moving it out of the old
 // generation (its span ids are copied into the current one's buffer; the
 // caller stores the entry in the current generation).
-func (x *traceIndex) take(id [16]byte) traceEntry {
+func (x *Index) take(id [16]byte) traceEntry {
 	if e, ok := x.cur.traces[id]; ok {
 		return e
 	}
@@ -178,14 +179,14 @@ func (x *traceIndex) take(id [16]byte) traceEntry {
 }
 
 // record adds one segment to e, in the current generation.
-func (x *traceIndex) record(e *traceEntry, s *translate.Segment) {
+func (x *Index) record(e *traceEntry, s *translate.Segment) {
 	room := max(traceIndexSpansPerTrace-e.spans, 0)
 	if room == 0 && !(s.Head && e.head < 0) {
 		return // the trace is at its cap; only a head not yet seen still goes in
 	}
 	g := &x.cur
 	n := min(s.SpanCount(), room)
-	if x.noSpanIDs {
+	if x.NoSpanIDs {
 		n = 0
 	}
 	a := int32(len(g.ids))
@@ -194,12 +195,12 @@ func (x *traceIndex) record(e *traceEntry, s *translate.Segment) {
 		segmentInfo: segmentInfo{name: g.intern(s.Name), source: s.Source, sampleRate: g.intern(s.SampleRate), sampleRand: randOf(s), sampled: s.Sampled},
 		a:           a, b: int32(len(g.ids)),
 	}
-	if !x.noRequests && len(s.Request) <= maxIndexedRequest {
+	if !x.NoRequests && len(s.Request) <= maxIndexedRequest {
 		is.reqA = int32(len(g.reqs))
 		g.reqs = append(g.reqs, s.Request...)
 		is.reqB = int32(len(g.reqs))
 	}
-	if !x.noRequests && s.StatusCode > 0 && s.StatusCode < 1000 {
+	if !x.NoRequests && s.StatusCode > 0 && s.StatusCode < 1000 {
 		is.code = int32(s.StatusCode)
 	}
 	if s.Head && e.head < 0 {
@@ -215,7 +216,7 @@ func (x *traceIndex) record(e *traceEntry, s *translate.Segment) {
 }
 
 // lookup finds a trace in either generation.
-func (x *traceIndex) lookup(id [16]byte) (traceEntry, *generation, bool) {
+func (x *Index) lookup(id [16]byte) (traceEntry, *generation, bool) {
 	if e, ok := x.cur.traces[id]; ok {
 		return e, &x.cur, true
 	}
@@ -223,46 +224,46 @@ func (x *traceIndex) lookup(id [16]byte) (traceEntry, *generation, bool) {
 	return e, &x.old, ok
 }
 
-// dscFacts are the DSC members that describe the trace rather than the envelope.
-type dscFacts struct {
-	transaction, sampled, sampleRate string
-	sampleRand                       string // the trace's, from any of its segments
+// Facts are the DSC members that describe the trace rather than the envelope.
+type Facts struct {
+	Transaction, Sampled, SampleRate string
+	SampleRand                       string // the trace's, from any of its segments
 	head                             bool   // the facts are the head's
 }
 
-// or returns f with own as the transaction when the head is not known.
-func (f dscFacts) or(own string) dscFacts {
+// Or returns f with own as the transaction when the head is not known.
+func (f Facts) Or(own string) Facts {
 	if !f.head {
-		f.transaction = own
+		f.Transaction = own
 	}
 	return f
 }
 
-// facts returns the DSC facts of a trace: the head segment's name, sampled
+// Facts returns the DSC facts of a trace: the head segment's name, sampled
 // flag and sample rate when the head has been seen; otherwise fallback (the
 // envelope's own segment name, if any) and the first seen segment's
 // sampling. As sentry-go and the JavaScript SDK do, a head named after its
-// URL (source "url") leaves the transaction out of the DSC.
-func (x *traceIndex) facts(traceID [16]byte, fallback string) dscFacts {
+// URL (source "url") leaves the Transaction out of the DSC.
+func (x *Index) Facts(traceID [16]byte, fallback string) Facts {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	e, g, _ := x.lookup(traceID)
 	return g.facts(&e, fallback)
 }
 
-func (g *generation) facts(e *traceEntry, fallback string) dscFacts {
+func (g *generation) facts(e *traceEntry, fallback string) Facts {
 	switch {
 	case e.n == 0:
-		return dscFacts{transaction: fallback}
+		return Facts{Transaction: fallback}
 	case e.head >= 0:
 		h := e.seg(e.head)
-		f := dscFacts{sampled: strconv.FormatBool(h.sampled), sampleRate: h.sampleRate, sampleRand: formatRand(h.sampleRand), head: true}
+		f := Facts{Sampled: strconv.FormatBool(h.sampled), SampleRate: h.sampleRate, SampleRand: formatRand(h.sampleRand), head: true}
 		if h.source != "url" {
-			f.transaction = h.name
+			f.Transaction = h.name
 		}
 		return f
 	default:
-		return dscFacts{transaction: fallback, sampled: strconv.FormatBool(e.first.sampled), sampleRate: e.first.sampleRate, sampleRand: formatRand(e.first.sampleRand)}
+		return Facts{Transaction: fallback, Sampled: strconv.FormatBool(e.first.sampled), SampleRate: e.first.sampleRate, SampleRand: formatRand(e.first.sampleRand)}
 	}
 }
 
@@ -282,42 +283,42 @@ func formatRand(r float64) string {
 	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
-// spanSegment is what an error event takes from the segment of its span.
-type spanSegment struct {
-	name       string
-	request    []byte // the request object; nil: none. Never written to.
-	statusCode int    // 0: none
+// SpanSegment is what an error event takes from the segment of its span.
+type SpanSegment struct {
+	Name       string
+	Request    []byte // the request object; nil: none. Never written to.
+	StatusCode int    // 0: none
 }
 
-// segmentOf returns the transaction name, request object and response
+// SegmentOf returns the transaction name, request object and response
 // status code of the segment that holds the span, when the trace and the
 // span have been seen. The request shares the generation's buffer, which is
 // only ever appended to.
-func (x *traceIndex) segmentOf(traceID [16]byte, spanID [8]byte) (spanSegment, bool) {
+func (x *Index) SegmentOf(traceID [16]byte, spanID [8]byte) (SpanSegment, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	e, g, ok := x.lookup(traceID)
 	if !ok {
-		return spanSegment{}, false
+		return SpanSegment{}, false
 	}
 	for i := range e.n {
 		s := e.seg(i)
 		for off := s.a; off < s.b; off += 8 {
 			if [8]byte(g.ids[off:off+8]) == spanID {
-				out := spanSegment{name: s.name, statusCode: int(s.code)}
+				out := SpanSegment{Name: s.name, StatusCode: int(s.code)}
 				if s.reqB > s.reqA {
-					out.request = g.reqs[s.reqA:s.reqB:s.reqB]
+					out.Request = g.reqs[s.reqA:s.reqB:s.reqB]
 				}
 				return out, true
 			}
 		}
 	}
-	return spanSegment{}, false
+	return SpanSegment{}, false
 }
 
-// traceIDOf decodes a 32-hex trace id as written by the translator; a
+// TraceIDOf decodes a 32-hex trace id as written by the translator; a
 // malformed one gives the zero id, which no segment has.
-func traceIDOf(s string) (id [16]byte) {
+func TraceIDOf(s string) (id [16]byte) {
 	if len(s) == 32 {
 		if _, err := hex.Decode(id[:], []byte(s)); err != nil {
 			return [16]byte{}
@@ -326,21 +327,31 @@ func traceIDOf(s string) (id [16]byte) {
 	return id
 }
 
-// factsPool reuses the DSC facts buffers of pushes.
-type factsPool struct{ pool sync.Pool }
+// FactsPool reuses the DSC facts buffers of pushes.
+type FactsPool struct{ pool sync.Pool }
 
-func (p *factsPool) get() *[]dscFacts {
-	if f, ok := p.pool.Get().(*[]dscFacts); ok {
+func (p *FactsPool) Get() *[]Facts {
+	if f, ok := p.pool.Get().(*[]Facts); ok {
 		return f
 	}
-	return new([]dscFacts)
+	return new([]Facts)
 }
 
 // put takes f back; its strings are the index's, so keeping them is harmless,
 // but a huge buffer is let go.
-func (p *factsPool) put(f *[]dscFacts) {
+func (p *FactsPool) Put(f *[]Facts) {
 	if cap(*f) > 1<<14 {
 		*f = nil
 	}
 	p.pool.Put(f)
+}
+
+// ForgetCurrent empties the current generation's traces and span ids,
+// keeping their buffers, so that every trace is new to the index again. It
+// serves benchmarks of steady traffic; the exporter never calls it.
+func (x *Index) ForgetCurrent() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	clear(x.cur.traces)
+	x.cur.ids = x.cur.ids[:0]
 }

@@ -1,4 +1,4 @@
-package sentryexporter
+package traceindex
 
 import (
 	"encoding/binary"
@@ -30,31 +30,31 @@ func TestTraceIndexFacts(t *testing.T) {
 		pushes [][]translate.Segment // in order
 		trace  byte
 		own    string
-		want   dscFacts
+		want   Facts
 	}{
-		{"unknown trace: the envelope's own segment", nil, 1, "own", dscFacts{transaction: "own"}},
+		{"unknown trace: the envelope's own segment", nil, 1, "own", Facts{Transaction: "own"}},
 		{"head in the same push", [][]translate.Segment{{seg(1, "consume", false, 3), seg(1, "GET /a", true, 1, 2)}}, 1, "consume",
-			dscFacts{transaction: "GET /a", sampled: "true"}},
+			Facts{Transaction: "GET /a", Sampled: "true"}},
 		{"head in an earlier push", [][]translate.Segment{{seg(1, "GET /a", true, 1)}, {seg(1, "consume", false, 3)}}, 1, "consume",
-			dscFacts{transaction: "GET /a", sampled: "true"}},
+			Facts{Transaction: "GET /a", Sampled: "true"}},
 		{"head in a later push", [][]translate.Segment{{seg(1, "consume", false, 3)}, {seg(1, "GET /a", true, 1)}}, 1, "consume",
-			dscFacts{transaction: "GET /a", sampled: "true"}},
+			Facts{Transaction: "GET /a", Sampled: "true"}},
 		{"head not seen: own name, sampling of the first segment seen", [][]translate.Segment{{unsampledChild}}, 6, "consume",
-			dscFacts{transaction: "consume", sampled: "false"}},
+			Facts{Transaction: "consume", Sampled: "false"}},
 		{"a head named after its URL is left out, as the SDKs do", [][]translate.Segment{{urlHead}}, 4, "/checkout/123",
-			dscFacts{sampled: "true"}},
-		{"sample rate of the head", [][]translate.Segment{{rated}}, 5, "x", dscFacts{transaction: "GET /rated", sampled: "true", sampleRate: "0.25"}},
+			Facts{Sampled: "true"}},
+		{"sample rate of the head", [][]translate.Segment{{rated}}, 5, "x", Facts{Transaction: "GET /rated", Sampled: "true", SampleRate: "0.25"}},
 		{"the first head seen stays the head", [][]translate.Segment{{seg(1, "GET /a", true, 1)}, {seg(1, "GET /b", true, 9)}}, 1, "",
-			dscFacts{transaction: "GET /a", sampled: "true"}},
+			Facts{Transaction: "GET /a", Sampled: "true"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			x := newTraceIndex()
+			x := New()
 			for _, p := range tt.pushes {
-				x.add(p, nil)
+				x.Add(p, nil)
 			}
-			got := x.facts([16]byte{tt.trace}, tt.own)
-			assert.Equal(t, tt.want.sampled != "" && tt.want.transaction != tt.own || tt.trace == 4, got.head, "the facts are the head's")
+			got := x.Facts([16]byte{tt.trace}, tt.own)
+			assert.Equal(t, tt.want.Sampled != "" && tt.want.Transaction != tt.own || tt.trace == 4, got.head, "the facts are the head's")
 			got.head = false
 			assert.Equal(t, tt.want, got)
 		})
@@ -62,8 +62,8 @@ func TestTraceIndexFacts(t *testing.T) {
 }
 
 func TestTraceIndexSegmentName(t *testing.T) {
-	x := newTraceIndex()
-	x.add([]translate.Segment{seg(1, "GET /a", true, 1, 2), seg(1, "consume", false, 3)}, nil)
+	x := New()
+	x.Add([]translate.Segment{seg(1, "GET /a", true, 1, 2), seg(1, "consume", false, 3)}, nil)
 	name, ok := segmentName(x, [16]byte{1}, [8]byte{2})
 	assert.True(t, ok)
 	assert.Equal(t, "GET /a", name)
@@ -79,30 +79,30 @@ func TestTraceIndexSegmentName(t *testing.T) {
 // The index keeps two generations: a trace is remembered for at least
 // traceIndexTraces traces after it, and forgotten after twice as many.
 func TestTraceIndexBound(t *testing.T) {
-	x := newTraceIndex()
+	x := New()
 	id := func(i int) [16]byte {
 		var b [16]byte
 		binary.BigEndian.PutUint64(b[:], uint64(i)+1)
 		return b
 	}
 	add := func(i int) {
-		x.add([]translate.Segment{{TraceID: id(i), Name: "t", Head: true, SpanIDs: []byte{1, 0, 0, 0, 0, 0, 0, 0}}}, nil)
+		x.Add([]translate.Segment{{TraceID: id(i), Name: "t", Head: true, SpanIDs: []byte{1, 0, 0, 0, 0, 0, 0, 0}}}, nil)
 	}
 	add(0)
 	for i := 1; i < traceIndexTraces; i++ {
 		add(i)
 	}
-	assert.Equal(t, "t", x.facts(id(0), "").transaction, "still remembered")
+	assert.Equal(t, "t", x.Facts(id(0), "").Transaction, "still remembered")
 	for i := traceIndexTraces; i < 2*traceIndexTraces; i++ {
 		add(i)
 	}
-	assert.Equal(t, "", x.facts(id(0), "").transaction, "forgotten after two generations")
+	assert.Equal(t, "", x.Facts(id(0), "").Transaction, "forgotten after two generations")
 	assert.LessOrEqual(t, len(x.cur.traces)+len(x.old.traces), 2*traceIndexTraces)
 
 	// Span ids: one huge trace is capped, and its spans count toward the generation.
-	x = newTraceIndex()
+	x = New()
 	big := translate.Segment{TraceID: id(0), Name: "big", Head: true, SpanIDs: make([]byte, 8*(traceIndexSpansPerTrace+10))}
-	x.add([]translate.Segment{big, big}, nil)
+	x.Add([]translate.Segment{big, big}, nil)
 	e, _, _ := x.lookup(id(0))
 	assert.LessOrEqual(t, e.spans, traceIndexSpansPerTrace+1)
 	assert.EqualValues(t, 1, e.n, "a trace at its cap records no more segments")
@@ -111,17 +111,17 @@ func TestTraceIndexBound(t *testing.T) {
 // A trace seen again after its generation was retired moves to the current
 // one with everything it had: its head and the segments of its spans.
 func TestTraceIndexMoveKeepsSpans(t *testing.T) {
-	x := newTraceIndex()
-	x.add([]translate.Segment{seg(1, "GET /a", true, 1, 2, 3, 4, 5, 6), seg(1, "consume", false, 7)}, nil)
+	x := New()
+	x.Add([]translate.Segment{seg(1, "GET /a", true, 1, 2, 3, 4, 5, 6), seg(1, "consume", false, 7)}, nil)
 	for i := range traceIndexTraces { // retire the generation of trace 1
 		var id [16]byte
 		binary.BigEndian.PutUint64(id[8:], uint64(i)+1)
-		x.add([]translate.Segment{{TraceID: id, Name: "t"}}, nil)
+		x.Add([]translate.Segment{{TraceID: id, Name: "t"}}, nil)
 	}
 	_, g, ok := x.lookup([16]byte{1})
 	require.True(t, ok)
 	require.Same(t, &x.old, g, "retired")
-	x.add([]translate.Segment{seg(1, "later", false, 8)}, nil)
+	x.Add([]translate.Segment{seg(1, "later", false, 8)}, nil)
 	_, g, _ = x.lookup([16]byte{1})
 	require.Same(t, &x.cur, g, "moved back")
 	for span, want := range map[byte]string{1: "GET /a", 6: "GET /a", 7: "consume", 8: "later"} {
@@ -129,13 +129,13 @@ func TestTraceIndexMoveKeepsSpans(t *testing.T) {
 		assert.True(t, ok, "span %d", span)
 		assert.Equal(t, want, name, "span %d", span)
 	}
-	assert.Equal(t, "GET /a", x.facts([16]byte{1}, "later").transaction)
+	assert.Equal(t, "GET /a", x.Facts([16]byte{1}, "later").Transaction)
 }
 
-// segmentName is the name traceIndex.segmentOf finds.
-func segmentName(x *traceIndex, traceID [16]byte, spanID [8]byte) (string, bool) {
-	seg, ok := x.segmentOf(traceID, spanID)
-	return seg.name, ok
+// segmentName is the name Index.SegmentOf finds.
+func segmentName(x *Index, traceID [16]byte, spanID [8]byte) (string, bool) {
+	seg, ok := x.SegmentOf(traceID, spanID)
+	return seg.Name, ok
 }
 
 // The index keeps each segment's request object and status code for the
@@ -143,41 +143,41 @@ func segmentName(x *traceIndex, traceID [16]byte, spanID [8]byte) (string, bool)
 // request is over maxIndexedRequest, and a generation retires when its
 // requests reach traceIndexRequestBytes.
 func TestTraceIndexSegmentRequest(t *testing.T) {
-	x := newTraceIndex()
+	x := New()
 	server := seg(1, "GET /a", true, 1, 2)
 	server.Request, server.StatusCode = []byte(`{"method":"GET"}`), 502
 	huge := seg(1, "GET /huge", false, 3)
 	huge.Request, huge.StatusCode = make([]byte, maxIndexedRequest+1), 200
-	x.add([]translate.Segment{server, huge, seg(1, "consume", false, 4)}, nil)
+	x.Add([]translate.Segment{server, huge, seg(1, "consume", false, 4)}, nil)
 
 	check := func(what string) {
-		got, ok := x.segmentOf([16]byte{1}, [8]byte{2})
+		got, ok := x.SegmentOf([16]byte{1}, [8]byte{2})
 		require.True(t, ok, what)
-		assert.Equal(t, spanSegment{name: "GET /a", request: []byte(`{"method":"GET"}`), statusCode: 502}, got, what)
-		got, _ = x.segmentOf([16]byte{1}, [8]byte{3})
-		assert.Equal(t, spanSegment{name: "GET /huge", statusCode: 200}, got, what+": a request over the bound is not kept")
-		got, _ = x.segmentOf([16]byte{1}, [8]byte{4})
-		assert.Equal(t, spanSegment{name: "consume"}, got, what+": no request")
+		assert.Equal(t, SpanSegment{Name: "GET /a", Request: []byte(`{"method":"GET"}`), StatusCode: 502}, got, what)
+		got, _ = x.SegmentOf([16]byte{1}, [8]byte{3})
+		assert.Equal(t, SpanSegment{Name: "GET /huge", StatusCode: 200}, got, what+": a request over the bound is not kept")
+		got, _ = x.SegmentOf([16]byte{1}, [8]byte{4})
+		assert.Equal(t, SpanSegment{Name: "consume"}, got, what+": no request")
 	}
 	check("same generation")
 	for i := range traceIndexTraces { // retire the generation of trace 1
 		var id [16]byte
 		binary.BigEndian.PutUint64(id[8:], uint64(i)+1)
-		x.add([]translate.Segment{{TraceID: id, Name: "t"}}, nil)
+		x.Add([]translate.Segment{{TraceID: id, Name: "t"}}, nil)
 	}
-	x.add([]translate.Segment{seg(1, "later", false, 8)}, nil) // moves trace 1 back
+	x.Add([]translate.Segment{seg(1, "later", false, 8)}, nil) // moves trace 1 back
 	_, g, _ := x.lookup([16]byte{1})
 	require.Same(t, &x.cur, g)
 	check("moved to the current generation")
 
-	x = newTraceIndex()
+	x = New()
 	big := seg(2, "GET /b", true, 1)
 	big.Request = make([]byte, maxIndexedRequest)
 	for i := 0; len(x.old.traces) == 0; i++ {
 		require.Less(t, i, traceIndexRequestBytes/maxIndexedRequest+1, "retired by request bytes")
 		big.TraceID[8] = byte(i)
 		big.TraceID[9] = byte(i >> 8)
-		x.add([]translate.Segment{big}, nil)
+		x.Add([]translate.Segment{big}, nil)
 	}
 	assert.LessOrEqual(t, len(x.old.reqs), traceIndexRequestBytes+maxIndexedRequest)
 }

@@ -1,4 +1,4 @@
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package admit
 
 import (
 	"context"
@@ -6,13 +6,13 @@ import (
 	"time"
 )
 
-// requestOverhead is what one request in flight holds beyond its two bodies
+// RequestOverhead is what one request in flight holds beyond its two bodies
 // (the encoded envelope and its compressed copy, both counted): the
 // connection's bufio reader and writer (4 KiB each), the transport's read and
 // write goroutines and the worker's own stack (8 KiB or more each), the
 // request, response and header structures. Counted against
 // pending::max_bytes_in_flight with the bodies.
-const requestOverhead = 32 << 10
+const RequestOverhead = 32 << 10
 
 // stallAfter is how long a project may have requests in flight without any
 // answer before it counts as stalled: from then on it borrows nothing beyond
@@ -21,12 +21,12 @@ const requestOverhead = 32 << 10
 // wait for `timeout`. Far above any healthy answer time.
 const stallAfter = 5 * time.Second
 
-// inflightBudget bounds the requests in flight over the whole exporter, in
+// Budget bounds the requests in flight over the whole exporter, in
 // number (pending::max_requests_in_flight) and in bytes
 // (pending::max_bytes_in_flight: both bodies of each request plus
-// requestOverhead), and shares them fairly between the projects:
+// RequestOverhead), and shares them fairly between the projects:
 //
-//   - each project has a concurrency limit of its own (concurrencyLimit,
+//   - each project has a concurrency limit of its own (Limit,
 //     AIMD): it grows by one per answered request while at least half of it
 //     is in use, up to max_concurrent_requests, falls to one request in flight (a probe) when a
 //     request gets no answer (a timeout, a connect that never completes) and
@@ -41,7 +41,7 @@ const stallAfter = 5 * time.Second
 //
 // Waiters are served first come first served among those that fit: a project
 // at its own limit does not hold up the others.
-type inflightBudget struct {
+type Budget struct {
 	maxRequests, shareRequests int
 	maxBytes, shareBytes       int64
 	now                        func() time.Time // time.Now; tests replace it
@@ -52,19 +52,19 @@ type inflightBudget struct {
 	waiters  []*inflightWaiter
 }
 
-func newInflightBudget(maxRequests int, maxBytes int64, maxProjects int) *inflightBudget {
+func NewBudget(maxRequests int, maxBytes int64, maxProjects int) *Budget {
 	n := max(maxProjects, 1)
-	return &inflightBudget{
+	return &Budget{
 		maxRequests: maxRequests, shareRequests: max(maxRequests/n, 1),
 		maxBytes: maxBytes, shareBytes: maxBytes / int64(n),
 		now: time.Now,
 	}
 }
 
-// concurrencyLimit is one project's adaptive limit and what it holds now.
+// Limit is one project's adaptive limit and what it holds now.
 // Guarded by its budget's mu.
-type concurrencyLimit struct {
-	budget   *inflightBudget
+type Limit struct {
+	budget   *Budget
 	max      int // max_concurrent_requests
 	limit    int // 1..max
 	requests int
@@ -75,15 +75,15 @@ type concurrencyLimit struct {
 	progress time.Time
 }
 
-func (b *inflightBudget) newLimit(maxConcurrent int) *concurrencyLimit {
+func (b *Budget) NewLimit(maxConcurrent int) *Limit {
 	// A new project starts with one request in flight: a Sentry that never
 	// answers costs one request, and a healthy one doubles its limit every
 	// round trip (one more per answer) up to max_concurrent_requests.
-	return &concurrencyLimit{budget: b, max: maxConcurrent, limit: 1}
+	return &Limit{budget: b, max: maxConcurrent, limit: 1}
 }
 
 type inflightWaiter struct {
-	lim   *concurrencyLimit
+	lim   *Limit
 	cost  int64
 	ready chan struct{} // closed once admitted
 }
@@ -91,7 +91,7 @@ type inflightWaiter struct {
 // fitsLocked: within the project's adaptive limit, and within its share or
 // within what the budget has left. A project holding nothing may always send
 // one request (its probe), however large.
-func (l *concurrencyLimit) fitsLocked(cost int64) bool {
+func (l *Limit) fitsLocked(cost int64) bool {
 	if l.requests >= l.limit {
 		return false
 	}
@@ -108,7 +108,7 @@ func (l *concurrencyLimit) fitsLocked(cost int64) bool {
 	return b.requests < b.maxRequests && b.bytes+cost <= b.maxBytes
 }
 
-func (l *concurrencyLimit) takeLocked(cost int64) {
+func (l *Limit) takeLocked(cost int64) {
 	if l.requests == 0 {
 		l.progress = l.budget.now()
 	}
@@ -118,8 +118,8 @@ func (l *concurrencyLimit) takeLocked(cost int64) {
 	l.budget.bytes += cost
 }
 
-// acquire waits until a request of cost bytes may start; false when ctx ends first.
-func (l *concurrencyLimit) acquire(ctx context.Context, cost int64) bool {
+// Acquire waits until a request of cost bytes may start; false when ctx ends first.
+func (l *Limit) Acquire(ctx context.Context, cost int64) bool {
 	b := l.budget
 	b.mu.Lock()
 	if len(b.waiters) == 0 && l.fitsLocked(cost) {
@@ -156,42 +156,42 @@ func (l *concurrencyLimit) acquire(ctx context.Context, cost int64) bool {
 	return false
 }
 
-// verdict is what a request's outcome tells the limit.
-type verdict int
+// Verdict is what a request's outcome tells the limit.
+type Verdict int
 
 const (
-	verdictOK       verdict = iota // Sentry answered (2xx, 429, another 4xx)
-	verdictOverload                // a 5xx
-	verdictNone                    // no answer: a timeout, a refused or hung connect
-	verdictIgnore                  // cancelled by shutdown: tells nothing
+	VerdictOK       Verdict = iota // Sentry answered (2xx, 429, another 4xx)
+	VerdictOverload                // a 5xx
+	VerdictNone                    // no answer: a timeout, a refused or hung connect
+	VerdictIgnore                  // cancelled by shutdown: tells nothing
 )
 
-// release gives back a request of cost bytes and adapts the limit to its answer.
-func (l *concurrencyLimit) release(cost int64, a verdict) {
+// Release gives back a request of cost bytes and adapts the limit to its answer.
+func (l *Limit) Release(cost int64, a Verdict) {
 	b := l.budget
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if a == verdictOK || a == verdictOverload {
+	if a == VerdictOK || a == VerdictOverload {
 		l.progress = b.now()
 	}
 	switch a {
-	case verdictOK:
+	case VerdictOK:
 		// Grow only a limit in use (at least half of it in flight, this
 		// request included): a quiet project keeps a small limit, and so few
 		// workers and connections.
 		if l.limit < l.max && 2*l.requests >= l.limit {
 			l.limit++
 		}
-	case verdictOverload:
+	case VerdictOverload:
 		l.limit = max(l.limit/2, 1)
-	case verdictNone:
+	case VerdictNone:
 		l.limit = 1
 	}
 	l.releaseLocked(cost)
 	b.admitLocked()
 }
 
-func (l *concurrencyLimit) releaseLocked(cost int64) {
+func (l *Limit) releaseLocked(cost int64) {
 	l.requests--
 	l.bytes -= cost
 	l.budget.requests--
@@ -199,7 +199,7 @@ func (l *concurrencyLimit) releaseLocked(cost int64) {
 }
 
 // admitLocked admits, in the order they came, every waiter that fits now.
-func (b *inflightBudget) admitLocked() {
+func (b *Budget) admitLocked() {
 	kept := b.waiters[:0]
 	for _, w := range b.waiters {
 		if w.lim.fitsLocked(w.cost) {
@@ -213,22 +213,22 @@ func (b *inflightBudget) admitLocked() {
 	b.waiters = kept
 }
 
-// current is the project's limit now (the most workers worth running).
-func (l *concurrencyLimit) current() int {
+// Current is the project's limit now (the most workers worth running).
+func (l *Limit) Current() int {
 	l.budget.mu.Lock()
 	defer l.budget.mu.Unlock()
 	return l.limit
 }
 
-// held is what the budget holds now: requests and bytes in flight.
-func (b *inflightBudget) held() (requests int, bytes int64) {
+// Held is what the budget holds now: requests and bytes in flight.
+func (b *Budget) Held() (requests int, bytes int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.requests, b.bytes
 }
 
-// heldBytes is what the project's requests in flight hold now.
-func (l *concurrencyLimit) heldBytes() int64 {
+// HeldBytes is what the project's requests in flight hold now.
+func (l *Limit) HeldBytes() int64 {
 	l.budget.mu.Lock()
 	defer l.budget.mu.Unlock()
 	return l.bytes

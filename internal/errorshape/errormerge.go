@@ -1,4 +1,4 @@
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package errorshape
 
 import (
 	"bytes"
@@ -13,13 +13,13 @@ import (
 // max_event_size (1 MiB).
 const maxMergedEventBytes = 1 << 20
 
-// mergeErrors makes one event of the same exception seen as a span event and
+// MergeErrors makes one event of the same exception seen as a span event and
 // as a log record. The span-derived event is kept (it has the transaction,
 // the span's op and status); it takes the log's message when it has none,
 // and the log's exception (with its stack trace) when only the log has one.
 // If the payloads cannot be read or the result would be too large, the
 // span-derived event goes out as it is: still one event.
-func mergeErrors(span, log *translate.ErrorEvent) translate.ErrorEvent {
+func MergeErrors(span, log *translate.ErrorEvent) translate.ErrorEvent {
 	out := *span
 	sm, err := topMembers(span.Payload)
 	if err != nil {
@@ -121,10 +121,10 @@ func (ms members) appendObject(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-// withTransaction returns the payload of an event that has no `transaction`
+// WithTransaction returns the payload of an event that has no `transaction`
 // member with one added in front. The caller knows the member is absent
 // (ErrorRef.Transaction is ""), so no key is written twice.
-func withTransaction(payload []byte, name string) []byte {
+func WithTransaction(payload []byte, name string) []byte {
 	if len(payload) < 2 || payload[0] != '{' {
 		return payload
 	}

@@ -1,4 +1,4 @@
-package sentryexporter
+package admit
 
 import (
 	"context"
@@ -19,23 +19,23 @@ import (
 func TestConcurrencyLimitAdapts(t *testing.T) {
 	tests := []struct {
 		name   string
-		rounds []verdict // each round: as many requests as the limit allows, all answered so
+		rounds []Verdict // each round: as many requests as the limit allows, all answered so
 		serial int       // then this many requests one at a time, answered
 		want   int
 	}{
 		{"new project: one probe", nil, 0, 1},
-		{"full rounds grow it", repeat(verdictOK, 3), 0, 5},
-		{"never past max_concurrent_requests", repeat(verdictOK, 20), 0, 8},
-		{"a 5xx halves it, per answer", append(repeat(verdictOK, 20), verdictOverload), 0, 1},
-		{"no answer: back to one probe", append(repeat(verdictOK, 20), verdictNone), 0, 1},
-		{"a shutdown cancel tells nothing", append(repeat(verdictOK, 20), verdictIgnore), 0, 8},
-		{"grows back after the probe is answered", append(append(repeat(verdictOK, 20), verdictNone), verdictOK, verdictOK), 0, 3},
+		{"full rounds grow it", repeat(VerdictOK, 3), 0, 5},
+		{"never past max_concurrent_requests", repeat(VerdictOK, 20), 0, 8},
+		{"a 5xx halves it, per answer", append(repeat(VerdictOK, 20), VerdictOverload), 0, 1},
+		{"no answer: back to one probe", append(repeat(VerdictOK, 20), VerdictNone), 0, 1},
+		{"a shutdown cancel tells nothing", append(repeat(VerdictOK, 20), VerdictIgnore), 0, 8},
+		{"grows back after the probe is answered", append(append(repeat(VerdictOK, 20), VerdictNone), VerdictOK, VerdictOK), 0, 3},
 		{"one request at a time: stays small", nil, 50, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newInflightBudget(1000, 1<<30, 1)
-			l := b.newLimit(8)
+			b := NewBudget(1000, 1<<30, 1)
+			l := b.NewLimit(8)
 			for _, v := range tt.rounds {
 				n := 0
 				for tryAcquire(l, 100) {
@@ -43,23 +43,23 @@ func TestConcurrencyLimitAdapts(t *testing.T) {
 				}
 				require.Positive(t, n)
 				for range n {
-					l.release(100, v)
+					l.Release(100, v)
 				}
 			}
 			for range tt.serial {
-				require.True(t, l.acquire(context.Background(), 100))
-				l.release(100, verdictOK)
+				require.True(t, l.Acquire(context.Background(), 100))
+				l.Release(100, VerdictOK)
 			}
-			assert.Equal(t, tt.want, l.current())
-			r, n := b.held()
+			assert.Equal(t, tt.want, l.Current())
+			r, n := b.Held()
 			assert.Zero(t, r)
 			assert.Zero(t, n)
 		})
 	}
 }
 
-func repeat(v verdict, n int) []verdict {
-	out := make([]verdict, n)
+func repeat(v Verdict, n int) []Verdict {
+	out := make([]Verdict, n)
 	for i := range out {
 		out[i] = v
 	}
@@ -67,17 +67,17 @@ func repeat(v verdict, n int) []verdict {
 }
 
 // grown is a limit already at its maximum (as after a healthy spell).
-func grown(b *inflightBudget, maxConcurrent int) *concurrencyLimit {
-	l := b.newLimit(maxConcurrent)
+func grown(b *Budget, maxConcurrent int) *Limit {
+	l := b.NewLimit(maxConcurrent)
 	l.limit = maxConcurrent
 	return l
 }
 
 // tryAcquire takes a place without waiting: false when it would wait.
-func tryAcquire(l *concurrencyLimit, cost int64) bool {
+func tryAcquire(l *Limit, cost int64) bool {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	return l.acquire(ctx, cost)
+	return l.Acquire(ctx, cost)
 }
 
 // TestInflightBudgetShares: a project whose Sentry hangs holds the whole free
@@ -95,7 +95,7 @@ func TestInflightBudgetShares(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newInflightBudget(tt.maxRequests, tt.maxBytes, tt.projects)
+			b := NewBudget(tt.maxRequests, tt.maxBytes, tt.projects)
 			hung, healthy := grown(b, 128), grown(b, 128)
 			got := 0
 			for tryAcquire(hung, tt.cost) {
@@ -107,7 +107,7 @@ func TestInflightBudgetShares(t *testing.T) {
 				got++
 			}
 			assert.Equal(t, tt.wantHealthy, got, "the healthy project still gets its share")
-			requests, bytes := b.held()
+			requests, bytes := b.Held()
 			assert.LessOrEqual(t, requests, 2*tt.maxRequests)
 			assert.Equal(t, int64(requests)*tt.cost, bytes)
 		})
@@ -118,14 +118,14 @@ func TestInflightBudgetShares(t *testing.T) {
 // does not hold up another project's waiter that fits, and a release admits
 // the waiters in the order they came.
 func TestInflightWaitersServedInOrder(t *testing.T) {
-	b := newInflightBudget(2, 1<<30, 2) // a share of one request each
+	b := NewBudget(2, 1<<30, 2) // a share of one request each
 	a, c := grown(b, 1), grown(b, 4)
-	require.True(t, a.acquire(context.Background(), 1))
-	require.True(t, c.acquire(context.Background(), 1)) // the budget is full now
+	require.True(t, a.Acquire(context.Background(), 1))
+	require.True(t, c.Acquire(context.Background(), 1)) // the budget is full now
 	order := make(chan string, 3)
-	waitFor := func(l *concurrencyLimit, name string) {
+	waitFor := func(l *Limit, name string) {
 		go func() {
-			if l.acquire(context.Background(), 1) {
+			if l.Acquire(context.Background(), 1) {
 				order <- name
 			}
 		}()
@@ -134,15 +134,15 @@ func TestInflightWaitersServedInOrder(t *testing.T) {
 	waitUntilWaiting(t, b, 1)
 	waitFor(c, "c1")
 	waitUntilWaiting(t, b, 2)
-	c.release(1, verdictOK) // room in the budget: c1 goes, a still cannot
+	c.Release(1, VerdictOK) // room in the budget: c1 goes, a still cannot
 	assert.Equal(t, "c1", <-order)
-	a.release(1, verdictOK)
+	a.Release(1, VerdictOK)
 	assert.Equal(t, "a", <-order)
-	requests, _ := b.held()
+	requests, _ := b.Held()
 	assert.Equal(t, 2, requests)
 }
 
-func waitUntilWaiting(t *testing.T, b *inflightBudget, n int) {
+func waitUntilWaiting(t *testing.T, b *Budget, n int) {
 	t.Helper()
 	for {
 		b.mu.Lock()
@@ -163,7 +163,7 @@ func waitUntilWaiting(t *testing.T, b *inflightBudget, n int) {
 // ends the stall.
 func TestInflightStalledProjectStopsBorrowing(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	b := newInflightBudget(100, 1<<30, 10) // a share of 10 requests
+	b := NewBudget(100, 1<<30, 10) // a share of 10 requests
 	b.now = func() time.Time { return now }
 	l := grown(b, 128)
 	for range 12 { // its share and 2 borrowed
@@ -175,8 +175,8 @@ func TestInflightStalledProjectStopsBorrowing(t *testing.T) {
 	for range 12 {
 		require.True(t, tryAcquire(other, 100), "another project still borrows")
 	}
-	l.release(100, verdictOK) // an answer: no longer stalled
+	l.Release(100, VerdictOK) // an answer: no longer stalled
 	assert.True(t, tryAcquire(l, 100))
-	l.release(100, verdictNone) // no answer: back to a probe, whatever it holds
+	l.Release(100, VerdictNone) // no answer: back to a probe, whatever it holds
 	assert.False(t, tryAcquire(l, 100))
 }

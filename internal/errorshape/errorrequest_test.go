@@ -1,4 +1,4 @@
-package sentryexporter
+package errorshape
 
 import (
 	"testing"
@@ -12,7 +12,7 @@ const testRequest = `{"method":"GET","url":"http://h/cart/7","query_string":"a=1
 
 func TestWithSegmentRequest(t *testing.T) {
 	l := logEvent(false)
-	l.Payload = withSegmentRequest(l.Payload, []byte(testRequest), 502)
+	l.Payload = WithSegmentRequest(l.Payload, []byte(testRequest), 502)
 	doc := validEvent(t, l)
 	assert.Equal(t, map[string]any{"method": "GET", "url": "http://h/cart/7", "query_string": "a=1", "headers": map[string]any{"User-Agent": "x"}}, doc["request"])
 	ctx := doc["contexts"].(map[string]any)
@@ -21,7 +21,7 @@ func TestWithSegmentRequest(t *testing.T) {
 	assert.Equal(t, map[string]any{"formatted": "checkout failed"}, doc["message"])
 
 	// What the event has is kept, never written twice.
-	again := withSegmentRequest(l.Payload, []byte(`{"method":"POST"}`), 404)
+	again := WithSegmentRequest(l.Payload, []byte(`{"method":"POST"}`), 404)
 	doc = validEvent(t, withPayload(l, again))
 	assert.Equal(t, "GET", doc["request"].(map[string]any)["method"])
 	assert.Equal(t, float64(502), doc["contexts"].(map[string]any)["response"].(map[string]any)["status_code"])
@@ -29,16 +29,16 @@ func TestWithSegmentRequest(t *testing.T) {
 
 	// Only one of the two.
 	only := logEvent(false)
-	doc = validEvent(t, withPayload(only, withSegmentRequest(only.Payload, nil, 200)))
+	doc = validEvent(t, withPayload(only, WithSegmentRequest(only.Payload, nil, 200)))
 	assert.NotContains(t, doc, "request")
 	assert.Equal(t, float64(200), doc["contexts"].(map[string]any)["response"].(map[string]any)["status_code"])
-	doc = validEvent(t, withPayload(only, withSegmentRequest(only.Payload, []byte(testRequest), 0)))
+	doc = validEvent(t, withPayload(only, WithSegmentRequest(only.Payload, []byte(testRequest), 0)))
 	assert.Contains(t, doc, "request")
 	assert.NotContains(t, doc["contexts"], "response")
 
 	// Nothing to add, or an unreadable payload: unchanged.
-	assert.Equal(t, string(only.Payload), string(withSegmentRequest(only.Payload, nil, 0)))
-	assert.Equal(t, "{not json", string(withSegmentRequest([]byte("{not json"), []byte(testRequest), 200)))
+	assert.Equal(t, string(only.Payload), string(WithSegmentRequest(only.Payload, nil, 0)))
+	assert.Equal(t, "{not json", string(WithSegmentRequest([]byte("{not json"), []byte(testRequest), 200)))
 }
 
 func withPayload(ev translate.ErrorEvent, p []byte) translate.ErrorEvent {

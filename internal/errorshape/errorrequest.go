@@ -1,14 +1,14 @@
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package errorshape
 
 import "strconv"
 
-// withSegmentRequest gives an error event derived from a log record the
+// WithSegmentRequest gives an error event derived from a log record the
 // request object and contexts.response.status_code of its span's segment
-// (traceIndex.segmentOf), as error events raised from span events inside a
+// (traceindex.Index.SegmentOf), as error events raised from span events inside a
 // server segment have them. A member the event already has is kept: no key
 // is written twice. If the payload cannot be read or the result would be too
 // large, the event goes out as it was.
-func withSegmentRequest(payload, request []byte, statusCode int) []byte {
+func WithSegmentRequest(payload, request []byte, statusCode int) []byte {
 	if len(request) == 0 && statusCode <= 0 {
 		return payload
 	}
