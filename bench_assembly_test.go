@@ -9,11 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/otel-sentry/sentryexporter/internal/metadata"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
@@ -24,34 +21,16 @@ import (
 // BenchmarkPushTracesSplit1000 is the slow path: the same 1,002 spans as
 // two pushes, the children (held) then their roots (released with them).
 
+// benchExporterWith is benchExporter configured, sending to a Sentry that
+// answers 200 at once.
 func benchExporterWith(b testing.TB, configure func(*Config)) *sentryExporter {
-	clk := realClocks()
-	cfg := createDefaultConfig().(*Config)
-	cfg.DSN = "https://public@o1.ingest.sentry.io/1"
-	configure(cfg)
-	set := exportertest.NewNopSettings(metadata.Type)
-	set.TelemetrySettings = componenttest.NewNopTelemetrySettings()
-	e, err := newExporter(cfg, set, clk)
-	if err != nil {
-		b.Fatal(err)
-	}
+	e := newBenchExporter(b, time.Now, configure)
 	e.def.sender.client = &http.Client{Transport: okTransport{}}
-	b.Cleanup(func() { _ = e.shutdown(context.Background()) }) // no lingering workers for goleak
 	return e
 }
 
 func BenchmarkPushTraces1000NoAssembly(b *testing.B) {
-	e := benchExporterWith(b, func(c *Config) { c.Assembly.Wait = 0 })
-	td := smallTraces()
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := e.pushTraces(ctx, td); err != nil {
-			b.Fatal(err)
-		}
-		benchSettle(e)
-	}
-	b.ReportMetric(float64(td.SpanCount())*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+	benchPushTraces(b, benchExporterWith(b, func(c *Config) { c.Assembly.Wait = 0 }), smallTraces())
 }
 
 func BenchmarkPushTracesSplit1000(b *testing.B) {

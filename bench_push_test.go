@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // okTransport answers every envelope 200 at once, without a network: the push
@@ -23,9 +25,12 @@ func (okTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // with an exception) to a Sentry that answers at once, until every envelope
 // is settled: translation, envelopes, hand-over, sending and accounting.
 func BenchmarkPushTraces1000(b *testing.B) {
-	e := benchExporter(b, time.Now)
-	e.def.sender.client = &http.Client{Transport: okTransport{}}
-	td := smallTraces()
+	benchPushTraces(b, benchExporterWith(b, func(*Config) {}), smallTraces())
+}
+
+// benchPushTraces pushes td to e, waiting each time until every envelope is
+// settled, and reports spans/s.
+func benchPushTraces(b *testing.B, e *sentryExporter, td ptrace.Traces) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -42,19 +47,7 @@ func BenchmarkPushTraces1000(b *testing.B) {
 // side, is BenchmarkPushTraces1000 (the issue 13 cost goal: span mode's CPU
 // per span at or below transactions mode's).
 func BenchmarkPushTracesSpans1000(b *testing.B) {
-	e := benchExporter(b, time.Now)
-	e.cfg.TracesAs = TracesAsSpans
-	e.def.sender.client = &http.Client{Transport: okTransport{}}
-	td := smallTraces()
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := e.pushTraces(ctx, td); err != nil {
-			b.Fatal(err)
-		}
-		benchSettle(e)
-	}
-	b.ReportMetric(float64(td.SpanCount())*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+	benchPushTraces(b, benchExporterWith(b, func(c *Config) { c.TracesAs = TracesAsSpans }), smallTraces())
 }
 
 // BenchmarkPushLogs1000 is BenchmarkPushTraces1000 for 1,000 logs (10 containers).

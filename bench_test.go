@@ -18,11 +18,18 @@ import (
 // benchExporter is an exporter that is never started: the benchmarks below
 // measure translation, envelope building and encoding, or the drop path,
 // without HTTP.
-func benchExporter(b *testing.B, now func() time.Time) *sentryExporter {
+func benchExporter(b testing.TB, now func() time.Time) *sentryExporter {
+	return newBenchExporter(b, now, func(*Config) {})
+}
+
+// newBenchExporter builds a never-started exporter of one project with the
+// default config as configure leaves it; it is shut down when b ends.
+func newBenchExporter(b testing.TB, now func() time.Time, configure func(*Config)) *sentryExporter {
 	clk := realClocks()
 	clk.now = now
 	cfg := createDefaultConfig().(*Config)
 	cfg.DSN = "https://public@o1.ingest.sentry.io/1"
+	configure(cfg)
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = componenttest.NewNopTelemetrySettings()
 	e, err := newExporter(cfg, set, clk)
