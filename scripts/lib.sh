@@ -165,6 +165,35 @@ metric_lines() {
 	grep -E "^$2" "$1" || true
 }
 
+# telemetry_yaml METRICS_PORT [console]: the collector's service::telemetry block (logs at
+# COLLECTOR_LOG_LEVEL, metrics pulled on 127.0.0.1:METRICS_PORT); with "console", also a
+# periodic console reader whose only export (the interval is an hour) is the final one at
+# shutdown.
+telemetry_yaml() {
+	local metrics=$1
+	cat <<EOF
+  telemetry:
+    logs:
+      level: ${COLLECTOR_LOG_LEVEL:-info}
+    metrics:
+      level: detailed
+      readers:
+        - pull:
+            exporter:
+              prometheus:
+                host: 127.0.0.1
+                port: $metrics
+EOF
+	if [[ ${2:-} == console ]]; then
+		cat <<EOF
+        - periodic:
+            interval: 3600000
+            exporter:
+              console: {}
+EOF
+	fi
+}
+
 # write_collector_config FILE OTLP_GRPC_PORT OTLP_HTTP_PORT METRICS_PORT SINK_PORT [EXTRA_EXPORTER_YAML [PROCESSORS]]
 # SINK_PORT "" writes no `dsn` (routing gives the DSNs). EXTRA_EXPORTER_YAML is indented into the sentry exporter's block (4 spaces). PROCESSORS is
 # the pipelines' processor list (default "batch"; "" for none, "memory_limiter, batch"…).
@@ -194,17 +223,7 @@ $([[ -z "$sink" ]] || echo "    dsn: http://public@127.0.0.1:$sink/1")
 $(printf '%s\n' "$extra" | sed '/^$/d; s/^/    /')
 
 service:
-  telemetry:
-    logs:
-      level: ${COLLECTOR_LOG_LEVEL:-info}
-    metrics:
-      level: detailed
-      readers:
-        - pull:
-            exporter:
-              prometheus:
-                host: 127.0.0.1
-                port: $metrics
+$(telemetry_yaml "$metrics")
   pipelines:
     traces:
       receivers: [otlp]

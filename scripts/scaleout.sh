@@ -97,17 +97,7 @@ exporters:
     protocol: *otlp
     resolver: *resolver
 service:
-  telemetry:
-    logs:
-      level: ${COLLECTOR_LOG_LEVEL:-info}
-    metrics:
-      level: detailed
-      readers:
-        - pull:
-            exporter:
-              prometheus:
-                host: 127.0.0.1
-                port: $metrics
+$(telemetry_yaml "$metrics")
   pipelines:
     traces:
       receivers: [otlp]

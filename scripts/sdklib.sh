@@ -39,21 +39,7 @@ exporters:
     dsn: $dsn
     traces_as: $traces_as
 service:
-  telemetry:
-    logs:
-      level: ${COLLECTOR_LOG_LEVEL:-info}
-    metrics:
-      level: detailed
-      readers:
-        - pull:
-            exporter:
-              prometheus:
-                host: 127.0.0.1
-                port: $metrics
-        - periodic:
-            interval: 3600000
-            exporter:
-              console: {}
+$(telemetry_yaml "$metrics" console)
   pipelines:
     traces:
       receivers: [otlp]
