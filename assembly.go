@@ -141,16 +141,10 @@ func (a *assembly) admit(ctx context.Context, p *project, td ptrace.Traces) (ptr
 				for k := range sps.Len() {
 					if verdict[i] != assemble.Held {
 						if !haveRS {
-							dstRS = now.ResourceSpans().AppendEmpty()
-							rs.Resource().CopyTo(dstRS.Resource())
-							dstRS.SetSchemaUrl(rs.SchemaUrl())
-							haveRS = true
+							dstRS, haveRS = appendResource(now.ResourceSpans(), rs), true
 						}
 						if !haveSS {
-							dstSS = dstRS.ScopeSpans().AppendEmpty()
-							ss.Scope().CopyTo(dstSS.Scope())
-							dstSS.SetSchemaUrl(ss.SchemaUrl())
-							haveSS = true
+							dstSS, haveSS = appendScope(dstRS, ss), true
 						}
 						sps.At(k).CopyTo(dstSS.Spans().AppendEmpty())
 					}
@@ -169,7 +163,8 @@ func (a *assembly) admit(ctx context.Context, p *project, td ptrace.Traces) (ptr
 }
 
 // place puts released groups into dst (p's) or into a batch per other
-// project, counting fragments by reason.
+// project, counting fragments by reason. With p nil, every project's spans
+// go into the batches returned.
 func (a *assembly) place(ctx context.Context, p *project, dst ptrace.Traces, rel []assemble.Released[heldSpan]) map[*project]ptrace.Traces {
 	var others map[*project]ptrace.Traces
 	type scopeKey struct {
@@ -212,7 +207,7 @@ func (a *assembly) place(ctx context.Context, p *project, dst ptrace.Traces, rel
 		}
 	}
 	for k, n := range frags {
-		p.exp.countFragments(ctx, k.p, k.why, n)
+		k.p.exp.countFragments(ctx, k.p, k.why, n)
 	}
 	return others
 }
@@ -223,15 +218,7 @@ func (e *sentryExporter) releaseHeld(ctx context.Context, rel []assemble.Release
 	if len(rel) == 0 {
 		return
 	}
-	byProject := map[*project][]assemble.Released[heldSpan]{}
-	for _, g := range rel {
-		for _, h := range g.Items {
-			byProject[h.p] = append(byProject[h.p], assemble.Released[heldSpan]{Reason: g.Reason, Items: []heldSpan{h}})
-		}
-	}
-	for p, groups := range byProject {
-		td := ptrace.NewTraces()
-		_ = e.asm.place(ctx, p, td, groups)
+	for p, td := range e.asm.place(ctx, nil, ptrace.Traces{}, rel) {
 		p.translateTraces(ctx, td)
 	}
 }
@@ -254,7 +241,7 @@ func (e *sentryExporter) flushHeld(ctx context.Context) {
 
 // heldInAssembly reports whether span (trace, id) is held in assembly.
 func (e *sentryExporter) heldInAssembly(traceID [16]byte, id [8]byte) bool {
-	return e.asm != nil && e.asm.asm.Held(traceID, id)
+	return e.asm.asm.Held(traceID, id) // only asked when assembly is on (exporter.go)
 }
 
 // countFragments counts n spans of p sent without their local root.
@@ -269,21 +256,6 @@ func (e *sentryExporter) countFragments(ctx context.Context, p *project, why ass
 // comes by: a fragment goes out at most this long after its wait is over.
 func (e *sentryExporter) assemblyTick() time.Duration {
 	return min(max(e.cfg.Assembly.Wait/10, 100*time.Millisecond), time.Second)
-}
-
-// assemblyLoop releases expired spans while no push does.
-func (e *sentryExporter) assemblyLoop() {
-	defer e.assemblyLoopWG.Done()
-	t := time.NewTicker(e.assemblyTick())
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			e.expireHeld(e.run)
-		case <-e.stopping:
-			return
-		}
-	}
 }
 
 // cursor finds the i-th span of a batch for Admit's hold callback, which
@@ -313,11 +285,8 @@ func (c *cursor) at(i int) (ptrace.Span, *heldScope, bool) {
 	fresh := false
 	if c.scope == nil || c.scopeAt != [2]int{c.r, c.s} {
 		h := &heldScope{rs: ptrace.NewResourceSpans()}
-		rs.Resource().CopyTo(h.rs.Resource())
-		h.rs.SetSchemaUrl(rs.SchemaUrl())
-		dst := h.rs.ScopeSpans().AppendEmpty()
-		ss.Scope().CopyTo(dst.Scope())
-		dst.SetSchemaUrl(ss.SchemaUrl())
+		copyResource(h.rs, rs)
+		appendScope(h.rs, ss)
 		c.scope, c.scopeAt, fresh = h, [2]int{c.r, c.s}, true
 	}
 	return ss.Spans().At(c.k), c.scope, fresh
@@ -337,4 +306,26 @@ func (c *cursor) skipEmpty() {
 		c.r++
 		c.s, c.k = 0, 0
 	}
+}
+
+// appendResource appends to dst a ResourceSpans with src's resource and
+// schema URL, without its scopes.
+func appendResource(dst ptrace.ResourceSpansSlice, src ptrace.ResourceSpans) ptrace.ResourceSpans {
+	rs := dst.AppendEmpty()
+	copyResource(rs, src)
+	return rs
+}
+
+func copyResource(dst, src ptrace.ResourceSpans) {
+	src.Resource().CopyTo(dst.Resource())
+	dst.SetSchemaUrl(src.SchemaUrl())
+}
+
+// appendScope appends to dst a ScopeSpans with src's scope and schema URL,
+// without its spans.
+func appendScope(dst ptrace.ResourceSpans, src ptrace.ScopeSpans) ptrace.ScopeSpans {
+	ss := dst.ScopeSpans().AppendEmpty()
+	src.Scope().CopyTo(ss.Scope())
+	ss.SetSchemaUrl(src.SchemaUrl())
+	return ss
 }

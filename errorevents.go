@@ -68,15 +68,15 @@ func (e *sentryExporter) dedupeTick() time.Duration {
 	return min(max(e.dedupe.window/4, 100*time.Millisecond), time.Second)
 }
 
-// dedupeLoop releases held error events while no push does.
-func (e *sentryExporter) dedupeLoop() {
-	defer e.dedupeLoopWG.Done()
-	t := time.NewTicker(e.dedupeTick())
+// every runs fn every d until shutdown begins: the held error events and
+// held spans are released by it while no push comes by.
+func (e *sentryExporter) every(d time.Duration, fn func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			e.releaseDue(context.Background(), false)
+			fn()
 		case <-e.stopping:
 			return
 		}

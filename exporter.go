@@ -319,12 +319,10 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 		go e.reportLoop()
 	}
 	if e.dedupe != nil {
-		e.dedupeLoopWG.Add(1)
-		go e.dedupeLoop()
+		e.dedupeLoopWG.Go(func() { e.every(e.dedupeTick(), func() { e.releaseDue(context.Background(), false) }) })
 	}
 	if e.asm != nil {
-		e.assemblyLoopWG.Add(1)
-		go e.assemblyLoop()
+		e.assemblyLoopWG.Go(func() { e.every(e.assemblyTick(), func() { e.expireHeld(e.run) }) })
 	}
 	return nil
 }

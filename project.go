@@ -36,12 +36,6 @@ type project struct {
 	heldBytes         atomic.Int64  // bytes of this project's spans held in trace assembly
 }
 
-// tracesAs is the form this project's spans are sent in, read once per push.
-// It is the one place the form is decided: a per-project fallback from span
-// v2 to transactions, detected from Sentry's answer as the zstd -> gzip
-// fallback is, would change only this (and count the switch).
-func (p *project) tracesAs() TracesAs { return p.exp.cfg.TracesAs }
-
 func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	p.exp.releaseDue(ctx, false)
 	if a := p.exp.asm; a != nil {
@@ -60,7 +54,7 @@ func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 func (p *project) translateTraces(ctx context.Context, td ptrace.Traces) {
 	now := p.exp.clk.now()
 	limits := p.limits.Load()
-	mode := p.tracesAs()
+	mode := p.exp.cfg.TracesAs
 	res := p.exp.translator.Traces(td, translate.TracesWant{
 		Transactions: mode == TracesAsTransactions && !account.GateTransaction.Limited(limits, now),
 		SpanV2:       mode == TracesAsSpans && !account.GateSpan.Limited(limits, now),

@@ -60,7 +60,6 @@ type Assembler[T any] struct {
 
 	// scratch of one Admit
 	byID  map[spanKey]int32
-	state []Verdict
 	known []bool
 	path  []int32
 }
@@ -271,18 +270,6 @@ func (a *Assembler[T]) Expire(now time.Time) []Released[T] {
 	}
 	a.compact()
 	return out
-}
-
-// NextDue is when the oldest held span's wait is over; ok is false when
-// nothing is held.
-func (a *Assembler[T]) NextDue() (time.Time, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	n := a.front()
-	if n == nil {
-		return time.Time{}, false
-	}
-	return n.at.Add(a.cfg.Wait), true
 }
 
 // Flush releases everything held (Shutdown), one group per trace, and closes

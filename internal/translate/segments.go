@@ -2,6 +2,8 @@ package translate
 
 import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otel-sentry/sentryexporter/internal/assemble"
 )
 
 // Grouping spans into traces and segments.
@@ -41,20 +43,14 @@ type spanRef struct {
 func (r *spanRef) server() bool { return r.sp.Kind() == ptrace.SpanKindServer }
 
 // localRoot reports whether the span starts its service's part of the trace
-// (as internal/assemble.LocalRoot decides): no parent, a parent the span
+// (assemble.LocalRoot): no parent, a parent the span
 // flags mark remote, or, where the flags do not say, a SERVER or CONSUMER
 // span; or its parent is in the batch in another service. A segment of the
 // batch that is no local root is a fragment: its parent is local but was not
 // in the batch.
 func (r *spanRef) localRoot() bool {
-	if !r.hasParent || r.otherSvc {
-		return true
-	}
-	if f := r.sp.Flags(); f&hasIsRemote != 0 {
-		return f&remoteParent == remoteParent
-	}
 	k := r.sp.Kind()
-	return k == ptrace.SpanKindServer || k == ptrace.SpanKindConsumer
+	return r.otherSvc || assemble.LocalRoot(r.parent, r.sp.Flags(), k == ptrace.SpanKindServer || k == ptrace.SpanKindConsumer)
 }
 
 type spanKey struct {
@@ -79,8 +75,6 @@ type segRef struct {
 // remoteParent is the span flag pair HAS_IS_REMOTE | IS_REMOTE.
 const remoteParent = 0x300
 
-// hasIsRemote is the span flag HAS_IS_REMOTE: the SDK says whether the parent is remote.
-const hasIsRemote = 0x100
 
 // collect flattens the batch into s.spans, repairing ids and timestamps.
 func (s *state) collect(td ptrace.Traces, now uint64) {
