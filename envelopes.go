@@ -103,12 +103,13 @@ func (p *project) errorEnvelope(ev *translate.ErrorEvent) outgoing {
 // translator framed it (SpanGroup.Container), without a copy; the payloads of
 // a trace split in several are written into a.
 func (p *project) appendSpanEnvelopes(ctx context.Context, out []outgoing, g *translate.SpanGroup, a *payloadArena) []outgoing {
+	if g.Container != nil && len(g.Items) > 0 && len(g.Items) <= maxSpansPerEnvelope && len(g.Container) <= maxSpanContainerBytes {
+		// the whole container fits, so no item is over the bound either
+		return append(out, spanOutgoing(p.dsc(g.TraceID, g.Environment, g.Release, g.Segment), g.Items, g.Container))
+	}
 	chunks, oversized := envelope.Chunk(g.Items, maxSpansPerEnvelope, maxSpanContainerBytes)
 	p.acct.dropped(ctx, account.ReasonInvalid, account.Counts{account.CatSpan: int64(len(oversized))})
 	trace := p.dsc(g.TraceID, g.Environment, g.Release, g.Segment)
-	if len(chunks) == 1 && len(chunks[0]) == len(g.Items) && g.Container != nil {
-		return append(out, spanOutgoing(trace, chunks[0], g.Container))
-	}
 	for i, payload := range a.containers(chunks, true) {
 		out = append(out, spanOutgoing(trace, chunks[i], payload))
 	}

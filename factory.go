@@ -105,9 +105,11 @@ func createDefaultConfig() component.Config {
 		TracesAs:              TracesAsTransactions,
 		MaxConcurrentRequests: defaultMaxConcurrentRequests,
 		Pending: PendingConfig{
-			MaxBytesPerProject: defaultMaxPendingBytesPerProject,
-			MaxBytes:           defaultMaxPendingBytes,
-			DrainTimeout:       defaultDrainTimeout,
+			MaxBytesPerProject:  defaultMaxPendingBytesPerProject,
+			MaxBytes:            defaultMaxPendingBytes,
+			DrainTimeout:        defaultDrainTimeout,
+			MaxRequestsInFlight: defaultMaxRequestsInFlight,
+			MaxBytesInFlight:    defaultMaxBytesInFlight,
 		},
 		ErrorEvents:   ErrorEventsConfig{FromSpanExceptions: true, FromLogs: true, DedupeWindow: defaultDedupeWindow},
 		Logs:          LogsConfig{ResourceAttributes: slices.Clone(translate.DefaultLogResourceAttributes)},
@@ -117,8 +119,6 @@ func createDefaultConfig() component.Config {
 		QueueConfig:   configoptional.Some(queue),
 		RetryConfig:   configretry.NewDefaultBackOffConfig(),
 	}
-	cfg.Pending.MaxRequestsInFlight = defaultMaxRequestsInFlight
-	cfg.Pending.MaxBytesInFlight = defaultMaxBytesInFlight
 	return cfg
 }
 

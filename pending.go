@@ -33,8 +33,10 @@ type pendingQueue struct {
 	ctx        context.Context                        // ends when the drain time after shutdown is over
 	maxWorkers int
 	// allowed, when set, is how many workers are worth running now: the
-	// project's adaptive concurrency limit (internal/admit). A project whose
-	// Sentry hangs so parks one worker, not max_concurrent_requests.
+	// project's adaptive concurrency limit (internal/admit). No new worker
+	// starts beyond it; workers already running when the limit falls go on
+	// until the queue is empty, each waiting in admit for a place, so a hung
+	// project still holds only as many requests as its limit allows.
 	allowed  func() int
 	linger   time.Duration // workerLinger; tests shorten it
 	maxBytes int64
@@ -91,13 +93,7 @@ func newPendingQueue(ctx context.Context, maxWorkers int, maxBytes int64, shared
 }
 
 // size is what o counts against the bounds.
-func (o *outgoing) size() int64 {
-	n := int64(envelopeOverhead)
-	for i := range o.env.Items {
-		n += int64(len(o.env.Items[i].Payload))
-	}
-	return n
-}
+func (o *outgoing) size() int64 { return envelopeSize(&o.env) }
 
 // offer queues o if it fits. When it does not and wait is set, it waits for
 // room, first come first served, until ctx or the queue's own context ends:

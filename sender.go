@@ -68,15 +68,20 @@ type sender struct {
 	body     *bodyEncoder // compression of envelope bodies (compress.go); nil: confighttp's
 }
 
-// requestCost is what one request for env holds while in flight, counted
-// against pending::max_bytes_in_flight: the encoded envelope, its compressed
-// copy (at most as large, counted as large), and admit.RequestOverhead.
-func requestCost(env *envelope.Envelope) int64 {
+// envelopeSize is env's encoded size, within envelopeOverhead.
+func envelopeSize(env *envelope.Envelope) int64 {
 	n := int64(envelopeOverhead)
 	for i := range env.Items {
 		n += int64(len(env.Items[i].Payload))
 	}
-	return 2*n + admit.RequestOverhead
+	return n
+}
+
+// requestCost is what one request for env holds while in flight, counted
+// against pending::max_bytes_in_flight: the encoded envelope, its compressed
+// copy (at most as large, counted as large), and admit.RequestOverhead.
+func requestCost(env *envelope.Envelope) int64 {
+	return 2*envelopeSize(env) + admit.RequestOverhead
 }
 
 // verdictOf is what res tells the project's concurrency limit.
@@ -102,6 +107,7 @@ func (s *sender) send(ctx context.Context, env *envelope.Envelope, g account.Gat
 	var wait backoff
 	wait.reset(s.retry)
 	start := s.wall() // the retry budget runs on the wall clock, as its sleeps do
+	cost := requestCost(env)
 	for {
 		if g.Limited(s.limits.Load(), s.now()) {
 			return sendResult{reason: account.ReasonRateLimitBackoff}
@@ -109,7 +115,6 @@ func (s *sender) send(ctx context.Context, env *envelope.Envelope, g account.Gat
 		if ctx.Err() != nil { // shutdown's drain time is over: no new request
 			return sendResult{reason: account.ReasonNetworkError}
 		}
-		cost := requestCost(env)
 		if !s.lim.Acquire(ctx, cost) {
 			return sendResult{reason: account.ReasonNetworkError}
 		}

@@ -6,7 +6,12 @@ const containerOverhead = len(`{"items":[`) + len(`]}`)
 // AppendContainer appends the container payload {"items":[a,b,...]} for pre-serialised item
 // JSONs, as Relay reads it (relay-server/src/envelope/container.rs).
 func AppendContainer(dst []byte, items [][]byte) []byte {
-	dst = append(dst, `{"items":[`...)
+	return appendContainer(dst, `{"items":[`, items)
+}
+
+// appendContainer appends head, the items separated by commas, and "]}".
+func appendContainer(dst []byte, head string, items [][]byte) []byte {
+	dst = append(dst, head...)
 	for i, it := range items {
 		if i > 0 {
 			dst = append(dst, ',')
@@ -16,21 +21,14 @@ func AppendContainer(dst []byte, items [][]byte) []byte {
 	return append(dst, ']', '}')
 }
 
-// spanContainerHead opens a span v2 container: @sentry/core 11 writes
+// SpanContainerHead opens a span v2 container: @sentry/core 11 writes
 // {"version": 2, "items": [...]} (tracing/spans/envelope.js).
-const spanContainerHead = `{"version":2,"items":[`
+const SpanContainerHead = `{"version":2,"items":[`
 
 // AppendSpanContainer appends the span v2 container payload
 // {"version":2,"items":[a,b,...]} for pre-serialised span JSONs.
 func AppendSpanContainer(dst []byte, items [][]byte) []byte {
-	dst = append(dst, spanContainerHead...)
-	for i, it := range items {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, it...)
-	}
-	return append(dst, ']', '}')
+	return appendContainer(dst, SpanContainerHead, items)
 }
 
 // SpanContainer is Container for span v2 items.
@@ -40,7 +38,7 @@ func SpanContainer(items [][]byte) []byte {
 
 // SpanContainerLen returns len(AppendSpanContainer(nil, items)).
 func SpanContainerLen(items [][]byte) int {
-	return ContainerLen(items) + len(spanContainerHead) - len(`{"items":[`)
+	return ContainerLen(items) + len(SpanContainerHead) - len(`{"items":[`)
 }
 
 // Container returns the container payload for items in one allocation of

@@ -30,14 +30,6 @@ func (c Category) Wire() ratelimit.Category {
 // Counts holds a quantity per data category; log_byte is in bytes.
 type Counts [NumCategories]int64
 
-func (c *Counts) Add(o Counts) {
-	for i := range c {
-		c[i] += o[i]
-	}
-}
-
-func (c Counts) IsZero() bool { return c == Counts{} }
-
 // Gate is the rate-limit check an envelope must pass before it is sent.
 type Gate uint8
 

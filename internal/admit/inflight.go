@@ -3,6 +3,7 @@ package admit
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -64,9 +65,12 @@ func NewBudget(maxRequests int, maxBytes int64, maxProjects int) *Budget {
 // Limit is one project's adaptive limit and what it holds now.
 // Guarded by its budget's mu.
 type Limit struct {
-	budget   *Budget
-	max      int // max_concurrent_requests
-	limit    int // 1..max
+	budget *Budget
+	max    int // max_concurrent_requests
+	limit  int // 1..max
+	// current mirrors limit for Current, which the project's queue reads on
+	// every hand-over: no lock shared by all projects on that path.
+	current  atomic.Int32
 	requests int
 	bytes    int64
 	// progress is when the project last got an answer, or went from nothing
@@ -79,7 +83,9 @@ func (b *Budget) NewLimit(maxConcurrent int) *Limit {
 	// A new project starts with one request in flight: a Sentry that never
 	// answers costs one request, and a healthy one doubles its limit every
 	// round trip (one more per answer) up to max_concurrent_requests.
-	return &Limit{budget: b, max: maxConcurrent, limit: 1}
+	l := &Limit{budget: b, max: maxConcurrent, limit: 1}
+	l.current.Store(1)
+	return l
 }
 
 type inflightWaiter struct {
@@ -187,6 +193,7 @@ func (l *Limit) Release(cost int64, a Verdict) {
 	case VerdictNone:
 		l.limit = 1
 	}
+	l.current.Store(int32(l.limit))
 	l.releaseLocked(cost)
 	b.admitLocked()
 }
@@ -214,11 +221,7 @@ func (b *Budget) admitLocked() {
 }
 
 // Current is the project's limit now (the most workers worth running).
-func (l *Limit) Current() int {
-	l.budget.mu.Lock()
-	defer l.budget.mu.Unlock()
-	return l.limit
-}
+func (l *Limit) Current() int { return int(l.current.Load()) }
 
 // Held is what the budget holds now: requests and bytes in flight.
 func (b *Budget) Held() (requests int, bytes int64) {

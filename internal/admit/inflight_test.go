@@ -70,6 +70,7 @@ func repeat(v Verdict, n int) []Verdict {
 func grown(b *Budget, maxConcurrent int) *Limit {
 	l := b.NewLimit(maxConcurrent)
 	l.limit = maxConcurrent
+	l.current.Store(int32(maxConcurrent))
 	return l
 }
 

@@ -6,6 +6,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otel-sentry/sentryexporter/envelope"
 )
 
 // Span v2 items (protocol notes §3.3), grouped per trace, as @sentry/core 11.12
@@ -44,10 +46,6 @@ type groupRec struct {
 	c              frag // the items framed as one container, in s.out
 }
 
-// spanContainerHead opens a span v2 container as @sentry/core 11 writes it
-// (tracing/spans/envelope.js); envelope.AppendSpanContainer writes the same.
-const spanContainerHead = `{"version":2,"items":[`
-
 // spanGroups renders every span as a span v2 item, one group per trace. The
 // items of a group are written inside the framing of one span v2 container
 // (the head, a comma between items, "]}"), so that a group that fits one
@@ -74,7 +72,7 @@ func (s *state) spanGroups(r *TracesResult) {
 			}
 		}
 		g.c.a = s.out.len()
-		s.out.raw(spanContainerHead)
+		s.out.raw(envelope.SpanContainerHead)
 		for _, seg := range s.segs[tr.segA:tr.segB] {
 			root := &s.spans[seg.root]
 			for _, i := range s.order[seg.a:seg.b] {
