@@ -75,7 +75,6 @@ type segRef struct {
 // remoteParent is the span flag pair HAS_IS_REMOTE | IS_REMOTE.
 const remoteParent = 0x300
 
-
 // collect flattens the batch into s.spans, repairing ids and timestamps.
 func (s *state) collect(td ptrace.Traces, now uint64) {
 	s.spans = s.spans[:0]
