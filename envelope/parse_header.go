@@ -85,7 +85,7 @@ func decodeTrace(v any) (*TraceContext, error) {
 	case json.Number:
 		t.SampleRand = s.String()
 	default:
-		errs = append(errs, errors.New("trace.sample_rand is not a string"))
+		errs = append(errs, errors.New("trace.sample_rand is neither a string nor a number"))
 	}
 	switch s := m["sampled"].(type) {
 	case nil:

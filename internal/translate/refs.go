@@ -247,30 +247,34 @@ func rateOf(v pcommon.Value) (float64, bool) {
 // probability 1 - T/2^56.
 // https://opentelemetry.io/docs/specs/otel/trace/tracestate-probability-sampling/
 func thresholdRate(ts string) (float64, bool) {
+	th, ok := otValue(ts, "th:")
+	if !ok || len(th) == 0 || len(th) > 14 {
+		return 0, false
+	}
+	t, err := strconv.ParseUint(th, 16, 64)
+	if err != nil || strings.ToLower(th) != th {
+		return 0, false
+	}
+	t <<= 4 * (14 - len(th))
+	r := 1 - float64(t)/(1<<56)
+	return r, r > 0
+}
+
+// otValue returns the value of the sub-key key ("th:", "rv:") of the OTel
+// entry of a W3C tracestate (`ot=th:...;rv:...`): the first one found.
+func otValue(ts, key string) (string, bool) {
 	for entry := range strings.SplitSeq(ts, ",") {
-		entry = strings.TrimSpace(entry)
-		v, ok := strings.CutPrefix(entry, "ot=")
+		v, ok := strings.CutPrefix(strings.TrimSpace(entry), "ot=")
 		if !ok {
 			continue
 		}
 		for sub := range strings.SplitSeq(v, ";") {
-			th, ok := strings.CutPrefix(sub, "th:")
-			if !ok {
-				continue
+			if val, ok := strings.CutPrefix(sub, key); ok {
+				return val, true
 			}
-			if len(th) == 0 || len(th) > 14 {
-				return 0, false
-			}
-			t, err := strconv.ParseUint(th, 16, 64)
-			if err != nil || strings.ToLower(th) != th {
-				return 0, false
-			}
-			t <<= 4 * (14 - len(th))
-			r := 1 - float64(t)/(1<<56)
-			return r, r > 0
 		}
 	}
-	return 0, false
+	return "", false
 }
 
 // sampleRand is the trace's sample_rand in [0, 1), when the trace's
@@ -303,24 +307,12 @@ func tracestateRV(ts string) (uint64, bool) {
 	if !strings.Contains(ts, "rv:") {
 		return 0, false
 	}
-	for entry := range strings.SplitSeq(ts, ",") {
-		v, ok := strings.CutPrefix(strings.TrimSpace(entry), "ot=")
-		if !ok {
-			continue
-		}
-		for sub := range strings.SplitSeq(v, ";") {
-			rv, ok := strings.CutPrefix(sub, "rv:")
-			if !ok {
-				continue
-			}
-			if len(rv) != 14 || strings.ToLower(rv) != rv {
-				return 0, false
-			}
-			r, err := strconv.ParseUint(rv, 16, 64)
-			return r, err == nil
-		}
+	rv, ok := otValue(ts, "rv:")
+	if !ok || len(rv) != 14 || strings.ToLower(rv) != rv {
+		return 0, false
 	}
-	return 0, false
+	r, err := strconv.ParseUint(rv, 16, 64)
+	return r, err == nil
 }
 
 // formatRate writes a rate as sentry-go's DSC does (strconv 'f', -1).
