@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/config/configcompression"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
@@ -200,7 +201,7 @@ func BenchmarkCompressEnvelopes(b *testing.B) {
 		env := envelope.Envelope{
 			Header: envelope.Header{
 				EventID: tx.EventID, SentAt: testStart,
-				SDK:   &envelope.SDKInfo{Name: sdkName, Version: sdkVersion},
+				SDK:   sdkinfo.Envelope(),
 				Trace: &envelope.TraceContext{TraceID: tx.TraceID, PublicKey: "public", Environment: tx.Environment, Release: tx.Release, Transaction: tx.Name},
 			},
 			Items: []envelope.Item{{Type: envelope.ItemTypeTransaction, Payload: tx.Payload}},

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/otel-sentry/sentryexporter/internal/dsn"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configopaque"
@@ -234,13 +235,13 @@ func (cfg *Config) Validate() error {
 	if cfg.DSN == "" && !routed {
 		errs = append(errs, errors.New("`dsn` is required (or `routing::dsns` / `routing::discovery`)"))
 	} else if cfg.DSN != "" {
-		if _, err := parseDSN(string(cfg.DSN)); err != nil {
+		if _, err := dsn.Parse(string(cfg.DSN)); err != nil {
 			errs = append(errs, err) // parseDSN's errors never echo the key
 		}
 	}
 	errs = append(errs, cfg.Routing.validate(cfg.DSN != "")...)
 	if cfg.ClientConfig.Endpoint != "" {
-		if _, err := parseEndpoint(cfg.ClientConfig.Endpoint); err != nil {
+		if _, err := dsn.ParseEndpoint(cfg.ClientConfig.Endpoint); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -287,7 +288,7 @@ func (r *RoutingConfig) validate(withDefault bool) []error {
 		errs = append(errs, err)
 	}
 	for _, value := range slices.Sorted(maps.Keys(r.DSNs)) {
-		if _, err := parseDSN(string(r.DSNs[value])); err != nil {
+		if _, err := dsn.Parse(string(r.DSNs[value])); err != nil {
 			// name the table key, never the DSN's key
 			errs = append(errs, fmt.Errorf("`routing::dsns::%s`: %s", value, strings.TrimPrefix(err.Error(), "`dsn` ")))
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/errorshape"
+	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 	"github.com/otel-sentry/sentryexporter/internal/traceindex"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
@@ -33,7 +34,7 @@ type outgoing struct {
 }
 
 // sdk is the envelope `sdk` header; one value shared by every envelope.
-var sdk = &envelope.SDKInfo{Name: sdkName, Version: sdkVersion}
+var sdk = sdkinfo.Envelope()
 
 // dsc is the `trace` envelope header (dynamic sampling context). Every
 // envelope of a trace carries the same one once the trace's head has been
@@ -46,7 +47,7 @@ func (p *project) dsc(traceID, environment, release, own string) *envelope.Trace
 // dscOf is dsc with the trace's facts already looked up.
 func (p *project) dscOf(f traceindex.Facts, traceID, environment, release string) *envelope.TraceContext {
 	return &envelope.TraceContext{
-		TraceID: traceID, PublicKey: p.dsn.publicKey,
+		TraceID: traceID, PublicKey: p.dsn.PublicKey,
 		Environment: environment, Release: release, Transaction: f.Transaction,
 		Sampled: f.Sampled, SampleRate: f.SampleRate, SampleRand: f.SampleRand,
 	}

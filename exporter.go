@@ -18,7 +18,9 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/discovery"
+	"github.com/otel-sentry/sentryexporter/internal/dsn"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
+	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 	"github.com/otel-sentry/sentryexporter/internal/traceindex"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
@@ -84,7 +86,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		logger:        set.Logger,
 		tb:            tb,
 		clk:           clk,
-		userAgent:     fmt.Sprintf("%s/%s (%s %s; %s/%s)", sdkName, sdkVersion, set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
+		userAgent:     fmt.Sprintf("%s/%s (%s %s; %s/%s)", sdkinfo.Name, sdkinfo.Version, set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
 		index:         traceindex.New(),
 		byDSN:         map[string]*project{},
 		static:        map[string]*project{},
@@ -102,8 +104,8 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	e.translator = translate.New(translate.Options{
 		Environment:              cfg.Environment,
 		Release:                  cfg.Release,
-		SDKName:                  sdkName,
-		SDKVersion:               sdkVersion,
+		SDKName:                  sdkinfo.Name,
+		SDKVersion:               sdkinfo.Version,
 		ErrorsFromSpanExceptions: cfg.ErrorEvents.FromSpanExceptions,
 		ErrorsFromLogs:           cfg.ErrorEvents.FromLogs,
 		SendDefaultPII:           cfg.SendDefaultPII,
@@ -199,11 +201,11 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 	if len(e.byDSN) >= e.cfg.Routing.MaxProjects {
 		return nil, fmt.Errorf("more than `routing::max_projects` (%d) Sentry projects", e.cfg.Routing.MaxProjects)
 	}
-	d, err := parseDSN(rawDSN)
+	d, err := dsn.Parse(rawDSN)
 	if err != nil {
 		return nil, err
 	}
-	url, err := envelopeURL(d, e.cfg.ClientConfig.Endpoint)
+	url, err := dsn.EnvelopeURL(d, e.cfg.ClientConfig.Endpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -211,9 +213,9 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 	if e.cfg.ClientReports.Enabled {
 		p.reports = &account.ClientReports{}
 	}
-	p.acct = newAccountant(e.tb, d.projectID, p.reports)
+	p.acct = newAccountant(e.tb, d.ProjectID, p.reports)
 	p.queue = newPendingQueue(e.run, e.cfg.MaxConcurrentRequests, e.cfg.Pending.MaxBytesPerProject, &e.pending, p.deliver)
-	request, err := newRequestTemplate(url, d.authHeader, e.userAgent)
+	request, err := newRequestTemplate(url, d.AuthHeader, e.userAgent)
 	if err != nil {
 		return nil, err
 	}

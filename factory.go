@@ -21,9 +21,6 @@ import (
 )
 
 const (
-	sdkName    = "sentry.otelcol.exporter"
-	sdkVersion = "0.1.0"
-
 	// Defaults that differ from the library constructors; each with its reason.
 	defaultTimeout               = 30 * time.Second // one envelope; the HTTP client's timeout is the only one
 	defaultMaxConcurrentRequests = 128              // 128 in flight at 50 ms RTT = ~2,560 envelopes/s at most (make load)

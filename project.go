@@ -11,6 +11,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/dsn"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -22,7 +23,7 @@ import (
 // Sentry that hangs: pushes hand envelopes over and return.
 type project struct {
 	exp     *sentryExporter
-	dsn     *dsn
+	dsn     *dsn.DSN
 	limits  *ratelimit.State
 	reports *account.ClientReports // nil when client reports are disabled
 	// standaloneReports is set when an envelope carrying a client report was
@@ -210,7 +211,7 @@ func (p *project) flushReport(ctx context.Context, final bool) {
 		return
 	}
 	fields := make([]zap.Field, 0, len(d)+2)
-	fields = append(fields, zap.String("project", p.dsn.projectID), zap.String("why", res.reason.Wire()))
+	fields = append(fields, zap.String("project", p.dsn.ProjectID), zap.String("why", res.reason.Wire()))
 	for _, x := range d {
 		fields = append(fields, zap.Uint64(x.Reason+"."+x.Category, x.Quantity))
 	}

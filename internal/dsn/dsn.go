@@ -1,4 +1,4 @@
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package dsn
 
 import (
 	"errors"
@@ -7,24 +7,26 @@ import (
 	"strings"
 
 	sentry "github.com/getsentry/sentry-go"
+
+	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 )
 
 // sentryVersion is the protocol version in X-Sentry-Auth.
 const sentryVersion = "7"
 
-// dsn is what the exporter keeps of a parsed DSN. It holds the public key, so
-// it must never be logged, put in an error or in a metric; only projectID may.
-type dsn struct {
-	projectID   string
-	publicKey   string
+// DSN is what the exporter keeps of a parsed DSN. It holds the public key, so
+// it must never be logged, put in an error or in a metric; only ProjectID may.
+type DSN struct {
+	ProjectID   string
+	PublicKey   string // the DSC's public_key; never logged
+	AuthHeader  string // X-Sentry-Auth value; never logged
 	envelopeURL string // never carries userinfo: the key travels in X-Sentry-Auth
-	authHeader  string // X-Sentry-Auth value
 }
 
-// parseDSN parses a Sentry DSN with sentry-go and checks what Relay needs:
+// Parse parses a Sentry DSN with sentry-go and checks what Relay needs:
 // http(s), a public key, a numeric project id. Its errors name `dsn` and
 // never repeat the input, which carries the key (sentry-go's own error quotes it).
-func parseDSN(raw string) (*dsn, error) {
+func Parse(raw string) (*DSN, error) {
 	d, err := sentry.NewDsn(raw)
 	if err != nil {
 		return nil, fmt.Errorf("`dsn` is not a valid Sentry DSN: %s", dsnProblem(err))
@@ -36,11 +38,11 @@ func parseDSN(raw string) (*dsn, error) {
 		}
 	}
 	u := d.GetAPIURL()
-	return &dsn{
-		projectID:   project,
-		publicKey:   d.GetPublicKey(),
+	return &DSN{
+		ProjectID:   project,
+		PublicKey:   d.GetPublicKey(),
+		AuthHeader:  authHeader(d.GetPublicKey(), d.GetSecretKey()),
 		envelopeURL: u.String(),
-		authHeader:  authHeader(d.GetPublicKey(), d.GetSecretKey()),
 	}, nil
 }
 
@@ -74,9 +76,9 @@ func authHeader(publicKey, secretKey string) string {
 	b.WriteString("Sentry sentry_version=")
 	b.WriteString(sentryVersion)
 	b.WriteString(", sentry_client=")
-	b.WriteString(sdkName)
+	b.WriteString(sdkinfo.Name)
 	b.WriteString("/")
-	b.WriteString(sdkVersion)
+	b.WriteString(sdkinfo.Version)
 	b.WriteString(", sentry_key=")
 	b.WriteString(publicKey)
 	if secretKey != "" {
@@ -86,8 +88,8 @@ func authHeader(publicKey, secretKey string) string {
 	return b.String()
 }
 
-// parseEndpoint checks an `endpoint` override: an http(s) URL without query.
-func parseEndpoint(raw string) (*url.URL, error) {
+// ParseEndpoint checks an `endpoint` override: an http(s) URL without query.
+func ParseEndpoint(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, errors.New("`endpoint` must be an http or https URL")
@@ -98,16 +100,16 @@ func parseEndpoint(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// envelopeURL derives the one URL envelopes are POSTed to: the DSN's own, or
+// EnvelopeURL derives the one URL envelopes are POSTed to: the DSN's own, or
 // `endpoint` (scheme, host, path prefix) + /api/<project>/envelope/.
-func envelopeURL(d *dsn, endpoint string) (string, error) {
+func EnvelopeURL(d *DSN, endpoint string) (string, error) {
 	if endpoint == "" {
 		return d.envelopeURL, nil
 	}
-	u, err := parseEndpoint(endpoint)
+	u, err := ParseEndpoint(endpoint)
 	if err != nil {
 		return "", err
 	}
-	u.Path = strings.TrimSuffix(u.Path, "/") + "/api/" + d.projectID + "/envelope/"
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/api/" + d.ProjectID + "/envelope/"
 	return u.String(), nil
 }
