@@ -249,7 +249,7 @@ func (e *sentryExporter) countFragments(ctx context.Context, p *project, why ass
 	if n <= 0 {
 		return
 	}
-	e.tb.ExporterSentryAssemblyFragments.Add(ctx, n, metric.WithAttributes(p.acct.project, attribute.String("assembly_reason", why.String())))
+	e.tb.ExporterSentryAssemblyFragments.Add(ctx, n, metric.WithAttributes(p.acct.Project, attribute.String("assembly_reason", why.String())))
 }
 
 // assemblyTick is how often expired spans are looked for when no push

@@ -109,7 +109,7 @@ func (p *project) appendSpanEnvelopes(ctx context.Context, out []outgoing, g *tr
 		return append(out, spanOutgoing(p.dsc(g.TraceID, g.Environment, g.Release, g.Segment), g.Items, g.Container))
 	}
 	chunks, oversized := envelope.Chunk(g.Items, maxSpansPerEnvelope, maxSpanContainerBytes)
-	p.acct.dropped(ctx, account.ReasonInvalid, account.Counts{account.CatSpan: int64(len(oversized))})
+	p.acct.Dropped(ctx, account.ReasonInvalid, account.Counts{account.CatSpan: int64(len(oversized))})
 	trace := p.dsc(g.TraceID, g.Environment, g.Release, g.Segment)
 	for i, payload := range a.containers(chunks, true) {
 		out = append(out, spanOutgoing(trace, chunks[i], payload))
@@ -143,7 +143,7 @@ func (p *project) appendLogEnvelopes(ctx context.Context, out []outgoing, logs [
 		invalid[account.CatLogItem]++
 		invalid[account.CatLogByte] += int64(len(logs[i]))
 	}
-	p.acct.dropped(ctx, account.ReasonInvalid, invalid)
+	p.acct.Dropped(ctx, account.ReasonInvalid, invalid)
 	for i, payload := range a.containers(chunks, false) {
 		out = append(out, logOutgoing(chunks[i], payload))
 	}

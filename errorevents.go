@@ -34,7 +34,7 @@ func (p *project) appendErrorEnvelopes(ctx context.Context, out []outgoing, evs 
 		}
 		out = append(out, p.errorEnvelope(&ev))
 	}
-	p.acct.dropped(ctx, account.ReasonDeduplicated, deduped)
+	p.acct.Dropped(ctx, account.ReasonDeduplicated, deduped)
 	return out
 }
 

@@ -49,7 +49,7 @@ type sentryExporter struct {
 	static        map[string]*project // routing::dsns, by attribute value
 	resolver      *discovery.Resolver // routing::discovery; nil without
 	discoveryWait time.Duration       // longest a push waits for a look-up (discoveryWait; tests shorten it)
-	unroutable    *accountant         // drops of items that have no project
+	unroutable    *account.Accountant         // drops of items that have no project
 
 	mu       sync.Mutex
 	byDSN    map[string]*project // every project, static or discovered, by DSN
@@ -118,7 +118,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	if e.dedupe != nil && e.asm != nil {
 		e.dedupe.spanHeld, e.dedupe.holdMore = e.heldInAssembly, cfg.Assembly.Wait
 	}
-	e.unroutable = newAccountant(tb, unroutableProject, nil)
+	e.unroutable = account.NewAccountant(tb, unroutableProject, nil)
 	if ownEncoding(cfg.ClientConfig.Compression) != encodingByClient {
 		e.comp = newCompressors(cfg.ClientConfig.CompressionParams.Level)
 	}
@@ -137,7 +137,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	err = tb.RegisterExporterSentryRateLimitRemainingCallback(func(_ context.Context, o metric.Float64Observer) error {
 		now := e.clk.now()
 		for _, p := range e.allProjects() {
-			p.acct.observeLimits(o, p.limits.Load(), now)
+			p.acct.ObserveLimits(o, p.limits.Load(), now)
 		}
 		return nil
 	})
@@ -146,7 +146,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	}
 	err = tb.RegisterExporterSentryPendingBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
 		for _, p := range e.allProjects() {
-			o.Observe(p.queue.pendingBytes(), metric.WithAttributes(p.acct.project))
+			o.Observe(p.queue.pendingBytes(), metric.WithAttributes(p.acct.Project))
 		}
 		return nil
 	})
@@ -158,7 +158,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 			return nil
 		}
 		for _, p := range e.allProjects() {
-			o.Observe(p.heldBytes.Load(), metric.WithAttributes(p.acct.project))
+			o.Observe(p.heldBytes.Load(), metric.WithAttributes(p.acct.Project))
 		}
 		return nil
 	})
@@ -167,7 +167,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	}
 	err = tb.RegisterExporterSentryConcurrencyLimitCallback(func(_ context.Context, o metric.Int64Observer) error {
 		for _, p := range e.allProjects() {
-			o.Observe(int64(p.sender.lim.Current()), metric.WithAttributes(p.acct.project))
+			o.Observe(int64(p.sender.lim.Current()), metric.WithAttributes(p.acct.Project))
 		}
 		return nil
 	})
@@ -176,7 +176,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	}
 	err = tb.RegisterExporterSentryInFlightBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
 		for _, p := range e.allProjects() {
-			o.Observe(p.sender.lim.HeldBytes(), metric.WithAttributes(p.acct.project))
+			o.Observe(p.sender.lim.HeldBytes(), metric.WithAttributes(p.acct.Project))
 		}
 		return nil
 	})
@@ -213,7 +213,7 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 	if e.cfg.ClientReports.Enabled {
 		p.reports = &account.ClientReports{}
 	}
-	p.acct = newAccountant(e.tb, d.ProjectID, p.reports)
+	p.acct = account.NewAccountant(e.tb, d.ProjectID, p.reports)
 	p.queue = newPendingQueue(e.run, e.cfg.MaxConcurrentRequests, e.cfg.Pending.MaxBytesPerProject, &e.pending, p.deliver)
 	request, err := newRequestTemplate(url, d.AuthHeader, e.userAgent)
 	if err != nil {
@@ -235,7 +235,7 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 	}
 	p.queue.allowed = p.sender.lim.Current
 	if e.comp != nil {
-		p.sender.body = newBodyEncoder(e.comp, e.cfg.ClientConfig.Compression, e.logger, p.acct.compressionFallback)
+		p.sender.body = newBodyEncoder(e.comp, e.cfg.ClientConfig.Compression, e.logger, p.acct.CompressionFallback)
 	}
 	if e.host != nil {
 		if p.sender.client, err = e.newClient(context.Background(), e.host); err != nil {

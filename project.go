@@ -31,7 +31,7 @@ type project struct {
 	// riding along, so a report Sentry refuses can never take data down with it.
 	standaloneReports atomic.Bool
 	reporting         atomic.Bool // a periodic client report is being sent
-	acct              *accountant
+	acct              *account.Accountant
 	sender            *sender
 	queue             *pendingQueue // envelopes between push and answer, sent by the project's own workers
 	heldBytes         atomic.Int64  // bytes of this project's spans held in trace assembly
@@ -68,8 +68,8 @@ func (p *project) translateTraces(ctx context.Context, td ptrace.Traces) {
 	if mode == TracesAsTransactions { // in spans mode no transaction is ever built, so none is dropped
 		skipped[account.CatTransaction] = int64(res.SkippedTransactions)
 	}
-	p.acct.dropped(ctx, account.ReasonRateLimitBackoff, skipped)
-	p.acct.dropped(ctx, account.ReasonInvalid, account.Counts{account.CatSpan: int64(res.InvalidSpans), account.CatError: int64(res.InvalidErrors)})
+	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, skipped)
+	p.acct.Dropped(ctx, account.ReasonInvalid, account.Counts{account.CatSpan: int64(res.InvalidSpans), account.CatError: int64(res.InvalidErrors)})
 
 	out := make([]outgoing, 0, len(res.Transactions)+len(res.SpanGroups)+len(res.Errors))
 	for i := range res.Transactions {
@@ -96,10 +96,10 @@ func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
 		Logs:   !account.GateLogs.Limited(limits, now),
 		Errors: p.exp.cfg.ErrorEvents.FromLogs && !account.GateError.Limited(limits, now),
 	})
-	p.acct.dropped(ctx, account.ReasonRateLimitBackoff, account.Counts{
+	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, account.Counts{
 		account.CatLogItem: int64(res.SkippedLogs), account.CatLogByte: int64(res.SkippedLogBytes), account.CatError: int64(res.SkippedErrors),
 	})
-	p.acct.dropped(ctx, account.ReasonInvalid, account.Counts{account.CatLogItem: int64(res.InvalidLogs), account.CatError: int64(res.InvalidErrors)})
+	p.acct.Dropped(ctx, account.ReasonInvalid, account.Counts{account.CatLogItem: int64(res.InvalidLogs), account.CatError: int64(res.InvalidErrors)})
 
 	payloads := p.exp.payloads.get()
 	out := p.appendLogEnvelopes(ctx, make([]outgoing, 0, len(res.Logs)/maxLogsPerEnvelope+1+len(res.Errors)), res.Logs, payloads)
@@ -138,7 +138,7 @@ func (p *project) hand(ctx context.Context, out []outgoing, release func(), wait
 		if taken {
 			continue
 		}
-		p.acct.dropped(ctx, why, out[i].counts)
+		p.acct.Dropped(ctx, why, out[i].counts)
 		done.settle()
 	}
 }
@@ -152,11 +152,12 @@ func (p *project) deliver(ctx context.Context, o *outgoing) {
 	p.settleReport(report, res)
 	if res.tooLarge && len(o.items) > 1 {
 		for _, half := range o.halves() {
-			p.acct.outcome(ctx, p.sender.send(ctx, &half.env, half.gate), half.counts)
+			hres := p.sender.send(ctx, &half.env, half.gate)
+			p.acct.Outcome(ctx, hres.delivered, hres.reason, half.counts)
 		}
 		return
 	}
-	p.acct.outcome(ctx, res, o.counts)
+	p.acct.Outcome(ctx, res.delivered, res.reason, o.counts)
 }
 
 // attachReport appends the pending client report to env; it returns what it

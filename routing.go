@@ -171,7 +171,7 @@ func (e *sentryExporter) pushTracesTo(ctx context.Context, p *project, td ptrace
 	if e.cfg.ErrorEvents.FromSpanExceptions {
 		c[account.CatError] = int64(res.SkippedErrors)
 	}
-	e.unroutable.dropped(ctx, account.ReasonUnroutable, c)
+	e.unroutable.Dropped(ctx, account.ReasonUnroutable, c)
 	return nil
 }
 
@@ -184,6 +184,6 @@ func (e *sentryExporter) pushLogsTo(ctx context.Context, p *project, ld plog.Log
 	if e.cfg.ErrorEvents.FromLogs {
 		c[account.CatError] = int64(res.SkippedErrors)
 	}
-	e.unroutable.dropped(ctx, account.ReasonUnroutable, c)
+	e.unroutable.Dropped(ctx, account.ReasonUnroutable, c)
 	return nil
 }

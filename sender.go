@@ -58,7 +58,7 @@ type sender struct {
 	wall     func() time.Time // retry budget
 	pause    func(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool
 	logger   *zap.Logger
-	acct     *accountant
+	acct     *account.Accountant
 	readFor  time.Duration   // maxAnswerRead; tests shorten it
 	timeout  time.Duration   // `timeout`: one POST, its answer included (0: none)
 	request  requestTemplate // URL and headers of every request
@@ -187,14 +187,14 @@ func (s *sender) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc
 	defer s.cutters.Put(cut) // after the snippet in cut's buffer was logged
 	resp, err := s.client.Do(req)
 	if err != nil {
-		s.acct.request(ctx, 0)
+		s.acct.Request(ctx, 0)
 		s.errLog.log(s.logger, "network", "Sending to Sentry failed", zap.String("error", redactedError(err)))
 		return sendResult{reason: account.ReasonNetworkError}, 0
 	}
 	cut.arm(resp.Body, s.readFor)
 	snippet := cut.drain(resp.Body)
 	cut.disarm()
-	s.acct.request(ctx, resp.StatusCode)
+	s.acct.Request(ctx, resp.StatusCode)
 
 	// Limits count on every answer, 200 included.
 	answered := s.now()
