@@ -49,7 +49,7 @@ type sentryExporter struct {
 	static        map[string]*project // routing::dsns, by attribute value
 	resolver      *discovery.Resolver // routing::discovery; nil without
 	discoveryWait time.Duration       // longest a push waits for a look-up (discoveryWait; tests shorten it)
-	unroutable    *account.Accountant         // drops of items that have no project
+	unroutable    *account.Accountant // drops of items that have no project
 
 	mu       sync.Mutex
 	byDSN    map[string]*project // every project, static or discovered, by DSN
