@@ -25,7 +25,7 @@ import (
 // answers 200 at once.
 func benchExporterWith(b testing.TB, configure func(*Config)) *sentryExporter {
 	e := newBenchExporter(b, time.Now, configure)
-	e.def.sender.client = &http.Client{Transport: okTransport{}}
+	e.def.sender.Client = &http.Client{Transport: okTransport{}}
 	return e
 }
 

@@ -53,7 +53,7 @@ func BenchmarkPushTracesSpans1000(b *testing.B) {
 // BenchmarkPushLogs1000 is BenchmarkPushTraces1000 for 1,000 logs (10 containers).
 func BenchmarkPushLogs1000(b *testing.B) {
 	e := benchExporter(b, time.Now)
-	e.def.sender.client = &http.Client{Transport: okTransport{}}
+	e.def.sender.Client = &http.Client{Transport: okTransport{}}
 	ld := makeLogs(1000)
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -81,7 +81,7 @@ func (w wrappedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // sender puts `timeout` on each request's context).
 func BenchmarkPushTracesWrapped(b *testing.B) {
 	e := benchExporter(b, time.Now)
-	e.def.sender.client = &http.Client{Transport: wrappedTransport{okTransport{}}}
+	e.def.sender.Client = &http.Client{Transport: wrappedTransport{okTransport{}}}
 	td := smallTraces()
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -5,13 +5,11 @@ import (
 	stdgzip "compress/gzip"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
+	"github.com/otel-sentry/sentryexporter/internal/send"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
@@ -148,43 +147,6 @@ func TestConfiguredCompression(t *testing.T) {
 	}
 }
 
-// The pooled encoders round-trip under concurrent use, and reused buffers
-// never leak one body into another.
-func TestCompressorsRoundTrip(t *testing.T) {
-	c := newCompressors(configcompression.DefaultCompressionLevel)
-	dec, err := zstd.NewReader(nil)
-	require.NoError(t, err)
-	defer dec.Close()
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			var buf []byte // reused, as the sender reuses its buffers
-			for i := range 50 {
-				body := bytes.Repeat([]byte{byte('a' + (g+i)%26), '{', '"', '}'}, 100+i*37)
-				for _, enc := range []bodyEncoding{encodingZstd, encodingGzip} {
-					buf = c.compress(enc, body, buf[:0])
-					out := buf
-					var got []byte
-					var err error
-					if enc == encodingZstd {
-						got, err = dec.DecodeAll(out, nil)
-					} else {
-						var zr *gzip.Reader
-						if zr, err = gzip.NewReader(bytes.NewReader(out)); err == nil {
-							got, err = io.ReadAll(zr)
-						}
-					}
-					if err != nil || !bytes.Equal(got, body) {
-						t.Errorf("%s round trip: %v (%d bytes, want %d)", enc.contentEncoding(), err, len(got), len(body))
-						return
-					}
-				}
-			}
-		})
-	}
-	wg.Wait()
-}
-
 // BenchmarkCompressEnvelopes compresses each envelope of smallTraces (334
 // transactions and an error event) one by one, as the sender does: zstd and
 // gzip through compress.go, and the stdlib gzip writer at the default level
@@ -210,7 +172,7 @@ func BenchmarkCompressEnvelopes(b *testing.B) {
 		raw += len(bodies[len(bodies)-1])
 	}
 	res.Release()
-	c := newCompressors(configcompression.DefaultCompressionLevel)
+	c := send.NewCompressors(configcompression.DefaultCompressionLevel)
 	run := func(b *testing.B, compress func([]byte) int) {
 		var wire int
 		b.ReportAllocs()
@@ -223,22 +185,22 @@ func BenchmarkCompressEnvelopes(b *testing.B) {
 		b.ReportMetric(float64(wire)/float64(len(bodies)), "wireB/envelope")
 		b.ReportMetric(float64(raw)/float64(len(bodies)), "rawB/envelope")
 	}
-	for _, enc := range []bodyEncoding{encodingZstd, encodingGzip} {
-		b.Run(enc.contentEncoding(), func(b *testing.B) {
+	for _, enc := range []send.BodyEncoding{send.EncodingZstd, send.EncodingGzip} {
+		b.Run(enc.ContentEncoding(), func(b *testing.B) {
 			var buf []byte
 			run(b, func(body []byte) int {
-				buf = c.compress(enc, body, buf[:0])
+				buf = c.Compress(enc, body, buf[:0])
 				return len(buf)
 			})
 		})
 	}
 	// compression_params.level 3 and 7: zstd's default and better levels
 	for _, level := range []configcompression.Level{3, 7} {
-		cl := newCompressors(level)
+		cl := send.NewCompressors(level)
 		b.Run(fmt.Sprintf("zstd-level-%d", level), func(b *testing.B) {
 			var buf []byte
 			run(b, func(body []byte) int {
-				buf = cl.compress(encodingZstd, body, buf[:0])
+				buf = cl.Compress(send.EncodingZstd, body, buf[:0])
 				return len(buf)
 			})
 		})
@@ -299,7 +261,7 @@ func BenchmarkCompressByMode(b *testing.B) {
 			name string
 			f    func(src, dst []byte) []byte
 		}{
-			{"zstd", func(src, dst []byte) []byte { return e.comp.compress(encodingZstd, src, dst) }},
+			{"zstd", func(src, dst []byte) []byte { return e.comp.Compress(send.EncodingZstd, src, dst) }},
 			{"zstd-no-entropy", func(src, dst []byte) []byte { return noEntropy.EncodeAll(src, dst) }},
 		} {
 			b.Run(string(mode)+"/"+enc.name, func(b *testing.B) {

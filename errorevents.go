@@ -45,7 +45,7 @@ func (e *sentryExporter) releaseDue(ctx context.Context, final bool) {
 		return
 	}
 	if n := e.dedupe.takeOverflow(); n > 0 {
-		e.warnOnce.log(e.logger, "dedupe-overflow", "Error events were sent without waiting for their duplicate: the dedupe window is full",
+		e.warnOnce.Log(e.logger, "dedupe-overflow", "Error events were sent without waiting for their duplicate: the dedupe window is full",
 			zap.Int64("count", n), zap.Int("max_held_events", e.dedupe.maxEvents), zap.Int("max_held_bytes", e.dedupe.maxBytes))
 	}
 	rel := e.dedupe.due(e.clk.now(), final)

@@ -19,8 +19,10 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/discovery"
 	"github.com/otel-sentry/sentryexporter/internal/dsn"
+	"github.com/otel-sentry/sentryexporter/internal/logthrottle"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
+	"github.com/otel-sentry/sentryexporter/internal/send"
 	"github.com/otel-sentry/sentryexporter/internal/traceindex"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
@@ -43,7 +45,7 @@ type sentryExporter struct {
 	tb         *metadata.TelemetryBuilder
 	clk        clocks
 	userAgent  string
-	comp       *compressors // envelope body encoders shared by the projects (compress.go)
+	comp       *send.Compressors // envelope body encoders shared by the projects (internal/send)
 
 	def           *project            // the `dsn` project; nil when routing covers everything
 	static        map[string]*project // routing::dsns, by attribute value
@@ -72,7 +74,7 @@ type sentryExporter struct {
 	reportLoopWG   sync.WaitGroup
 	dedupeLoopWG   sync.WaitGroup
 	assemblyLoopWG sync.WaitGroup
-	warnOnce       logThrottle
+	warnOnce       logthrottle.Throttle
 }
 
 func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporter, error) {
@@ -119,8 +121,8 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		e.dedupe.spanHeld, e.dedupe.holdMore = e.heldInAssembly, cfg.Assembly.Wait
 	}
 	e.unroutable = account.NewAccountant(tb, unroutableProject, nil)
-	if ownEncoding(cfg.ClientConfig.Compression) != encodingByClient {
-		e.comp = newCompressors(cfg.ClientConfig.CompressionParams.Level)
+	if send.OwnEncoding(cfg.ClientConfig.Compression) != send.EncodingByClient {
+		e.comp = send.NewCompressors(cfg.ClientConfig.CompressionParams.Level)
 	}
 	if cfg.DSN != "" {
 		if e.def, err = e.addProject(string(cfg.DSN)); err != nil {
@@ -167,7 +169,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	}
 	err = tb.RegisterExporterSentryConcurrencyLimitCallback(func(_ context.Context, o metric.Int64Observer) error {
 		for _, p := range e.allProjects() {
-			o.Observe(int64(p.sender.lim.Current()), metric.WithAttributes(p.acct.Project))
+			o.Observe(int64(p.sender.Limit.Current()), metric.WithAttributes(p.acct.Project))
 		}
 		return nil
 	})
@@ -176,7 +178,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	}
 	err = tb.RegisterExporterSentryInFlightBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
 		for _, p := range e.allProjects() {
-			o.Observe(p.sender.lim.HeldBytes(), metric.WithAttributes(p.acct.Project))
+			o.Observe(p.sender.Limit.HeldBytes(), metric.WithAttributes(p.acct.Project))
 		}
 		return nil
 	})
@@ -214,31 +216,30 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 		p.reports = &account.ClientReports{}
 	}
 	p.acct = account.NewAccountant(e.tb, d.ProjectID, p.reports)
+	var body *send.BodyEncoder
+	if e.comp != nil {
+		body = send.NewBodyEncoder(e.comp, e.cfg.ClientConfig.Compression, e.logger, p.acct.CompressionFallback)
+	}
 	p.queue = newPendingQueue(e.run, e.cfg.MaxConcurrentRequests, e.cfg.Pending.MaxBytesPerProject, &e.pending, p.deliver)
-	request, err := newRequestTemplate(url, d.AuthHeader, e.userAgent)
-	if err != nil {
+	if p.sender, err = send.New(send.Options{
+		URL: url, Auth: d.AuthHeader, UserAgent: e.userAgent,
+		Limits:   p.limits,
+		Retry:    e.cfg.RetryConfig,
+		Limit:    e.inflight.NewLimit(e.cfg.MaxConcurrentRequests),
+		Stopping: e.stopping,
+		Now:      e.clk.now,
+		Wall:     e.clk.wall,
+		Pause:    e.clk.pause,
+		Logger:   e.logger,
+		Acct:     p.acct,
+		Timeout:  e.cfg.ClientConfig.Timeout,
+		Body:     body,
+	}); err != nil {
 		return nil, err
 	}
-	p.sender = &sender{
-		request:  request,
-		limits:   p.limits,
-		retry:    e.cfg.RetryConfig,
-		lim:      e.inflight.NewLimit(e.cfg.MaxConcurrentRequests),
-		stopping: e.stopping,
-		now:      e.clk.now,
-		wall:     e.clk.wall,
-		pause:    e.clk.pause,
-		logger:   e.logger,
-		acct:     p.acct,
-		readFor:  maxAnswerRead,
-		timeout:  e.cfg.ClientConfig.Timeout,
-	}
-	p.queue.allowed = p.sender.lim.Current
-	if e.comp != nil {
-		p.sender.body = newBodyEncoder(e.comp, e.cfg.ClientConfig.Compression, e.logger, p.acct.CompressionFallback)
-	}
+	p.queue.allowed = p.sender.Limit.Current
 	if e.host != nil {
-		if p.sender.client, err = e.newClient(context.Background(), e.host); err != nil {
+		if p.sender.Client, err = e.newClient(context.Background(), e.host); err != nil {
 			return nil, err
 		}
 	}
@@ -271,8 +272,8 @@ func (e *sentryExporter) newClient(ctx context.Context, host component.Host) (*h
 
 func (e *sentryExporter) newClientWith(ctx context.Context, host component.Host, clientCfg confighttp.ClientConfig) (*http.Client, error) {
 	clientCfg.Endpoint = "" // the envelope URL is derived from the DSN (and `endpoint`) in addProject
-	if ownEncoding(clientCfg.Compression) != encodingByClient {
-		clientCfg.Compression = "" // compress.go compresses envelope bodies itself
+	if send.OwnEncoding(clientCfg.Compression) != send.EncodingByClient {
+		clientCfg.Compression = "" // internal/send compresses envelope bodies itself
 	}
 	if clientCfg.Keepalive.HasValue() && clientCfg.Keepalive.Get().MaxIdleConnsPerHost == 0 {
 		// Go's default of 2 idle connections per host would close and reopen
@@ -299,7 +300,7 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 		if err != nil {
 			return err
 		}
-		p.sender.client = client
+		p.sender.Client = client
 	}
 	if e.cfg.Routing.Discovery.HasValue() {
 		// The management API goes through the same TLS, proxy and auth
@@ -369,7 +370,7 @@ func (e *sentryExporter) shutdown(ctx context.Context) error {
 	e.drainEnd.Stop()
 	e.cancelRun()
 	for _, p := range projects {
-		if p.sender.client == nil {
+		if p.sender.Client == nil {
 			continue
 		}
 		wg.Go(func() {
@@ -378,7 +379,7 @@ func (e *sentryExporter) shutdown(ctx context.Context) error {
 				p.flushReport(rctx, true)
 				cancel()
 			}
-			p.sender.client.CloseIdleConnections()
+			p.sender.Client.CloseIdleConnections()
 		})
 	}
 	wg.Wait()

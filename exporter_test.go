@@ -441,6 +441,6 @@ func TestTimeoutBoundsEachPost(t *testing.T) {
 	assert.EqualValues(t, 0, h.sent("transaction"))
 	assert.EqualValues(t, 1, h.sum("otelcol_exporter_sentry_requests", map[string]string{"status": "network_error"}))
 	for _, p := range h.exp.allProjects() {
-		assert.Zero(t, p.sender.client.Timeout, "the timeout is on each request's context")
+		assert.Zero(t, p.sender.Client.Timeout, "the timeout is on each request's context")
 	}
 }

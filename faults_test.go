@@ -77,7 +77,7 @@ func newFaultHarness(t *testing.T, sickDSN string, hook func(*http.Client), conf
 	exp := shared.byConfig[cfg].exp
 	exp.finalReport = 100 * time.Millisecond
 	for _, p := range exp.allProjects() {
-		p.sender.readFor = 50 * time.Millisecond
+		p.sender.ReadFor = 50 * time.Millisecond
 	}
 	require.NoError(t, te.Start(context.Background(), componenttest.NewNopHost()))
 	require.NoError(t, le.Start(context.Background(), componenttest.NewNopHost()))
@@ -219,7 +219,7 @@ func TestNetworkFaults(t *testing.T) {
 				// The request that hangs counts against the in-flight budget: its two
 				// bodies and the fixed cost of a request; the healthy project holds none.
 				if f.met != nil {
-					held := h.project("sick").sender.lim.HeldBytes()
+					held := h.project("sick").sender.Limit.HeldBytes()
 					assert.GreaterOrEqual(t, held, int64(admit.RequestOverhead), "the hung request is counted in flight")
 					assert.Equal(t, held, h.gauge("otelcol_exporter_sentry_in_flight_bytes", sickProject))
 				}

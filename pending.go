@@ -7,11 +7,8 @@ import (
 	"time"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/send"
 )
-
-// envelopeOverhead is what an envelope costs beyond its item payloads (the
-// headers, the outgoing struct), counted against the pending bounds.
-const envelopeOverhead = 512
 
 // workerLinger is how long a worker whose queue ran empty waits for the next
 // envelope before it ends. Envelopes come in bursts, one per push; a new
@@ -93,7 +90,7 @@ func newPendingQueue(ctx context.Context, maxWorkers int, maxBytes int64, shared
 }
 
 // size is what o counts against the bounds.
-func (o *outgoing) size() int64 { return envelopeSize(&o.env) }
+func (o *outgoing) size() int64 { return send.EnvelopeSize(&o.env) }
 
 // offer queues o if it fits. When it does not and wait is set, it waits for
 // room, first come first served, until ctx or the queue's own context ends:

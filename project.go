@@ -12,6 +12,7 @@ import (
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/dsn"
+	"github.com/otel-sentry/sentryexporter/internal/send"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -32,7 +33,7 @@ type project struct {
 	standaloneReports atomic.Bool
 	reporting         atomic.Bool // a periodic client report is being sent
 	acct              *account.Accountant
-	sender            *sender
+	sender            *send.Sender
 	queue             *pendingQueue // envelopes between push and answer, sent by the project's own workers
 	heldBytes         atomic.Int64  // bytes of this project's spans held in trace assembly
 }
@@ -148,16 +149,16 @@ func (p *project) hand(ctx context.Context, out []outgoing, release func(), wait
 // in two and each half is sent once before its items are counted.
 func (p *project) deliver(ctx context.Context, o *outgoing) {
 	report := p.attachReport(&o.env)
-	res := p.sender.send(ctx, &o.env, o.gate)
+	res := p.sender.Send(ctx, &o.env, o.gate)
 	p.settleReport(report, res)
-	if res.tooLarge && len(o.items) > 1 {
+	if res.TooLarge && len(o.items) > 1 {
 		for _, half := range o.halves() {
-			hres := p.sender.send(ctx, &half.env, half.gate)
-			p.acct.Outcome(ctx, hres.delivered, hres.reason, half.counts)
+			hres := p.sender.Send(ctx, &half.env, half.gate)
+			p.acct.Outcome(ctx, hres.Delivered, hres.Reason, half.counts)
 		}
 		return
 	}
-	p.acct.Outcome(ctx, res.delivered, res.reason, o.counts)
+	p.acct.Outcome(ctx, res.Delivered, res.Reason, o.counts)
 }
 
 // attachReport appends the pending client report to env; it returns what it
@@ -180,12 +181,12 @@ func (p *project) attachReport(env *envelope.Envelope) []envelope.Discard {
 // settleReport keeps a client report that did not reach Sentry. An envelope
 // answered 429 still counts as delivered for its report: Relay never rate
 // limits client_report items (they have no data category).
-func (p *project) settleReport(report []envelope.Discard, res sendResult) {
-	if report == nil || res.delivered || res.status == http.StatusTooManyRequests {
+func (p *project) settleReport(report []envelope.Discard, res send.Result) {
+	if report == nil || res.Delivered || res.Status == http.StatusTooManyRequests {
 		return
 	}
 	p.reports.Restore(report)
-	if res.status >= 400 && res.status < 500 {
+	if res.Status >= 400 && res.Status < 500 {
 		p.standaloneReports.Store(true)
 	}
 }
@@ -202,8 +203,8 @@ func (p *project) flushReport(ctx context.Context, final bool) {
 		Header: envelope.Header{SDK: sdk},
 		Items:  []envelope.Item{{Type: envelope.ItemTypeClientReport, Payload: envelope.AppendClientReport(nil, p.exp.clk.now(), d)}},
 	}
-	res := p.sender.send(ctx, &env, account.GateInternal)
-	if res.delivered || res.status == http.StatusTooManyRequests {
+	res := p.sender.Send(ctx, &env, account.GateInternal)
+	if res.Delivered || res.Status == http.StatusTooManyRequests {
 		p.standaloneReports.Store(false)
 		return
 	}
@@ -212,7 +213,7 @@ func (p *project) flushReport(ctx context.Context, final bool) {
 		return
 	}
 	fields := make([]zap.Field, 0, len(d)+2)
-	fields = append(fields, zap.String("project", p.dsn.ProjectID), zap.String("why", res.reason.Wire()))
+	fields = append(fields, zap.String("project", p.dsn.ProjectID), zap.String("why", res.Reason.Wire()))
 	for _, x := range d {
 		fields = append(fields, zap.Uint64(x.Reason+"."+x.Category, x.Quantity))
 	}

@@ -53,13 +53,13 @@ func (e *sentryExporter) route(ctx context.Context, res pcommon.Resource, discov
 func (e *sentryExporter) discover(ctx context.Context, slug string) *project {
 	rawDSN, err := e.resolve(ctx, slug)
 	if err != nil {
-		e.warnOnce.log(e.logger, "resolve:"+slug, "Sentry project could not be resolved; its items are dropped",
+		e.warnOnce.Log(e.logger, "resolve:"+slug, "Sentry project could not be resolved; its items are dropped",
 			zap.String("project_slug", slug), zap.String("error", err.Error()))
 		return nil
 	}
 	p, err := e.addProject(rawDSN)
 	if err != nil {
-		e.warnOnce.log(e.logger, "add:"+slug, "Sentry project could not be added; its items are dropped",
+		e.warnOnce.Log(e.logger, "add:"+slug, "Sentry project could not be added; its items are dropped",
 			zap.String("project_slug", slug), zap.String("error", err.Error()))
 		return nil
 	}

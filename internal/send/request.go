@@ -1,4 +1,4 @@
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package send
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 type requestTemplate struct {
 	base                         *http.Request // POST to the envelope URL, no body
 	contentType, auth, userAgent []string
-	encodings                    [encodingZstd + 1][]string // Content-Encoding by bodyEncoding
+	encodings                    [EncodingZstd + 1][]string // Content-Encoding by BodyEncoding
 }
 
 func newRequestTemplate(url, auth, userAgent string) (requestTemplate, error) {
@@ -30,15 +30,15 @@ func newRequestTemplate(url, auth, userAgent string) (requestTemplate, error) {
 		auth:        []string{auth},
 		userAgent:   []string{userAgent},
 	}
-	for _, enc := range []bodyEncoding{encodingGzip, encodingZstd} {
-		t.encodings[enc] = []string{enc.contentEncoding()}
+	for _, enc := range []BodyEncoding{EncodingGzip, EncodingZstd} {
+		t.encodings[enc] = []string{enc.ContentEncoding()}
 	}
 	return t, nil
 }
 
 // new is the request for one envelope body of n bytes in encoding enc
-// (encodingByClient: no Content-Encoding of ours).
-func (t *requestTemplate) new(ctx context.Context, body io.ReadCloser, n int64, enc bodyEncoding) *http.Request {
+// (EncodingByClient: no Content-Encoding of ours).
+func (t *requestTemplate) new(ctx context.Context, body io.ReadCloser, n int64, enc BodyEncoding) *http.Request {
 	req := t.base.WithContext(ctx)
 	u := *t.base.URL
 	req.URL = &u

@@ -1,4 +1,4 @@
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package send
 
 import (
 	"context"
@@ -30,53 +30,54 @@ import (
 // the gzip body is refused the same way, the refusal was not about the
 // encoding and the project keeps zstd.
 
-// bodyEncoding is how envelope bodies go on the wire.
-type bodyEncoding uint8
+// BodyEncoding is how envelope bodies go on the wire.
+type BodyEncoding uint8
 
 const (
-	// encodingByClient: confighttp compresses (or not), as configured.
-	encodingByClient bodyEncoding = iota
-	encodingGzip
-	encodingZstd
+	// EncodingByClient: confighttp compresses (or not), as configured.
+	EncodingByClient BodyEncoding = iota
+	EncodingGzip
+	EncodingZstd
 )
 
-func (e bodyEncoding) contentEncoding() string {
+// ContentEncoding is the Content-Encoding header of e ("" for EncodingByClient).
+func (e BodyEncoding) ContentEncoding() string {
 	switch e {
-	case encodingGzip:
+	case EncodingGzip:
 		return "gzip"
-	case encodingZstd:
+	case EncodingZstd:
 		return "zstd"
 	default:
 		return ""
 	}
 }
 
-// ownEncoding is the encoding this exporter applies itself for a configured
-// `compression`; encodingByClient for the others (deflate, br, none...), which
+// OwnEncoding is the encoding this exporter applies itself for a configured
+// `compression`; EncodingByClient for the others (deflate, br, none...), which
 // stay with confighttp.
-func ownEncoding(t configcompression.Type) bodyEncoding {
+func OwnEncoding(t configcompression.Type) BodyEncoding {
 	switch t {
 	case configcompression.TypeZstd:
-		return encodingZstd
+		return EncodingZstd
 	case configcompression.TypeGzip:
-		return encodingGzip
+		return EncodingGzip
 	default:
-		return encodingByClient
+		return EncodingByClient
 	}
 }
 
-// compressors are the exporter's encoders, shared by all its projects: one
+// Compressors are the exporter's encoders, shared by all its projects: one
 // zstd encoder (EncodeAll is safe for concurrent use and keeps its own pool of
 // states) and a pool of gzip writers.
-type compressors struct {
+type Compressors struct {
 	zstd      *zstd.Encoder
 	gzipLevel int
 	gzip      sync.Pool // *gzip.Writer
 }
 
-// newCompressors builds the encoders for a configured level (0 or the
+// NewCompressors builds the encoders for a configured level (0 or the
 // collector's default -1: the fastest).
-func newCompressors(level configcompression.Level) *compressors {
+func NewCompressors(level configcompression.Level) *Compressors {
 	zl := zstd.SpeedFastest
 	gl := gzip.BestSpeed
 	if level > 0 {
@@ -89,15 +90,15 @@ func newCompressors(level configcompression.Level) *compressors {
 		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
 		zstd.WithWindowSize(1<<20), // bodies are small; a smaller window needs less memory per state
 	)
-	return &compressors{zstd: enc, gzipLevel: gl}
+	return &Compressors{zstd: enc, gzipLevel: gl}
 }
 
-// compress appends the encoding of body to dst (the caller's reused buffer).
-func (c *compressors) compress(enc bodyEncoding, body, dst []byte) []byte {
+// Compress appends the encoding of body to dst (the caller's reused buffer).
+func (c *Compressors) Compress(enc BodyEncoding, body, dst []byte) []byte {
 	switch enc {
-	case encodingZstd:
+	case EncodingZstd:
 		return c.zstd.EncodeAll(body, dst)
-	case encodingGzip:
+	case EncodingGzip:
 		zw, _ := c.gzip.Get().(*gzip.Writer)
 		w := &appendWriter{b: dst}
 		if zw == nil {
@@ -121,32 +122,32 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// bodyEncoder is one project's choice of encoding: the configured one, or
+// BodyEncoder is one project's choice of encoding: the configured one, or
 // gzip once its Sentry refused zstd.
-type bodyEncoder struct {
-	comp       *compressors
-	configured bodyEncoding
+type BodyEncoder struct {
+	comp       *Compressors
+	configured BodyEncoding
 	fellBack   atomic.Bool
 	onFallback func() // counts and logs the fallback; called once per project
 }
 
-func (b *bodyEncoder) current() bodyEncoding {
-	if b.configured == encodingZstd && b.fellBack.Load() {
-		return encodingGzip
+func (b *BodyEncoder) current() BodyEncoding {
+	if b.configured == EncodingZstd && b.fellBack.Load() {
+		return EncodingGzip
 	}
 	return b.configured
 }
 
 // refusedEncoding: Sentry's answer to a zstd body may mean it cannot decode it.
-func refusedEncoding(enc bodyEncoding, res sendResult) bool {
-	return enc == encodingZstd && (res.status == http.StatusBadRequest || res.status == http.StatusUnsupportedMediaType)
+func refusedEncoding(enc BodyEncoding, res Result) bool {
+	return enc == EncodingZstd && (res.Status == http.StatusBadRequest || res.Status == http.StatusUnsupportedMediaType)
 }
 
 // attempt makes one POST of env, in the project's encoding; a zstd body that
 // Sentry refused as if it could not decode it is sent once more with gzip (see
 // the top of this file).
-func (s *sender) attempt(ctx context.Context, env *envelope.Envelope) (sendResult, time.Duration) {
-	enc := encodingByClient
+func (s *Sender) attempt(ctx context.Context, env *envelope.Envelope) (Result, time.Duration) {
+	enc := EncodingByClient
 	if s.body != nil {
 		enc = s.body.current()
 	}
@@ -154,10 +155,10 @@ func (s *sender) attempt(ctx context.Context, env *envelope.Envelope) (sendResul
 	if !refusedEncoding(enc, res) {
 		return res, retryAfter
 	}
-	res, retryAfter = s.attemptEncoded(ctx, env, encodingGzip)
+	res, retryAfter = s.attemptEncoded(ctx, env, EncodingGzip)
 	// Only an answer that took the gzip body (not a network error, not a 5xx)
 	// shows that zstd was the problem.
-	tookGzip := res.delivered || res.status == http.StatusTooManyRequests || res.status == http.StatusRequestEntityTooLarge
+	tookGzip := res.Delivered || res.Status == http.StatusTooManyRequests || res.Status == http.StatusRequestEntityTooLarge
 	if tookGzip && s.body.fellBack.CompareAndSwap(false, true) && s.body.onFallback != nil {
 		s.body.onFallback()
 	}
@@ -167,16 +168,16 @@ func (s *sender) attempt(ctx context.Context, env *envelope.Envelope) (sendResul
 // encodeBody is the hook in attemptEncoded: body as it goes on the wire
 // (appended to dst, or body itself when uncompressed or left to confighttp)
 // and its Content-Encoding ("" for none or confighttp's own).
-func (s *sender) encodeBody(enc bodyEncoding, body, dst []byte) (wire []byte, contentEncoding bodyEncoding) {
-	if enc == encodingByClient || s.body == nil {
-		return body, encodingByClient
+func (s *Sender) encodeBody(enc BodyEncoding, body, dst []byte) (wire []byte, contentEncoding BodyEncoding) {
+	if enc == EncodingByClient || s.body == nil {
+		return body, EncodingByClient
 	}
-	return s.body.comp.compress(enc, body, dst), enc
+	return s.body.comp.Compress(enc, body, dst), enc
 }
 
-// newBodyEncoder is a project's encoder for the configured compression.
-func newBodyEncoder(comp *compressors, t configcompression.Type, logger *zap.Logger, count func()) *bodyEncoder {
-	return &bodyEncoder{comp: comp, configured: ownEncoding(t), onFallback: func() {
+// NewBodyEncoder is a project's encoder for the configured compression.
+func NewBodyEncoder(comp *Compressors, t configcompression.Type, logger *zap.Logger, count func()) *BodyEncoder {
+	return &BodyEncoder{comp: comp, configured: OwnEncoding(t), onFallback: func() {
 		logger.Warn("Sentry refused zstd-compressed envelopes (a Relay older than zstd support?); this project's envelopes are gzip-compressed from now on")
 		count()
 	}}

@@ -1,4 +1,4 @@
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package send
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/logthrottle"
 	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -31,27 +32,32 @@ const (
 	maxAnswerRead = time.Second
 	// maxErrorSnippet is how much of an error body goes into a log line.
 	maxErrorSnippet = 256
-	// errorLogInterval spaces out the log lines for one kind of failed answer.
-	errorLogInterval = time.Minute
 )
 
-// sendResult is what became of one envelope.
-type sendResult struct {
-	delivered bool
-	reason    account.Reason // when not delivered
-	status    int            // Sentry's HTTP status; 0 when there was no answer or no attempt
-	tooLarge  bool           // 413: the caller may split a container once
+// Result is what became of one envelope.
+type Result struct {
+	Delivered bool
+	Reason    account.Reason // when not delivered
+	Status    int            // Sentry's HTTP status; 0 when there was no answer or no attempt
+	TooLarge  bool           // 413: the caller may split a container once
 }
 
-// sender is the only code that knows HTTP. It POSTs envelopes, merges the rate
+// Sender is the only code that knows HTTP. It POSTs envelopes, merges the rate
 // limits of every answer (2xx included), retries network errors and 5xx per
 // retry_on_failure, and classifies the answer. It never waits for a rate limit
 // to end: an envelope whose category is limited is dropped at once.
-type sender struct {
-	client   *http.Client
+type Sender struct {
+	// Client is built at start (confighttp needs the host's extensions);
+	// it is set before the first Send.
+	Client *http.Client
+	// Limit is the project's place in the in-flight budget: its adaptive
+	// concurrency limit (max_concurrent_requests at most), within the
+	// exporter's budget (internal/admit).
+	Limit   *admit.Limit
+	ReadFor time.Duration // maxAnswerRead; tests shorten it
+
 	limits   *ratelimit.State
 	retry    configretry.BackOffConfig
-	lim      *admit.Limit // max_concurrent_requests, adaptive, within the exporter's in-flight budget
 	probes   admit.Probes // one probe per gate when a window ends
 	stopping <-chan struct{}
 	now      func() time.Time // rate-limit windows
@@ -59,17 +65,49 @@ type sender struct {
 	pause    func(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool
 	logger   *zap.Logger
 	acct     *account.Accountant
-	readFor  time.Duration   // maxAnswerRead; tests shorten it
 	timeout  time.Duration   // `timeout`: one POST, its answer included (0: none)
 	request  requestTemplate // URL and headers of every request
 	bufs     sync.Pool       // *bodyBuffers
 	cutters  sync.Pool       // *bodyCutter, so that bounding a read allocates nothing
-	errLog   logThrottle
-	body     *bodyEncoder // compression of envelope bodies (compress.go); nil: confighttp's
+	errLog   logthrottle.Throttle
+	body     *BodyEncoder // compression of envelope bodies (compress.go); nil: confighttp's
 }
 
-// envelopeSize is env's encoded size, within envelopeOverhead.
-func envelopeSize(env *envelope.Envelope) int64 {
+// Options are what one project's Sender is built from.
+type Options struct {
+	URL, Auth, UserAgent string // the envelope URL, X-Sentry-Auth and User-Agent of every request
+	Limits               *ratelimit.State
+	Retry                configretry.BackOffConfig
+	Limit                *admit.Limit
+	Stopping             <-chan struct{} // closed when shutdown begins: no more retries
+	Now                  func() time.Time
+	Wall                 func() time.Time
+	Pause                func(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool
+	Logger               *zap.Logger
+	Acct                 *account.Accountant
+	Timeout              time.Duration
+	Body                 *BodyEncoder // nil: bodies are left to confighttp
+}
+
+// New is one project's Sender; its Client is set later, at start.
+func New(o Options) (*Sender, error) {
+	request, err := newRequestTemplate(o.URL, o.Auth, o.UserAgent)
+	if err != nil {
+		return nil, err
+	}
+	return &Sender{
+		Limit: o.Limit, ReadFor: maxAnswerRead,
+		limits: o.Limits, retry: o.Retry, stopping: o.Stopping, now: o.Now, wall: o.Wall, pause: o.Pause,
+		logger: o.Logger, acct: o.Acct, timeout: o.Timeout, request: request, body: o.Body,
+	}, nil
+}
+
+// envelopeOverhead is what an envelope costs beyond its item payloads (the
+// headers, the outgoing struct), counted against the pending bounds.
+const envelopeOverhead = 512
+
+// EnvelopeSize is env's encoded size, within envelopeOverhead.
+func EnvelopeSize(env *envelope.Envelope) int64 {
 	n := int64(envelopeOverhead)
 	for i := range env.Items {
 		n += int64(len(env.Items[i].Payload))
@@ -81,15 +119,15 @@ func envelopeSize(env *envelope.Envelope) int64 {
 // against pending::max_bytes_in_flight: the encoded envelope, its compressed
 // copy (at most as large, counted as large), and admit.RequestOverhead.
 func requestCost(env *envelope.Envelope) int64 {
-	return 2*envelopeSize(env) + admit.RequestOverhead
+	return 2*EnvelopeSize(env) + admit.RequestOverhead
 }
 
 // verdictOf is what res tells the project's concurrency limit.
-func verdictOf(ctx context.Context, res sendResult) admit.Verdict {
+func verdictOf(ctx context.Context, res Result) admit.Verdict {
 	switch {
-	case res.status >= 500:
+	case res.Status >= 500:
 		return admit.VerdictOverload
-	case res.status > 0:
+	case res.Status > 0:
 		return admit.VerdictOK
 	case ctx.Err() != nil: // shutdown's drain time is over: cancelled by us
 		return admit.VerdictIgnore
@@ -98,36 +136,36 @@ func verdictOf(ctx context.Context, res sendResult) admit.Verdict {
 	}
 }
 
-// send delivers env unless g is rate limited, retrying network errors and 5xx
+// Send delivers env unless g is rate limited, retrying network errors and 5xx
 // until retry_on_failure gives up. It holds a place in the project's adaptive
 // concurrency limit and the exporter's in-flight budget only while a request
 // is in flight, and checks the limits again after every wait: an envelope
 // never waits for a rate limit to end.
-func (s *sender) send(ctx context.Context, env *envelope.Envelope, g account.Gate) sendResult {
+func (s *Sender) Send(ctx context.Context, env *envelope.Envelope, g account.Gate) Result {
 	var wait backoff
 	wait.reset(s.retry)
 	start := s.wall() // the retry budget runs on the wall clock, as its sleeps do
 	cost := requestCost(env)
 	for {
 		if g.Limited(s.limits.Load(), s.now()) {
-			return sendResult{reason: account.ReasonRateLimitBackoff}
+			return Result{Reason: account.ReasonRateLimitBackoff}
 		}
 		if ctx.Err() != nil { // shutdown's drain time is over: no new request
-			return sendResult{reason: account.ReasonNetworkError}
+			return Result{Reason: account.ReasonNetworkError}
 		}
-		if !s.lim.Acquire(ctx, cost) {
-			return sendResult{reason: account.ReasonNetworkError}
+		if !s.Limit.Acquire(ctx, cost) {
+			return Result{Reason: account.ReasonNetworkError}
 		}
 		// Checked again after waiting for the slot: a limit may have arrived.
 		adm, ended := s.probes.Admit(g, s.limits.Load(), s.now())
 		if adm == admit.Limited {
-			s.lim.Release(cost, admit.VerdictIgnore)
-			return sendResult{reason: account.ReasonRateLimitBackoff}
+			s.Limit.Release(cost, admit.VerdictIgnore)
+			return Result{Reason: account.ReasonRateLimitBackoff}
 		}
 		res, retryAfter := s.attempt(ctx, env)
-		s.lim.Release(cost, verdictOf(ctx, res))
+		s.Limit.Release(cost, verdictOf(ctx, res))
 		if adm == admit.Probe {
-			s.probes.Settle(g, ended, res.status)
+			s.probes.Settle(g, ended, res.Status)
 		}
 		if !retryable(res) {
 			return res
@@ -145,14 +183,14 @@ func (s *sender) send(ctx context.Context, env *envelope.Envelope, g account.Gat
 }
 
 // retryable: no answer at all, or a 5xx. Never a 429 or another 4xx.
-func retryable(r sendResult) bool {
-	return !r.delivered && (r.reason == account.ReasonNetworkError || r.reason == account.ReasonSendError && r.status >= 500)
+func retryable(r Result) bool {
+	return !r.Delivered && (r.Reason == account.ReasonNetworkError || r.Reason == account.ReasonSendError && r.Status >= 500)
 }
 
 // attemptEncoded makes one POST with the body in enc (attempt, in compress.go,
 // picks it). It returns the classified result and, for a 5xx, the Retry-After
 // Sentry asked for.
-func (s *sender) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc bodyEncoding) (sendResult, time.Duration) {
+func (s *Sender) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc BodyEncoding) (Result, time.Duration) {
 	now := s.now()
 	env.Header.SentAt = now
 	bufs, _ := s.bufs.Get().(*bodyBuffers)
@@ -161,7 +199,7 @@ func (s *sender) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc
 	}
 	bufs.raw = env.AppendTo(bufs.raw[:0])
 	wire, used := s.encodeBody(enc, bufs.raw, bufs.wire[:0])
-	if used != encodingByClient {
+	if used != EncodingByClient {
 		bufs.wire = wire
 	}
 	rc := &requestBody{}
@@ -185,13 +223,13 @@ func (s *sender) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc
 		cut = newBodyCutter()
 	}
 	defer s.cutters.Put(cut) // after the snippet in cut's buffer was logged
-	resp, err := s.client.Do(req)
+	resp, err := s.Client.Do(req)
 	if err != nil {
 		s.acct.Request(ctx, 0)
-		s.errLog.log(s.logger, "network", "Sending to Sentry failed", zap.String("error", redactedError(err)))
-		return sendResult{reason: account.ReasonNetworkError}, 0
+		s.errLog.Log(s.logger, "network", "Sending to Sentry failed", zap.String("error", redactedError(err)))
+		return Result{Reason: account.ReasonNetworkError}, 0
 	}
-	cut.arm(resp.Body, s.readFor)
+	cut.arm(resp.Body, s.ReadFor)
 	snippet := cut.drain(resp.Body)
 	cut.disarm()
 	s.acct.Request(ctx, resp.StatusCode)
@@ -204,12 +242,12 @@ func (s *sender) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc
 
 	switch code := resp.StatusCode; {
 	case code >= 200 && code < 300:
-		return sendResult{delivered: true, status: code}, 0
+		return Result{Delivered: true, Status: code}, 0
 	case code == http.StatusTooManyRequests:
-		return sendResult{reason: account.ReasonRateLimited, status: code}, 0
+		return Result{Reason: account.ReasonRateLimited, Status: code}, 0
 	case code == http.StatusRequestEntityTooLarge:
 		s.logRejected(code, resp.Header, snippet)
-		return sendResult{reason: account.ReasonSendError, status: code, tooLarge: true}, 0
+		return Result{Reason: account.ReasonSendError, Status: code, TooLarge: true}, 0
 	case code >= 500:
 		s.logRejected(code, resp.Header, snippet)
 		retryAfter, _, _ := ratelimit.ParseRetryAfter(resp.Header.Get("Retry-After"), answered)
@@ -217,15 +255,15 @@ func (s *sender) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc
 		if !retryAfter.IsZero() {
 			d = retryAfter.Sub(answered)
 		}
-		return sendResult{reason: account.ReasonSendError, status: code}, d
+		return Result{Reason: account.ReasonSendError, Status: code}, d
 	default:
 		s.logRejected(code, resp.Header, snippet)
-		return sendResult{reason: account.ReasonSendError, status: code}, 0
+		return Result{Reason: account.ReasonSendError, Status: code}, 0
 	}
 }
 
 // mergeLimits adds l to the DSN's limits and logs once per newly started window.
-func (s *sender) mergeLimits(l ratelimit.Limits, capped bool, now time.Time) {
+func (s *Sender) mergeLimits(l ratelimit.Limits, capped bool, now time.Time) {
 	before := s.limits.Load()
 	s.limits.Merge(l)
 	l.Each(func(c ratelimit.Category, deadline time.Time) {
@@ -242,16 +280,16 @@ func (s *sender) mergeLimits(l ratelimit.Limits, capped bool, now time.Time) {
 
 // logRejected logs a failed answer with Sentry's X-Sentry-Error or a short body
 // snippet, at most once per errorLogInterval per status.
-func (s *sender) logRejected(status int, h http.Header, snippet []byte) {
+func (s *Sender) logRejected(status int, h http.Header, snippet []byte) {
 	detail := h.Get("X-Sentry-Error")
 	if detail == "" {
 		detail = string(snippet)
 	}
-	s.errLog.log(s.logger, http.StatusText(status), "Sentry rejected an envelope",
+	s.errLog.Log(s.logger, http.StatusText(status), "Sentry rejected an envelope",
 		zap.Int("status", status), zap.String("detail", detail))
 }
 
-func (s *sender) isStopping() bool {
+func (s *Sender) isStopping() bool {
 	select {
 	case <-s.stopping:
 		return true
@@ -260,20 +298,9 @@ func (s *sender) isStopping() bool {
 	}
 }
 
-// clocks are the exporter's time sources: now for Sentry's rate-limit
-// windows; wall and pause for the retry budget and its waits. Tests replace them.
-type clocks struct {
-	now   func() time.Time
-	wall  func() time.Time
-	pause func(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool
-}
-
-func realClocks() clocks {
-	return clocks{now: time.Now, wall: time.Now, pause: sleep}
-}
-
-// sleep waits d; false when ctx ended or shutdown began first.
-func sleep(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool {
+// Sleep waits d; false when ctx ended or shutdown began first. It is the
+// real clock's pause between retries.
+func Sleep(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -352,27 +379,6 @@ func (b *backoff) next(cfg configretry.BackOffConfig) (time.Duration, bool) {
 	}
 	b.interval = next
 	return d, true
-}
-
-// logThrottle lets one log line per key through every errorLogInterval.
-type logThrottle struct {
-	mu   sync.Mutex
-	last map[string]time.Time
-}
-
-func (t *logThrottle) log(logger *zap.Logger, key, msg string, fields ...zap.Field) {
-	now := time.Now()
-	t.mu.Lock()
-	if t.last == nil {
-		t.last = map[string]time.Time{}
-	}
-	if last, ok := t.last[key]; ok && now.Sub(last) < errorLogInterval {
-		t.mu.Unlock()
-		return
-	}
-	t.last[key] = now
-	t.mu.Unlock()
-	logger.Error(msg, fields...)
 }
 
 // bodyCutter closes an answer's body when reading it takes too long (a body
