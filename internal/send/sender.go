@@ -1,14 +1,10 @@
 package send
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
-	"math/rand/v2"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/config/configretry"
@@ -19,19 +15,6 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/logthrottle"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
-)
-
-const (
-	// maxResponseRead is how much of an answer is read so the connection can be
-	// reused (sentry-go drains 16 KiB); the rest is discarded with the connection.
-	maxResponseRead = 16 << 10
-	// maxAnswerRead bounds the time spent reading an answer's body once its
-	// status is in: a body that dribbles or never ends cannot hold a worker
-	// (and the envelope's outcome, already known from the status) for the
-	// whole client timeout.
-	maxAnswerRead = time.Second
-	// maxErrorSnippet is how much of an error body goes into a log line.
-	maxErrorSnippet = 256
 )
 
 // Result is what became of one envelope.
@@ -100,40 +83,6 @@ func New(o Options) (*Sender, error) {
 		limits: o.Limits, retry: o.Retry, stopping: o.Stopping, now: o.Now, wall: o.Wall, pause: o.Pause,
 		logger: o.Logger, acct: o.Acct, timeout: o.Timeout, request: request, body: o.Body,
 	}, nil
-}
-
-// envelopeOverhead is what an envelope costs beyond its item payloads (the
-// headers, the outgoing struct), counted against the pending bounds.
-const envelopeOverhead = 512
-
-// EnvelopeSize is env's encoded size, within envelopeOverhead.
-func EnvelopeSize(env *envelope.Envelope) int64 {
-	n := int64(envelopeOverhead)
-	for i := range env.Items {
-		n += int64(len(env.Items[i].Payload))
-	}
-	return n
-}
-
-// requestCost is what one request for env holds while in flight, counted
-// against pending::max_bytes_in_flight: the encoded envelope, its compressed
-// copy (at most as large, counted as large), and admit.RequestOverhead.
-func requestCost(env *envelope.Envelope) int64 {
-	return 2*EnvelopeSize(env) + admit.RequestOverhead
-}
-
-// verdictOf is what res tells the project's concurrency limit.
-func verdictOf(ctx context.Context, res Result) admit.Verdict {
-	switch {
-	case res.Status >= 500:
-		return admit.VerdictOverload
-	case res.Status > 0:
-		return admit.VerdictOK
-	case ctx.Err() != nil: // shutdown's drain time is over: cancelled by us
-		return admit.VerdictIgnore
-	default:
-		return admit.VerdictNone
-	}
 }
 
 // Send delivers env unless g is rate limited, retrying network errors and 5xx
@@ -298,51 +247,6 @@ func (s *Sender) isStopping() bool {
 	}
 }
 
-// Sleep waits d; false when ctx ended or shutdown began first. It is the
-// real clock's pause between retries.
-func Sleep(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	case <-stopping:
-		return false
-	}
-}
-
-// bodyBuffers are one envelope's encoding and its compressed form, reused
-// across envelopes once the transport closed the body.
-type bodyBuffers struct {
-	raw, wire []byte
-}
-
-// requestBody is an envelope being sent; closed tells when the transport is
-// done with it. One per request, so that a late Close of an earlier request
-// can never mark a later one's buffers free.
-type requestBody struct {
-	bytes.Reader
-	closed atomic.Bool
-}
-
-func (b *requestBody) Close() error {
-	b.closed.Store(true)
-	return nil
-}
-
-// drain reads at most maxResponseRead bytes of body, closes it, and returns
-// the first maxErrorSnippet bytes (in c's buffer: valid until c is reused).
-func (c *bodyCutter) drain(body io.ReadCloser) []byte {
-	defer body.Close()
-	n, _ := io.ReadFull(body, c.head[:])
-	c.rest = io.LimitedReader{R: body, N: maxResponseRead - int64(n)}
-	_, _ = io.Copy(io.Discard, &c.rest)
-	c.rest.R = nil
-	return bytes.TrimSpace(c.head[:n])
-}
-
 // redactedError prints an HTTP client error without a URL's userinfo; the
 // envelope URL carries none (the key travels in X-Sentry-Auth), but an
 // `endpoint` or proxy_url might.
@@ -356,67 +260,4 @@ func redactedError(err error) string {
 		}
 	}
 	return err.Error()
-}
-
-// backoff is retry_on_failure's exponential backoff with jitter.
-type backoff struct{ interval time.Duration }
-
-func (b *backoff) reset(cfg configretry.BackOffConfig) { b.interval = cfg.InitialInterval }
-
-// next returns the next delay; false when retries are off.
-func (b *backoff) next(cfg configretry.BackOffConfig) (time.Duration, bool) {
-	if !cfg.Enabled {
-		return 0, false
-	}
-	d := b.interval
-	if cfg.RandomizationFactor > 0 {
-		delta := cfg.RandomizationFactor * float64(d)
-		d = time.Duration(float64(d) - delta + rand.Float64()*2*delta)
-	}
-	next := time.Duration(float64(b.interval) * cfg.Multiplier)
-	if cfg.MaxInterval > 0 && next > cfg.MaxInterval {
-		next = cfg.MaxInterval
-	}
-	b.interval = next
-	return d, true
-}
-
-// bodyCutter closes an answer's body when reading it takes too long (a body
-// that dribbles or never ends), ending the read. One timer, reused.
-type bodyCutter struct {
-	t    *time.Timer
-	mu   sync.Mutex
-	body io.Closer
-	head [maxErrorSnippet]byte // the start of the answer (drain)
-	rest io.LimitedReader      // the remainder, read and discarded
-}
-
-func newBodyCutter() *bodyCutter {
-	c := &bodyCutter{}
-	c.t = time.AfterFunc(time.Hour, c.fire)
-	c.t.Stop()
-	return c
-}
-
-func (c *bodyCutter) fire() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.body != nil {
-		_ = c.body.Close()
-	}
-}
-
-// arm closes body after d unless disarm comes first.
-func (c *bodyCutter) arm(body io.Closer, d time.Duration) {
-	c.mu.Lock()
-	c.body = body
-	c.mu.Unlock()
-	c.t.Reset(d)
-}
-
-func (c *bodyCutter) disarm() {
-	c.t.Stop()
-	c.mu.Lock()
-	c.body = nil
-	c.mu.Unlock()
 }
