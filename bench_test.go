@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
@@ -42,10 +43,10 @@ func newBenchExporter(b testing.TB, now func() time.Time, configure func(*Config
 
 // encodeAll builds every envelope of a batch and encodes it, as the sender
 // would, into one reused buffer.
-func encodeAll(out []outgoing, buf []byte) []byte {
+func encodeAll(out []encode.Outgoing, buf []byte) []byte {
 	for i := range out {
-		out[i].env.Header.SentAt = testStart
-		buf = out[i].env.AppendTo(buf[:0])
+		out[i].Env.Header.SentAt = testStart
+		buf = out[i].Env.AppendTo(buf[:0])
 	}
 	return buf
 }
@@ -79,13 +80,13 @@ func benchEncodeTraces(b *testing.B, td ptrace.Traces) {
 		res := e.translator.Traces(td, translate.TracesWant{Transactions: true, Errors: true, Segments: true})
 		facts := e.facts.Get()
 		*facts = e.index.Add(res.Segments, *facts)
-		out := make([]outgoing, 0, len(res.Transactions)+len(res.Errors))
+		out := make([]encode.Outgoing, 0, len(res.Transactions)+len(res.Errors))
 		for i := range res.Transactions {
-			out = append(out, e.def.transactionEnvelope(&res.Transactions[i], *facts))
+			out = append(out, e.def.enc.Transaction(&res.Transactions[i], *facts))
 		}
 		e.facts.Put(facts)
 		for i := range res.Errors {
-			out = append(out, e.def.errorEnvelope(&res.Errors[i]))
+			out = append(out, e.def.enc.Error(&res.Errors[i]))
 		}
 		buf = encodeAll(out, buf)
 		res.Release()
@@ -116,10 +117,10 @@ func BenchmarkEncodeLogs1000(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		res := e.translator.Logs(ld, translate.LogsWant{Logs: true, Errors: true})
-		payloads := e.payloads.get()
-		out := e.def.appendLogEnvelopes(ctx, nil, res.Logs, payloads)
+		payloads := e.payloads.Get()
+		out := e.def.enc.AppendLogs(ctx, nil, res.Logs, payloads)
 		buf = encodeAll(out, buf)
-		e.payloads.put(payloads)
+		e.payloads.Put(payloads)
 		res.Release()
 	}
 	b.ReportMetric(1000*float64(b.N)/b.Elapsed().Seconds(), "logs/s")

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/config/configcompression"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 	"github.com/otel-sentry/sentryexporter/internal/send"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
@@ -240,18 +241,18 @@ func BenchmarkCompressByMode(b *testing.B) {
 		})
 		facts := e.facts.Get()
 		*facts = e.index.Add(res.Segments, *facts)
-		var out []outgoing
+		var out []encode.Outgoing
 		for i := range res.Transactions {
-			out = append(out, e.def.transactionEnvelope(&res.Transactions[i], *facts))
+			out = append(out, e.def.enc.Transaction(&res.Transactions[i], *facts))
 		}
 		for i := range res.SpanGroups {
-			out = e.def.appendSpanEnvelopes(context.Background(), out, &res.SpanGroups[i], &payloadArena{})
+			out = e.def.enc.AppendSpans(context.Background(), out, &res.SpanGroups[i], &encode.Arena{})
 		}
 		var bodies [][]byte
 		raw := 0
 		for i := range out {
-			out[i].env.Header.SentAt = testStart
-			bodies = append(bodies, out[i].env.AppendTo(nil))
+			out[i].Env.Header.SentAt = testStart
+			bodies = append(bodies, out[i].Env.AppendTo(nil))
 			raw += len(bodies[i])
 		}
 		spans := td.SpanCount()

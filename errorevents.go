@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
@@ -14,11 +15,11 @@ import (
 // the dedupe window on, linked events are offered to it first: held ones are
 // sent later (releaseDue), and an event merged with its held counterpart is
 // sent once, the other counted as deduplicated.
-func (p *project) appendErrorEnvelopes(ctx context.Context, out []outgoing, evs []translate.ErrorEvent) []outgoing {
+func (p *project) appendErrorEnvelopes(ctx context.Context, out []encode.Outgoing, evs []translate.ErrorEvent) []encode.Outgoing {
 	d := p.exp.dedupe
 	if d == nil {
 		for i := range evs {
-			out = append(out, p.errorEnvelope(&evs[i]))
+			out = append(out, p.enc.Error(&evs[i]))
 		}
 		return out
 	}
@@ -32,7 +33,7 @@ func (p *project) appendErrorEnvelopes(ctx context.Context, out []outgoing, evs 
 		case offerMerged:
 			deduped[account.CatError]++
 		}
-		out = append(out, p.errorEnvelope(&ev))
+		out = append(out, p.enc.Error(&ev))
 	}
 	p.acct.Dropped(ctx, account.ReasonDeduplicated, deduped)
 	return out
@@ -52,10 +53,10 @@ func (e *sentryExporter) releaseDue(ctx context.Context, final bool) {
 	if len(rel) == 0 {
 		return
 	}
-	byProject := map[*project][]outgoing{}
+	byProject := map[*project][]encode.Outgoing{}
 	for i := range rel {
 		r := &rel[i]
-		byProject[r.p] = append(byProject[r.p], r.p.errorEnvelope(&r.ev))
+		byProject[r.p] = append(byProject[r.p], r.p.enc.Error(&r.ev))
 	}
 	for p, out := range byProject {
 		p.sendAll(ctx, out)

@@ -19,6 +19,7 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/discovery"
 	"github.com/otel-sentry/sentryexporter/internal/dsn"
+	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/logthrottle"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
@@ -37,7 +38,7 @@ type sentryExporter struct {
 	set        exporter.Settings
 	logger     *zap.Logger
 	translator *translate.Translator
-	payloads   payloadArenas        // container payloads, reused across pushes
+	payloads   encode.Arenas        // container payloads, reused across pushes
 	index      *traceindex.Index    // heads and segments of recent traces (DSC, transaction of log-derived errors)
 	facts      traceindex.FactsPool // DSC facts of a push's segments, reused across pushes
 	dedupe     *dedupe              // nil unless both error sources are on and error_events::dedupe_window > 0
@@ -216,6 +217,7 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 		p.reports = &account.ClientReports{}
 	}
 	p.acct = account.NewAccountant(e.tb, d.ProjectID, p.reports)
+	p.enc = encode.New(e.index, d.PublicKey, p.acct)
 	var body *send.BodyEncoder
 	if e.comp != nil {
 		body = send.NewBodyEncoder(e.comp, e.cfg.ClientConfig.Compression, e.logger, p.acct.CompressionFallback)

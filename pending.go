@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/send"
 )
 
@@ -26,7 +27,7 @@ const workerLinger = time.Second
 // shared, over all projects: one project's slow Sentry can hold at most its
 // share, never the pipeline.
 type pendingQueue struct {
-	deliver    func(ctx context.Context, o *outgoing) // sends and accounts for one envelope
+	deliver    func(ctx context.Context, o *encode.Outgoing) // sends and accounts for one envelope
 	ctx        context.Context                        // ends when the drain time after shutdown is over
 	maxWorkers int
 	// allowed, when set, is how many workers are worth running now: the
@@ -64,7 +65,7 @@ type pendingTotal struct {
 }
 
 type pendingEntry struct {
-	o    *outgoing
+	o    *encode.Outgoing
 	push *pushDone
 	size int64
 }
@@ -82,15 +83,12 @@ func (d *pushDone) settle() {
 	}
 }
 
-func newPendingQueue(ctx context.Context, maxWorkers int, maxBytes int64, shared *pendingTotal, deliver func(context.Context, *outgoing)) *pendingQueue {
+func newPendingQueue(ctx context.Context, maxWorkers int, maxBytes int64, shared *pendingTotal, deliver func(context.Context, *encode.Outgoing)) *pendingQueue {
 	return &pendingQueue{
 		deliver: deliver, ctx: ctx, maxWorkers: maxWorkers, linger: workerLinger, maxBytes: maxBytes, shared: shared,
 		wake: make(chan struct{}, maxWorkers), quit: make(chan struct{}),
 	}
 }
-
-// size is what o counts against the bounds.
-func (o *outgoing) size() int64 { return send.EnvelopeSize(&o.env) }
 
 // offer queues o if it fits. When it does not and wait is set, it waits for
 // room, first come first served, until ctx or the queue's own context ends:
@@ -98,8 +96,8 @@ func (o *outgoing) size() int64 { return send.EnvelopeSize(&o.env) }
 // taken it returns why, for the caller to count: queue_overflow (no room), or
 // network_error once the drain time after shutdown is over or the queue is
 // closed (the project can no longer send).
-func (q *pendingQueue) offer(ctx context.Context, o *outgoing, push *pushDone, wait bool) (taken bool, why account.Reason) {
-	size := o.size()
+func (q *pendingQueue) offer(ctx context.Context, o *encode.Outgoing, push *pushDone, wait bool) (taken bool, why account.Reason) {
+	size := send.EnvelopeSize(&o.Env) // what o counts against the bounds
 	q.mu.Lock()
 	if q.closed || q.ctx.Err() != nil {
 		q.mu.Unlock()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/encode"
 )
 
 // holdFirst makes f hold its answer to the first envelope until release is
@@ -146,12 +147,12 @@ func TestSingleProjectWaitEndsAtShutdown(t *testing.T) {
 // of its own is refused once the total is reached, unless it holds nothing.
 func TestPendingTotalBound(t *testing.T) {
 	release := make(chan struct{})
-	block := func(context.Context, *outgoing) { <-release }
+	block := func(context.Context, *encode.Outgoing) { <-release }
 	total := &pendingTotal{max: 3000}
 	a := newPendingQueue(context.Background(), 1, 1<<20, total, block)
 	b := newPendingQueue(context.Background(), 1, 1<<20, total, block)
-	env := func(n int) *outgoing {
-		return &outgoing{env: envelope.Envelope{Items: []envelope.Item{{Payload: make([]byte, n)}}}}
+	env := func(n int) *encode.Outgoing {
+		return &encode.Outgoing{Env: envelope.Envelope{Items: []envelope.Item{{Payload: make([]byte, n)}}}}
 	}
 	offer := func(q *pendingQueue, n int) bool {
 		taken, why := q.offer(context.Background(), env(n), nil, false)
@@ -182,14 +183,14 @@ func TestPendingWaitersFirstComeFirstServed(t *testing.T) {
 	release := make(chan struct{})
 	var order []int
 	var mu sync.Mutex
-	q := newPendingQueue(context.Background(), 1, 3000, &pendingTotal{max: 1 << 30}, func(_ context.Context, o *outgoing) {
+	q := newPendingQueue(context.Background(), 1, 3000, &pendingTotal{max: 1 << 30}, func(_ context.Context, o *encode.Outgoing) {
 		<-release
 		mu.Lock()
-		order = append(order, len(o.env.Items[0].Payload))
+		order = append(order, len(o.Env.Items[0].Payload))
 		mu.Unlock()
 	})
-	env := func(n int) *outgoing {
-		return &outgoing{env: envelope.Envelope{Items: []envelope.Item{{Payload: make([]byte, n)}}}}
+	env := func(n int) *encode.Outgoing {
+		return &encode.Outgoing{Env: envelope.Envelope{Items: []envelope.Item{{Payload: make([]byte, n)}}}}
 	}
 	taken, _ := q.offer(context.Background(), env(1000), nil, true)
 	require.True(t, taken)
@@ -221,12 +222,12 @@ func TestPendingWaitersFirstComeFirstServed(t *testing.T) {
 // healthy one. Past its share it is bound by the total again.
 func TestPendingShareWhenTotalIsFull(t *testing.T) {
 	release := make(chan struct{})
-	block := func(context.Context, *outgoing) { <-release }
+	block := func(context.Context, *encode.Outgoing) { <-release }
 	total := &pendingTotal{max: 3000, share: 1100}
 	hung := newPendingQueue(context.Background(), 1, 1<<20, total, block)
 	healthy := newPendingQueue(context.Background(), 1, 1<<20, total, block)
-	env := func(n int) *outgoing {
-		return &outgoing{env: envelope.Envelope{Items: []envelope.Item{{Payload: make([]byte, n)}}}}
+	env := func(n int) *encode.Outgoing {
+		return &encode.Outgoing{Env: envelope.Envelope{Items: []envelope.Item{{Payload: make([]byte, n)}}}}
 	}
 	offer := func(q *pendingQueue, n int) bool {
 		taken, _ := q.offer(context.Background(), env(n), nil, false)
@@ -250,8 +251,8 @@ func TestPendingShareWhenTotalIsFull(t *testing.T) {
 // grow again); waitIdle does not wait for parked workers, and close ends them.
 func TestPendingWorkersParkAndEnd(t *testing.T) {
 	var sent atomic.Int32
-	q := newPendingQueue(context.Background(), 4, 1<<20, &pendingTotal{max: 1 << 30}, func(context.Context, *outgoing) { sent.Add(1) })
-	env := &outgoing{env: envelope.Envelope{Items: []envelope.Item{{Payload: []byte("{}")}}}}
+	q := newPendingQueue(context.Background(), 4, 1<<20, &pendingTotal{max: 1 << 30}, func(context.Context, *encode.Outgoing) { sent.Add(1) })
+	env := &encode.Outgoing{Env: envelope.Envelope{Items: []envelope.Item{{Payload: []byte("{}")}}}}
 	workers := func() (all, parked int) {
 		q.mu.Lock()
 		defer q.mu.Unlock()
@@ -276,9 +277,9 @@ func TestPendingWorkersParkAndEnd(t *testing.T) {
 // arrive just as a worker gives up are still sent, by it or by a new worker.
 func TestPendingWorkersLingerEnds(t *testing.T) {
 	var sent atomic.Int32
-	q := newPendingQueue(context.Background(), 3, 1<<30, &pendingTotal{max: 1 << 30}, func(context.Context, *outgoing) { sent.Add(1) })
+	q := newPendingQueue(context.Background(), 3, 1<<30, &pendingTotal{max: 1 << 30}, func(context.Context, *encode.Outgoing) { sent.Add(1) })
 	q.linger = time.Microsecond // workers end and are called back all the time
-	env := &outgoing{env: envelope.Envelope{Items: []envelope.Item{{Payload: []byte("{}")}}}}
+	env := &encode.Outgoing{Env: envelope.Envelope{Items: []envelope.Item{{Payload: []byte("{}")}}}}
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {

@@ -12,6 +12,8 @@ import (
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/dsn"
+	"github.com/otel-sentry/sentryexporter/internal/encode"
+	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 	"github.com/otel-sentry/sentryexporter/internal/send"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
@@ -33,6 +35,7 @@ type project struct {
 	standaloneReports atomic.Bool
 	reporting         atomic.Bool // a periodic client report is being sent
 	acct              *account.Accountant
+	enc               *encode.Encoder // wraps the project's payloads into envelopes
 	sender            *send.Sender
 	queue             *pendingQueue // envelopes between push and answer, sent by the project's own workers
 	heldBytes         atomic.Int64  // bytes of this project's spans held in trace assembly
@@ -72,19 +75,19 @@ func (p *project) translateTraces(ctx context.Context, td ptrace.Traces) {
 	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, skipped)
 	p.acct.Dropped(ctx, account.ReasonInvalid, account.Counts{account.CatSpan: int64(res.InvalidSpans), account.CatError: int64(res.InvalidErrors)})
 
-	out := make([]outgoing, 0, len(res.Transactions)+len(res.SpanGroups)+len(res.Errors))
+	out := make([]encode.Outgoing, 0, len(res.Transactions)+len(res.SpanGroups)+len(res.Errors))
 	for i := range res.Transactions {
-		out = append(out, p.transactionEnvelope(&res.Transactions[i], *facts))
+		out = append(out, p.enc.Transaction(&res.Transactions[i], *facts))
 	}
-	payloads := p.exp.payloads.get()
+	payloads := p.exp.payloads.Get()
 	for i := range res.SpanGroups {
-		out = p.appendSpanEnvelopes(ctx, out, &res.SpanGroups[i], payloads)
+		out = p.enc.AppendSpans(ctx, out, &res.SpanGroups[i], payloads)
 	}
 	p.exp.facts.Put(facts) // the envelopes have copied what they need
 	out = p.appendErrorEnvelopes(ctx, out, res.Errors)
 	// once every envelope is settled the payload buffers can be reused
 	p.hand(ctx, out, func() {
-		p.exp.payloads.put(payloads)
+		p.exp.payloads.Put(payloads)
 		res.Release()
 	}, !p.exp.routed())
 }
@@ -102,12 +105,12 @@ func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
 	})
 	p.acct.Dropped(ctx, account.ReasonInvalid, account.Counts{account.CatLogItem: int64(res.InvalidLogs), account.CatError: int64(res.InvalidErrors)})
 
-	payloads := p.exp.payloads.get()
-	out := p.appendLogEnvelopes(ctx, make([]outgoing, 0, len(res.Logs)/maxLogsPerEnvelope+1+len(res.Errors)), res.Logs, payloads)
+	payloads := p.exp.payloads.Get()
+	out := p.enc.AppendLogs(ctx, make([]encode.Outgoing, 0, len(res.Logs)/encode.MaxLogsPerEnvelope+1+len(res.Errors)), res.Logs, payloads)
 	out = p.appendErrorEnvelopes(ctx, out, res.Errors)
 	// once every envelope is settled the payload buffers can be reused
 	p.hand(ctx, out, func() {
-		p.exp.payloads.put(payloads)
+		p.exp.payloads.Put(payloads)
 		res.Release()
 	}, !p.exp.routed())
 	return nil
@@ -116,7 +119,7 @@ func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
 // sendAll hands out to the project's pending queue and returns at once: it
 // never waits on the network, nor for room. What does not fit is dropped and
 // counted as queue_overflow; the rest is sent by the project's workers.
-func (p *project) sendAll(ctx context.Context, out []outgoing) {
+func (p *project) sendAll(ctx context.Context, out []encode.Outgoing) {
 	p.hand(ctx, out, nil, false)
 }
 
@@ -125,7 +128,7 @@ func (p *project) sendAll(ctx context.Context, out []outgoing) {
 // a push waits for room (back-pressure, for the single-project case) until its
 // context ends (queue_overflow) or the drain time after shutdown is over
 // (network_error); without it, what does not fit is dropped as queue_overflow.
-func (p *project) hand(ctx context.Context, out []outgoing, release func(), wait bool) {
+func (p *project) hand(ctx context.Context, out []encode.Outgoing, release func(), wait bool) {
 	if len(out) == 0 {
 		if release != nil {
 			release()
@@ -139,7 +142,7 @@ func (p *project) hand(ctx context.Context, out []outgoing, release func(), wait
 		if taken {
 			continue
 		}
-		p.acct.Dropped(ctx, why, out[i].counts)
+		p.acct.Dropped(ctx, why, out[i].Counts)
 		done.settle()
 	}
 }
@@ -147,18 +150,18 @@ func (p *project) hand(ctx context.Context, out []outgoing, release func(), wait
 // deliver sends one envelope, with any pending client report riding along,
 // and accounts for it. A container that Sentry finds too large (413) is split
 // in two and each half is sent once before its items are counted.
-func (p *project) deliver(ctx context.Context, o *outgoing) {
-	report := p.attachReport(&o.env)
-	res := p.sender.Send(ctx, &o.env, o.gate)
+func (p *project) deliver(ctx context.Context, o *encode.Outgoing) {
+	report := p.attachReport(&o.Env)
+	res := p.sender.Send(ctx, &o.Env, o.Gate)
 	p.settleReport(report, res)
-	if res.TooLarge && len(o.items) > 1 {
-		for _, half := range o.halves() {
-			hres := p.sender.Send(ctx, &half.env, half.gate)
-			p.acct.Outcome(ctx, hres.Delivered, hres.Reason, half.counts)
+	if res.TooLarge && o.Splittable() {
+		for _, half := range o.Halves() {
+			hres := p.sender.Send(ctx, &half.Env, half.Gate)
+			p.acct.Outcome(ctx, hres.Delivered, hres.Reason, half.Counts)
 		}
 		return
 	}
-	p.acct.Outcome(ctx, res.Delivered, res.Reason, o.counts)
+	p.acct.Outcome(ctx, res.Delivered, res.Reason, o.Counts)
 }
 
 // attachReport appends the pending client report to env; it returns what it
@@ -200,7 +203,7 @@ func (p *project) flushReport(ctx context.Context, final bool) {
 		return
 	}
 	env := envelope.Envelope{
-		Header: envelope.Header{SDK: sdk},
+		Header: envelope.Header{SDK: sdkinfo.Envelope()},
 		Items:  []envelope.Item{{Type: envelope.ItemTypeClientReport, Payload: envelope.AppendClientReport(nil, p.exp.clk.now(), d)}},
 	}
 	res := p.sender.Send(ctx, &env, account.GateInternal)

@@ -1,4 +1,4 @@
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package encode
 
 import (
 	"sync"
@@ -6,28 +6,29 @@ import (
 	"github.com/otel-sentry/sentryexporter/envelope"
 )
 
-// maxPooledPayloads bounds the buffer a payloadArena keeps between pushes: a
+// maxPooledPayloads bounds the buffer an Arena keeps between pushes: a
 // push with more container bytes than this lets its buffer go to the GC.
 const maxPooledPayloads = 16 << 20
 
-// payloadArena lays the container payloads of one push end to end in one
+// Arena lays the container payloads of one push end to end in one
 // buffer. The buffer comes from a pool and goes back to it once every envelope
 // of the push is settled, so steady log and span traffic builds its
 // containers without allocating.
-type payloadArena struct{ buf []byte }
+type Arena struct{ buf []byte }
 
-// payloadArenas is the pool the arenas of all pushes share.
-type payloadArenas struct{ pool sync.Pool }
+// Arenas is the pool the arenas of all pushes share.
+type Arenas struct{ pool sync.Pool }
 
-func (p *payloadArenas) get() *payloadArena {
-	if a, ok := p.pool.Get().(*payloadArena); ok {
+// Get takes an arena from the pool.
+func (p *Arenas) Get() *Arena {
+	if a, ok := p.pool.Get().(*Arena); ok {
 		return a
 	}
-	return &payloadArena{}
+	return &Arena{}
 }
 
-// put takes a back. Nothing may use a payload of a after this.
-func (p *payloadArenas) put(a *payloadArena) {
+// Put takes a back. Nothing may use a payload of a after this.
+func (p *Arenas) Put(a *Arena) {
 	if cap(a.buf) > maxPooledPayloads {
 		a.buf = nil
 	}
@@ -40,7 +41,7 @@ func (p *payloadArenas) put(a *payloadArena) {
 // them, each a slice of a's buffer that later writes cannot touch. When the
 // buffer is too small it is replaced: the payloads already handed out keep
 // the old one alive for as long as they are used.
-func (a *payloadArena) containers(chunks [][][]byte, spans bool) [][]byte {
+func (a *Arena) containers(chunks [][][]byte, spans bool) [][]byte {
 	appendC, lenC := envelope.AppendContainer, envelope.ContainerLen
 	if spans {
 		appendC, lenC = envelope.AppendSpanContainer, envelope.SpanContainerLen

@@ -1,0 +1,200 @@
+package encode
+
+import (
+	"context"
+
+	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/errorshape"
+	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
+	"github.com/otel-sentry/sentryexporter/internal/traceindex"
+	"github.com/otel-sentry/sentryexporter/internal/translate"
+)
+
+const (
+	// MaxLogsPerEnvelope is what Relay "is optimized for" (develop docs, logs).
+	MaxLogsPerEnvelope = 100
+	// maxLogContainerBytes keeps a log container under Relay's per-log average
+	// (2 MiB) whatever its count, and far under max_container_size (12 MiB).
+	maxLogContainerBytes = 2 << 20
+	// maxSpansPerEnvelope is the span v2 protocol's container maximum.
+	maxSpansPerEnvelope = 1000
+	// maxSpanContainerBytes follows sentry-python's ~5 MB flush size, far under
+	// max_container_size (12 MiB).
+	maxSpanContainerBytes = 5 << 20
+)
+
+// Outgoing is one envelope and what it carries, for the limit check and the
+// accounting.
+type Outgoing struct {
+	Env    envelope.Envelope
+	Gate   account.Gate
+	Counts account.Counts
+	items  [][]byte // container items, kept so a 413 can split the container once
+}
+
+// Splittable reports whether o is a container that Halves can split.
+func (o *Outgoing) Splittable() bool { return len(o.items) > 1 }
+
+// Encoder wraps one project's translated payloads into envelopes. Each
+// envelope of a trace carries its dynamic sampling context, from the trace
+// index and the project's public key; what cannot go in any envelope (an
+// item over Relay's size limits) is counted invalid by the project's
+// accountant.
+type Encoder struct {
+	index     *traceindex.Index
+	publicKey string
+	acct      *account.Accountant
+}
+
+// New is the encoder of one project.
+func New(index *traceindex.Index, publicKey string, acct *account.Accountant) *Encoder {
+	return &Encoder{index: index, publicKey: publicKey, acct: acct}
+}
+
+// dsc is the `trace` envelope header (dynamic sampling context). Every
+// envelope of a trace carries the same one once the trace's head has been
+// seen: its transaction, sampled flag and sample rate are the head's
+// (traceindex.Index.Facts); own is the envelope's own segment name, used until then.
+func (e *Encoder) dsc(traceID, environment, release, own string) *envelope.TraceContext {
+	return e.dscOf(e.index.Facts(traceindex.TraceIDOf(traceID), own), traceID, environment, release)
+}
+
+// dscOf is dsc with the trace's facts already looked up.
+func (e *Encoder) dscOf(f traceindex.Facts, traceID, environment, release string) *envelope.TraceContext {
+	return &envelope.TraceContext{
+		TraceID: traceID, PublicKey: e.publicKey,
+		Environment: environment, Release: release, Transaction: f.Transaction,
+		Sampled: f.Sampled, SampleRate: f.SampleRate, SampleRand: f.SampleRand,
+	}
+}
+
+// Transaction wraps one transaction; facts are the DSC facts of the
+// push's segments (traceindex.Index.Add), nil to look them up.
+func (e *Encoder) Transaction(tx *translate.Transaction, facts []traceindex.Facts) Outgoing {
+	var trace *envelope.TraceContext
+	if tx.Segment < len(facts) {
+		trace = e.dscOf(facts[tx.Segment].Or(tx.Name), tx.TraceID, tx.Environment, tx.Release)
+	} else {
+		trace = e.dsc(tx.TraceID, tx.Environment, tx.Release, tx.Name)
+	}
+	return Outgoing{
+		Env: envelope.Envelope{
+			Header: envelope.Header{EventID: tx.EventID, SDK: sdkinfo.Envelope(), Trace: trace},
+			Items:  []envelope.Item{{Type: envelope.ItemTypeTransaction, Payload: tx.Payload}},
+		},
+		Gate:   account.GateTransaction,
+		Counts: account.Counts{account.CatTransaction: 1, account.CatSpan: int64(tx.Spans)},
+	}
+}
+
+// Error wraps one error event. When the trace index knows the
+// event's span, an event without a transaction (one derived from a log
+// record) gets its segment's name, and an event derived from a log record
+// gets the segment's request and response status code (errorshape.WithSegmentRequest).
+func (e *Encoder) Error(ev *translate.ErrorEvent) Outgoing {
+	payload, tx := ev.Payload, ev.Transaction
+	if ev.Linked && (tx == "" || ev.FromLog) {
+		if seg, ok := e.index.SegmentOf(ev.TraceIDBytes, ev.SpanID); ok {
+			if tx == "" && seg.Name != "" {
+				payload, tx = errorshape.WithTransaction(payload, seg.Name), seg.Name
+			}
+			if ev.FromLog {
+				payload = errorshape.WithSegmentRequest(payload, seg.Request, seg.StatusCode)
+			}
+		}
+	}
+	return Outgoing{
+		Env: envelope.Envelope{
+			Header: envelope.Header{EventID: ev.EventID, SDK: sdkinfo.Envelope(), Trace: e.dsc(ev.TraceID, ev.Environment, ev.Release, tx)},
+			Items:  []envelope.Item{{Type: envelope.ItemTypeEvent, Payload: payload}},
+		},
+		Gate:   account.GateError,
+		Counts: account.Counts{account.CatError: 1},
+	}
+}
+
+// AppendSpans splits one trace's span v2 items into containers of at
+// most maxSpansPerEnvelope; each envelope carries the DSC Relay requires.
+// A trace that fits one container (the usual case) is sent as the
+// translator framed it (SpanGroup.Container), without a copy; the payloads of
+// a trace split in several are written into a.
+func (e *Encoder) AppendSpans(ctx context.Context, out []Outgoing, g *translate.SpanGroup, a *Arena) []Outgoing {
+	if g.Container != nil && len(g.Items) > 0 && len(g.Items) <= maxSpansPerEnvelope && len(g.Container) <= maxSpanContainerBytes {
+		// the whole container fits, so no item is over the bound either
+		return append(out, spanOutgoing(e.dsc(g.TraceID, g.Environment, g.Release, g.Segment), g.Items, g.Container))
+	}
+	chunks, oversized := envelope.Chunk(g.Items, maxSpansPerEnvelope, maxSpanContainerBytes)
+	e.acct.Dropped(ctx, account.ReasonInvalid, account.Counts{account.CatSpan: int64(len(oversized))})
+	trace := e.dsc(g.TraceID, g.Environment, g.Release, g.Segment)
+	for i, payload := range a.containers(chunks, true) {
+		out = append(out, spanOutgoing(trace, chunks[i], payload))
+	}
+	return out
+}
+
+func spanOutgoing(trace *envelope.TraceContext, items [][]byte, payload []byte) Outgoing {
+	return Outgoing{
+		Env: envelope.Envelope{
+			Header: envelope.Header{SDK: sdkinfo.Envelope(), Trace: trace},
+			Items: []envelope.Item{{
+				Type: envelope.ItemTypeSpan, ContentType: envelope.ContentTypeSpanContainer,
+				ItemCount: len(items), Payload: payload,
+			}},
+		},
+		Gate:   account.GateSpan,
+		Counts: account.Counts{account.CatSpan: int64(len(items))},
+		items:  items,
+	}
+}
+
+// AppendLogs packs log items into containers of at most
+// MaxLogsPerEnvelope. Logs of many traces share a container, so the envelope
+// has no `trace` header (Relay would reject a mismatching one). Their
+// payloads are written into a.
+func (e *Encoder) AppendLogs(ctx context.Context, out []Outgoing, logs [][]byte, a *Arena) []Outgoing {
+	chunks, oversized := envelope.Chunk(logs, MaxLogsPerEnvelope, maxLogContainerBytes)
+	var invalid account.Counts
+	for _, i := range oversized {
+		invalid[account.CatLogItem]++
+		invalid[account.CatLogByte] += int64(len(logs[i]))
+	}
+	e.acct.Dropped(ctx, account.ReasonInvalid, invalid)
+	for i, payload := range a.containers(chunks, false) {
+		out = append(out, logOutgoing(chunks[i], payload))
+	}
+	return out
+}
+
+func logOutgoing(items [][]byte, payload []byte) Outgoing {
+	o := Outgoing{
+		Env: envelope.Envelope{
+			Header: envelope.Header{SDK: sdkinfo.Envelope()},
+			Items: []envelope.Item{{
+				Type: envelope.ItemTypeLog, ContentType: envelope.ContentTypeLogContainer,
+				ItemCount: len(items), Payload: payload,
+			}},
+		},
+		Gate:  account.GateLogs,
+		items: items,
+	}
+	o.Counts[account.CatLogItem] = int64(len(items))
+	for _, it := range items {
+		o.Counts[account.CatLogByte] += int64(len(it))
+	}
+	return o
+}
+
+// Halves splits a container envelope in two, for one more try after a 413.
+func (o *Outgoing) Halves() [2]Outgoing {
+	mid := len(o.items) / 2
+	build := func(items [][]byte) Outgoing {
+		if o.Gate == account.GateLogs {
+			return logOutgoing(items, envelope.Container(items))
+		}
+		return spanOutgoing(o.Env.Header.Trace, items, envelope.SpanContainer(items))
+	}
+	a, b := build(o.items[:mid]), build(o.items[mid:])
+	a.items, b.items = nil, nil // sent once: no further split
+	return [2]Outgoing{a, b}
+}
