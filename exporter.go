@@ -22,6 +22,7 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/logthrottle"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
+	"github.com/otel-sentry/sentryexporter/internal/pending"
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 	"github.com/otel-sentry/sentryexporter/internal/send"
 	"github.com/otel-sentry/sentryexporter/internal/traceindex"
@@ -59,7 +60,7 @@ type sentryExporter struct {
 	projects []*project          // the same, copied on write, for the report loop and the gauge
 	host     component.Host      // set by start; discovered projects build their client from it
 
-	pending   pendingTotal       // bytes all projects hold, against pending::max_bytes
+	pending   pending.Total       // bytes all projects hold, against pending::max_bytes
 	inflight  *admit.Budget      // requests and bytes in flight over all projects (internal/admit)
 	run       context.Context    // ends pending::drain_timeout after shutdown began: requests in flight are cancelled
 	cancelRun context.CancelFunc //
@@ -98,9 +99,9 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	}
 	e.index.NoSpanIDs = !cfg.ErrorEvents.FromSpanExceptions && !cfg.ErrorEvents.FromLogs
 	e.index.NoRequests = !cfg.ErrorEvents.FromLogs
-	e.pending.max = cfg.Pending.MaxBytes
+	e.pending.Max = cfg.Pending.MaxBytes
 	// Each project's fair share of the total, held whatever the others hold.
-	e.pending.share = min(cfg.Pending.MaxBytesPerProject, cfg.Pending.MaxBytes/max(int64(cfg.Routing.MaxProjects), 1))
+	e.pending.Share = min(cfg.Pending.MaxBytesPerProject, cfg.Pending.MaxBytes/max(int64(cfg.Routing.MaxProjects), 1))
 	e.inflight = admit.NewBudget(cfg.Pending.MaxRequestsInFlight, cfg.Pending.MaxBytesInFlight, cfg.Routing.MaxProjects)
 	e.finalReport = finalReportTimeout
 	e.run, e.cancelRun = context.WithCancel(context.Background())
@@ -149,7 +150,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	}
 	err = tb.RegisterExporterSentryPendingBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
 		for _, p := range e.allProjects() {
-			o.Observe(p.queue.pendingBytes(), metric.WithAttributes(p.acct.Project))
+			o.Observe(p.queue.Bytes(), metric.WithAttributes(p.acct.Project))
 		}
 		return nil
 	})
@@ -222,7 +223,7 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 	if e.comp != nil {
 		body = send.NewBodyEncoder(e.comp, e.cfg.ClientConfig.Compression, e.logger, p.acct.CompressionFallback)
 	}
-	p.queue = newPendingQueue(e.run, e.cfg.MaxConcurrentRequests, e.cfg.Pending.MaxBytesPerProject, &e.pending, p.deliver)
+	p.queue = pending.New(e.run, e.cfg.MaxConcurrentRequests, e.cfg.Pending.MaxBytesPerProject, &e.pending, p.deliver)
 	if p.sender, err = send.New(send.Options{
 		URL: url, Auth: d.AuthHeader, UserAgent: e.userAgent,
 		Limits:   p.limits,
@@ -239,7 +240,7 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 	}); err != nil {
 		return nil, err
 	}
-	p.queue.allowed = p.sender.Limit.Current
+	p.queue.Allowed = p.sender.Limit.Current
 	if e.host != nil {
 		if p.sender.Client, err = e.newClient(context.Background(), e.host); err != nil {
 			return nil, err
@@ -366,7 +367,7 @@ func (e *sentryExporter) shutdown(ctx context.Context) error {
 	projects := e.allProjects()
 	var wg sync.WaitGroup
 	for _, p := range projects {
-		wg.Go(p.queue.close)
+		wg.Go(p.queue.Close)
 	}
 	wg.Wait()
 	e.drainEnd.Stop()

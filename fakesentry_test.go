@@ -305,7 +305,7 @@ type harness struct {
 // settle waits until no project holds an envelope (queued or in flight).
 func (e *sentryExporter) settle() {
 	for _, p := range e.allProjects() {
-		p.queue.waitIdle()
+		p.queue.WaitIdle()
 	}
 }
 

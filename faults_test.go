@@ -210,11 +210,11 @@ func TestNetworkFaults(t *testing.T) {
 			for range 3 {
 				h.push("healthy", healthyProject)
 			}
-			h.project("healthy").queue.waitIdle()
+			h.project("healthy").queue.WaitIdle()
 			h.requireHealthyGotAll()
 			if f.hangs {
-				require.Positive(t, h.project("sick").queue.pendingBytes(), "the fault is still in progress")
-				assert.Equal(t, h.project("sick").queue.pendingBytes(), h.pendingBytes(sickProject), "the gauge shows what the faulty project holds")
+				require.Positive(t, h.project("sick").queue.Bytes(), "the fault is still in progress")
+				assert.Equal(t, h.project("sick").queue.Bytes(), h.pendingBytes(sickProject), "the gauge shows what the faulty project holds")
 				assert.Zero(t, h.pendingBytes(healthyProject), "the healthy project holds nothing once its data is sent")
 				// The request that hangs counts against the in-flight budget: its two
 				// bodies and the fixed cost of a request; the healthy project holds none.
@@ -226,7 +226,7 @@ func TestNetworkFaults(t *testing.T) {
 				assert.Zero(t, h.gauge("otelcol_exporter_sentry_in_flight_bytes", healthyProject))
 				assert.EqualValues(t, 1, h.gauge("otelcol_exporter_sentry_concurrency_limit", sickProject), "a project whose request got no answer sends one at a time")
 			} else {
-				h.project("sick").queue.waitIdle() // a fault that ends by itself: every envelope settles before shutdown
+				h.project("sick").queue.WaitIdle() // a fault that ends by itself: every envelope settles before shutdown
 			}
 			took := h.shutdownTimed()
 			t.Logf("shutdown took %v", took)

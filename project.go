@@ -13,6 +13,7 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/dsn"
 	"github.com/otel-sentry/sentryexporter/internal/encode"
+	"github.com/otel-sentry/sentryexporter/internal/pending"
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 	"github.com/otel-sentry/sentryexporter/internal/send"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
@@ -37,7 +38,7 @@ type project struct {
 	acct              *account.Accountant
 	enc               *encode.Encoder // wraps the project's payloads into envelopes
 	sender            *send.Sender
-	queue             *pendingQueue // envelopes between push and answer, sent by the project's own workers
+	queue             *pending.Queue // envelopes between push and answer, sent by the project's own workers
 	heldBytes         atomic.Int64  // bytes of this project's spans held in trace assembly
 }
 
@@ -135,15 +136,14 @@ func (p *project) hand(ctx context.Context, out []encode.Outgoing, release func(
 		}
 		return
 	}
-	done := &pushDone{release: release}
-	done.left.Store(int32(len(out)))
+	done := pending.NewPush(len(out), release)
 	for i := range out {
-		taken, why := p.queue.offer(ctx, &out[i], done, wait)
+		taken, why := p.queue.Offer(ctx, &out[i], done, wait)
 		if taken {
 			continue
 		}
 		p.acct.Dropped(ctx, why, out[i].Counts)
-		done.settle()
+		done.Settle()
 	}
 }
 

@@ -1,4 +1,4 @@
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package pending
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // load, in runtime.newstack).
 const workerLinger = time.Second
 
-// pendingQueue is one project's envelopes between the push that built them
+// Queue is one project's envelopes between the push that built them
 // and Sentry's answer. Pushes hand envelopes over and return; the project's
 // own workers (at most its adaptive concurrency limit, itself at most
 // max_concurrent_requests; started on demand, gone workerLinger after the
@@ -26,22 +26,22 @@ const workerLinger = time.Second
 // it holds, queued and in flight, are bounded per project and, through
 // shared, over all projects: one project's slow Sentry can hold at most its
 // share, never the pipeline.
-type pendingQueue struct {
+type Queue struct {
 	deliver    func(ctx context.Context, o *encode.Outgoing) // sends and accounts for one envelope
-	ctx        context.Context                        // ends when the drain time after shutdown is over
+	ctx        context.Context                               // ends when the drain time after shutdown is over
 	maxWorkers int
-	// allowed, when set, is how many workers are worth running now: the
+	// Allowed, when set, is how many workers are worth running now: the
 	// project's adaptive concurrency limit (internal/admit). No new worker
 	// starts beyond it; workers already running when the limit falls go on
 	// until the queue is empty, each waiting in admit for a place, so a hung
 	// project still holds only as many requests as its limit allows.
-	allowed  func() int
+	Allowed  func() int
 	linger   time.Duration // workerLinger; tests shorten it
-	maxBytes int64
-	shared   *pendingTotal
+	MaxBytes int64         // pending::max_bytes_per_project; set before the first Offer (tests lower it)
+	shared   *Total
 
 	mu      sync.Mutex
-	entries []pendingEntry // FIFO from entries[head]; the array is reused once empty
+	entries []entry // FIFO from entries[head]; the array is reused once empty
 	head    int
 	bytes   int64 // queued and in flight
 	workers int   // started and not ended, parked ones included
@@ -53,50 +53,60 @@ type pendingQueue struct {
 	quit    chan struct{} // closed by close: parked workers end
 }
 
-// pendingTotal is the bytes all projects hold, against pending::max_bytes.
+// Total is the bytes all projects hold, against pending::max_bytes.
 // Up to share (max_bytes / routing::max_projects, at most the per-project
 // bound) a project takes envelopes whatever the total: when many hanging
 // projects have filled the total, the healthy ones keep flowing. The total
 // can so reach max + max_projects × share ≤ 2 × max.
-type pendingTotal struct {
+type Total struct {
 	bytes atomic.Int64
-	max   int64
-	share int64
+	Max   int64 // pending::max_bytes
+	Share int64 // what a project may hold whatever the total
 }
 
-type pendingEntry struct {
+type entry struct {
 	o    *encode.Outgoing
-	push *pushDone
+	push *Push
 	size int64
 }
 
-// pushDone runs release once every envelope of one push is settled: the
+// Push runs release once every envelope of one push is settled: the
 // push's container payloads and translated items live until then.
-type pushDone struct {
+type Push struct {
 	left    atomic.Int32
 	release func()
 }
 
-func (d *pushDone) settle() {
+// NewPush is a push of n envelopes; release may be nil.
+func NewPush(n int, release func()) *Push {
+	d := &Push{release: release}
+	d.left.Store(int32(n))
+	return d
+}
+
+// Settle marks one envelope of the push settled (sent, or dropped and counted).
+func (d *Push) Settle() {
 	if d != nil && d.left.Add(-1) == 0 && d.release != nil {
 		d.release()
 	}
 }
 
-func newPendingQueue(ctx context.Context, maxWorkers int, maxBytes int64, shared *pendingTotal, deliver func(context.Context, *encode.Outgoing)) *pendingQueue {
-	return &pendingQueue{
-		deliver: deliver, ctx: ctx, maxWorkers: maxWorkers, linger: workerLinger, maxBytes: maxBytes, shared: shared,
+// New is one project's queue: at most maxWorkers workers, at most maxBytes
+// held, within shared; deliver sends and accounts for one envelope.
+func New(ctx context.Context, maxWorkers int, maxBytes int64, shared *Total, deliver func(context.Context, *encode.Outgoing)) *Queue {
+	return &Queue{
+		deliver: deliver, ctx: ctx, maxWorkers: maxWorkers, linger: workerLinger, MaxBytes: maxBytes, shared: shared,
 		wake: make(chan struct{}, maxWorkers), quit: make(chan struct{}),
 	}
 }
 
-// offer queues o if it fits. When it does not and wait is set, it waits for
+// Offer queues o if it fits. When it does not and wait is set, it waits for
 // room, first come first served, until ctx or the queue's own context ends:
 // a large envelope is never overtaken for ever by small ones. When o is not
 // taken it returns why, for the caller to count: queue_overflow (no room), or
 // network_error once the drain time after shutdown is over or the queue is
 // closed (the project can no longer send).
-func (q *pendingQueue) offer(ctx context.Context, o *encode.Outgoing, push *pushDone, wait bool) (taken bool, why account.Reason) {
+func (q *Queue) Offer(ctx context.Context, o *encode.Outgoing, push *Push, wait bool) (taken bool, why account.Reason) {
 	size := send.EnvelopeSize(&o.Env) // what o counts against the bounds
 	q.mu.Lock()
 	if q.closed || q.ctx.Err() != nil {
@@ -104,7 +114,7 @@ func (q *pendingQueue) offer(ctx context.Context, o *encode.Outgoing, push *push
 		return false, account.ReasonNetworkError
 	}
 	if len(q.waiters) == 0 && q.fits(size) {
-		start := q.takeLocked(pendingEntry{o: o, push: push, size: size})
+		start := q.takeLocked(entry{o: o, push: push, size: size})
 		q.mu.Unlock()
 		if start {
 			go q.work()
@@ -115,7 +125,7 @@ func (q *pendingQueue) offer(ctx context.Context, o *encode.Outgoing, push *push
 		q.mu.Unlock()
 		return false, account.ReasonQueueOverflow
 	}
-	w := &roomWaiter{entry: pendingEntry{o: o, push: push, size: size}, admitted: make(chan struct{})}
+	w := &roomWaiter{entry: entry{o: o, push: push, size: size}, admitted: make(chan struct{})}
 	q.waiters = append(q.waiters, w)
 	q.mu.Unlock()
 	select {
@@ -145,13 +155,13 @@ func (q *pendingQueue) offer(ctx context.Context, o *encode.Outgoing, push *push
 
 // roomWaiter is a push waiting for room (single project, back-pressure).
 type roomWaiter struct {
-	entry    pendingEntry
+	entry    entry
 	admitted chan struct{} // closed once entry is queued
 }
 
 // takeLocked queues e; true when the caller must start a worker for it (none
 // is parked and fewer than maxWorkers run).
-func (q *pendingQueue) takeLocked(e pendingEntry) bool {
+func (q *Queue) takeLocked(e entry) bool {
 	q.shared.bytes.Add(e.size)
 	q.bytes += e.size
 	q.entries = append(q.entries, e)
@@ -168,16 +178,16 @@ func (q *pendingQueue) takeLocked(e pendingEntry) bool {
 }
 
 // workerCap is the most workers worth running now.
-func (q *pendingQueue) workerCap() int {
-	if q.allowed == nil {
+func (q *Queue) workerCap() int {
+	if q.Allowed == nil {
 		return q.maxWorkers
 	}
-	return min(q.allowed(), q.maxWorkers)
+	return min(q.Allowed(), q.maxWorkers)
 }
 
 // admitWaitersLocked queues the waiting envelopes that fit now, in the order
 // they came; it returns how many workers the caller must start.
-func (q *pendingQueue) admitWaitersLocked() (workers int) {
+func (q *Queue) admitWaitersLocked() (workers int) {
 	for len(q.waiters) > 0 && q.fits(q.waiters[0].entry.size) {
 		w := q.waiters[0]
 		q.waiters[0] = nil
@@ -193,7 +203,7 @@ func (q *pendingQueue) admitWaitersLocked() (workers int) {
 	return workers
 }
 
-func (q *pendingQueue) startWorkers(n int) {
+func (q *Queue) startWorkers(n int) {
 	for range n {
 		go q.work()
 	}
@@ -202,19 +212,19 @@ func (q *pendingQueue) startWorkers(n int) {
 // fits: a project holding nothing always takes one envelope, however large,
 // so that no envelope waits for room that can never come; within its share
 // it never waits on what the other projects hold.
-func (q *pendingQueue) fits(size int64) bool {
+func (q *Queue) fits(size int64) bool {
 	if q.bytes == 0 {
 		return true
 	}
-	if q.bytes+size > q.maxBytes {
+	if q.bytes+size > q.MaxBytes {
 		return false
 	}
-	return q.bytes+size <= q.shared.share || q.shared.bytes.Load()+size <= q.shared.max
+	return q.bytes+size <= q.shared.Share || q.shared.bytes.Load()+size <= q.shared.Max
 }
 
 // work sends queued envelopes until none is left and none came for
 // workerLinger, or the queue is closed.
-func (q *pendingQueue) work() {
+func (q *Queue) work() {
 	var linger *time.Timer
 	for {
 		q.mu.Lock()
@@ -225,7 +235,7 @@ func (q *pendingQueue) work() {
 			return
 		}
 		e := q.entries[q.head]
-		q.entries[q.head] = pendingEntry{}
+		q.entries[q.head] = entry{}
 		q.head++
 		if q.head == len(q.entries) {
 			q.entries, q.head = q.entries[:0], 0
@@ -233,7 +243,7 @@ func (q *pendingQueue) work() {
 		q.mu.Unlock()
 
 		q.deliver(q.ctx, e.o)
-		e.push.settle()
+		e.push.Settle()
 
 		q.mu.Lock()
 		q.bytes -= e.size
@@ -257,7 +267,7 @@ func (q *pendingQueue) work() {
 // releases q.mu and waits for the next envelope: true when there is one to
 // send; false when the worker ends (nothing came for q.linger, or the
 // queue was closed).
-func (q *pendingQueue) park(linger **time.Timer) bool {
+func (q *Queue) park(linger **time.Timer) bool {
 	if q.closed {
 		q.workers--
 		q.notifyLocked()
@@ -294,16 +304,16 @@ func (q *pendingQueue) park(linger **time.Timer) bool {
 }
 
 // notifyLocked wakes waitUntil to look again.
-func (q *pendingQueue) notifyLocked() {
+func (q *Queue) notifyLocked() {
 	if q.idle != nil {
 		close(q.idle)
 		q.idle = nil
 	}
 }
 
-// close refuses new envelopes and waits until every taken one is settled
+// Close refuses new envelopes and waits until every taken one is settled
 // (sent, or failed fast once the queue's context ended) and every worker ended.
-func (q *pendingQueue) close() {
+func (q *Queue) Close() {
 	q.mu.Lock()
 	if !q.closed {
 		q.closed = true
@@ -313,13 +323,13 @@ func (q *pendingQueue) close() {
 	q.waitUntil(func() bool { return q.workers == 0 && q.head == len(q.entries) })
 }
 
-// waitIdle returns once nothing is queued or in flight.
-func (q *pendingQueue) waitIdle() {
+// WaitIdle returns once nothing is queued or in flight.
+func (q *Queue) WaitIdle() {
 	q.waitUntil(func() bool { return q.workers == q.parked && q.head == len(q.entries) })
 }
 
 // waitUntil returns once done holds; done is called with q.mu held.
-func (q *pendingQueue) waitUntil(done func() bool) {
+func (q *Queue) waitUntil(done func() bool) {
 	for {
 		q.mu.Lock()
 		if done() {
@@ -335,8 +345,8 @@ func (q *pendingQueue) waitUntil(done func() bool) {
 	}
 }
 
-// pendingBytes is what the project holds now.
-func (q *pendingQueue) pendingBytes() int64 {
+// Bytes is what the project holds now.
+func (q *Queue) Bytes() int64 {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.bytes
