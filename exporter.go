@@ -60,7 +60,7 @@ type sentryExporter struct {
 	projects []*project          // the same, copied on write, for the report loop and the gauge
 	host     component.Host      // set by start; discovered projects build their client from it
 
-	pending   pending.Total       // bytes all projects hold, against pending::max_bytes
+	pending   pending.Total      // bytes all projects hold, against pending::max_bytes
 	inflight  *admit.Budget      // requests and bytes in flight over all projects (internal/admit)
 	run       context.Context    // ends pending::drain_timeout after shutdown began: requests in flight are cancelled
 	cancelRun context.CancelFunc //

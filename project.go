@@ -39,7 +39,7 @@ type project struct {
 	enc               *encode.Encoder // wraps the project's payloads into envelopes
 	sender            *send.Sender
 	queue             *pending.Queue // envelopes between push and answer, sent by the project's own workers
-	heldBytes         atomic.Int64  // bytes of this project's spans held in trace assembly
+	heldBytes         atomic.Int64   // bytes of this project's spans held in trace assembly
 }
 
 func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
