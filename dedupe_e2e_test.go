@@ -139,7 +139,7 @@ func TestDedupeBoundEndToEnd(t *testing.T) {
 	set.TelemetrySettings = tel.NewTelemetrySettings()
 	e, err := newExporter(cfg, set, clock.clocks())
 	require.NoError(t, err)
-	e.dedupe.maxEvents = 2
+	e.dedupe.MaxEvents = 2
 	require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
 
 	require.NoError(t, e.pushTraces(context.Background(), makeTraces(0, 3, true)))

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/dedupe"
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
@@ -26,11 +27,11 @@ func (p *project) appendErrorEnvelopes(ctx context.Context, out []encode.Outgoin
 	now := p.exp.clk.now()
 	var deduped account.Counts
 	for i := range evs {
-		ev, what := d.offer(p, &evs[i], now)
+		ev, what := d.Offer(p, &evs[i], now)
 		switch what {
-		case offerHeld:
+		case dedupe.Held:
 			continue
-		case offerMerged:
+		case dedupe.Merged:
 			deduped[account.CatError]++
 		}
 		out = append(out, p.enc.Error(&ev))
@@ -45,18 +46,18 @@ func (e *sentryExporter) releaseDue(ctx context.Context, final bool) {
 	if e.dedupe == nil {
 		return
 	}
-	if n := e.dedupe.takeOverflow(); n > 0 {
+	if n := e.dedupe.TakeOverflow(); n > 0 {
 		e.warnOnce.Log(e.logger, "dedupe-overflow", "Error events were sent without waiting for their duplicate: the dedupe window is full",
-			zap.Int64("count", n), zap.Int("max_held_events", e.dedupe.maxEvents), zap.Int("max_held_bytes", e.dedupe.maxBytes))
+			zap.Int64("count", n), zap.Int("max_held_events", e.dedupe.MaxEvents), zap.Int("max_held_bytes", e.dedupe.MaxBytes))
 	}
-	rel := e.dedupe.due(e.clk.now(), final)
+	rel := e.dedupe.Due(e.clk.now(), final)
 	if len(rel) == 0 {
 		return
 	}
 	byProject := map[*project][]encode.Outgoing{}
 	for i := range rel {
 		r := &rel[i]
-		byProject[r.p] = append(byProject[r.p], r.p.enc.Error(&r.ev))
+		byProject[r.P] = append(byProject[r.P], r.P.enc.Error(&r.Ev))
 	}
 	for p, out := range byProject {
 		p.sendAll(ctx, out)
@@ -66,7 +67,7 @@ func (e *sentryExporter) releaseDue(ctx context.Context, final bool) {
 // dedupeTick is how often held error events are checked when no push comes
 // by: a held event is sent at most this long after its window ended.
 func (e *sentryExporter) dedupeTick() time.Duration {
-	return min(max(e.dedupe.window/4, 100*time.Millisecond), time.Second)
+	return min(max(e.dedupe.Length/4, 100*time.Millisecond), time.Second)
 }
 
 // every runs fn every d until shutdown begins: the held error events and

@@ -17,6 +17,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/dedupe"
 	"github.com/otel-sentry/sentryexporter/internal/discovery"
 	"github.com/otel-sentry/sentryexporter/internal/dsn"
 	"github.com/otel-sentry/sentryexporter/internal/encode"
@@ -39,11 +40,11 @@ type sentryExporter struct {
 	set        exporter.Settings
 	logger     *zap.Logger
 	translator *translate.Translator
-	payloads   encode.Arenas        // container payloads, reused across pushes
-	index      *traceindex.Index    // heads and segments of recent traces (DSC, transaction of log-derived errors)
-	facts      traceindex.FactsPool // DSC facts of a push's segments, reused across pushes
-	dedupe     *dedupe              // nil unless both error sources are on and error_events::dedupe_window > 0
-	asm        *assembly            // trace assembly (assembly.go); nil when assembly::wait is 0
+	payloads   encode.Arenas            // container payloads, reused across pushes
+	index      *traceindex.Index        // heads and segments of recent traces (DSC, transaction of log-derived errors)
+	facts      traceindex.FactsPool     // DSC facts of a push's segments, reused across pushes
+	dedupe     *dedupe.Window[*project] // nil unless both error sources are on and error_events::dedupe_window > 0
+	asm        *assembly                // trace assembly (assembly.go); nil when assembly::wait is 0
 	tb         *metadata.TelemetryBuilder
 	clk        clocks
 	userAgent  string
@@ -116,11 +117,11 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		LogResourceAttributes:    append([]string{}, cfg.Logs.ResourceAttributes...), // never nil: [] means none
 	})
 	if ee := cfg.ErrorEvents; ee.FromSpanExceptions && ee.FromLogs && ee.DedupeWindow > 0 {
-		e.dedupe = newDedupe(ee.DedupeWindow)
+		e.dedupe = dedupe.New[*project](ee.DedupeWindow)
 	}
 	e.asm = newAssembly(cfg.Assembly)
 	if e.dedupe != nil && e.asm != nil {
-		e.dedupe.spanHeld, e.dedupe.holdMore = e.heldInAssembly, cfg.Assembly.Wait
+		e.dedupe.SpanHeld, e.dedupe.HoldMore = e.heldInAssembly, cfg.Assembly.Wait
 	}
 	e.unroutable = account.NewAccountant(tb, unroutableProject, nil)
 	if send.OwnEncoding(cfg.ClientConfig.Compression) != send.EncodingByClient {

@@ -1,4 +1,4 @@
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package dedupe
 
 import (
 	"container/list"
@@ -17,135 +17,136 @@ const (
 	maxHeldErrorBytes = 32 << 20
 )
 
-// dedupe makes one error event of the same exception seen as a span event
+// Window makes one error event of the same exception seen as a span event
 // (traces pipeline) and as a log record with exception.* attributes (logs
 // pipeline). Those arrive in separate pushes, in either order, possibly
 // seconds apart, so each linked error event (one with the input's trace and
-// span id) is held for the window, keyed by project, trace id, span id and a
+// span id) is held for the window, keyed by project (P: whatever the caller routes by), trace id, span id and a
 // hash of exception.type and exception.message. When its counterpart from
 // the other pipeline arrives in time, the two are merged (errorshape.MergeErrors) and
 // sent as one; otherwise the held event is sent when the window ends, or at
 // shutdown. Held events are copies: nothing refers to pdata or to a
 // translator buffer.
-type dedupe struct {
-	window              time.Duration
-	maxEvents, maxBytes int // maxHeldErrors, maxHeldErrorBytes; lowered by tests
+type Window[P comparable] struct {
+	Length              time.Duration // error_events::dedupe_window
+	MaxEvents, MaxBytes int           // maxHeldErrors, maxHeldErrorBytes; lowered by tests
 
 	mu       sync.Mutex
-	held     map[dedupeKey]*list.Element // of *heldError
-	order    list.List                   // oldest first; the window is fixed, so also by due time
+	held     map[key[P]]*list.Element // of *heldError
+	order    list.List                // oldest first; the window is fixed, so also by due time
 	bytes    int
 	overflow int64 // events sent at once because the bounds were reached
 	closed   bool  // the final release ran: nothing is held any more, so nothing can be left behind
 
-	// spanHeld, when set, tells whether a span is still held in trace
+	// SpanHeld, when set, tells whether a span is still held in trace
 	// assembly: a log-derived event of such a span stays past its window
 	// (its span's event, which it would merge with, is made only when the
-	// span is released), for at most holdMore more.
-	spanHeld func(trace [16]byte, span [8]byte) bool
-	holdMore time.Duration
+	// span is released), for at most HoldMore more.
+	SpanHeld func(trace [16]byte, span [8]byte) bool
+	HoldMore time.Duration
 }
 
-type dedupeKey struct {
-	p           *project
+type key[P comparable] struct {
+	p           P
 	trace       [16]byte
 	span        [8]byte
 	fingerprint uint64
 	fromLog     bool
 }
 
-type heldError struct {
-	key   dedupeKey
+type heldError[P comparable] struct {
+	key   key[P]
 	ev    translate.ErrorEvent
 	due   time.Time
 	limit time.Time // the latest it stays while its span is held in assembly
 }
 
-// released is a held event whose window ended, with the project it goes to.
-type released struct {
-	p  *project
-	ev translate.ErrorEvent
+// Released is a held event whose window ended, with the project it goes to.
+type Released[P comparable] struct {
+	P  P
+	Ev translate.ErrorEvent
 }
 
-func newDedupe(window time.Duration) *dedupe {
-	return &dedupe{window: window, maxEvents: maxHeldErrors, maxBytes: maxHeldErrorBytes, held: map[dedupeKey]*list.Element{}}
+// New is a window of length; nothing is held until Offer.
+func New[P comparable](length time.Duration) *Window[P] {
+	return &Window[P]{Length: length, MaxEvents: maxHeldErrors, MaxBytes: maxHeldErrorBytes, held: map[key[P]]*list.Element{}}
 }
 
-// offerResult says what to do with an offered event.
-type offerResult uint8
+// Result says what to do with an offered event.
+type Result uint8
 
 const (
-	offerSend     offerResult = iota // send ev now, as it is
-	offerHeld                        // held: nothing to send now
-	offerMerged                      // ev is the merge of it and its held counterpart: send it; one event was deduplicated
-	offerOverflow                    // the bounds were reached: send ev now
+	Send     Result = iota // send ev now, as it is
+	Held                   // held: nothing to send now
+	Merged                 // ev is the merge of it and its held counterpart: send it; one event was deduplicated
+	Overflow               // the bounds were reached: send ev now
 )
 
-// offer takes one error event of project p at now. For offerSend,
-// offerMerged and offerOverflow, the returned event is to be sent at once.
-func (d *dedupe) offer(p *project, ev *translate.ErrorEvent, now time.Time) (translate.ErrorEvent, offerResult) {
+// Offer takes one error event of project p at now. For Send,
+// Merged and Overflow, the returned event is to be sent at once.
+func (d *Window[P]) Offer(p P, ev *translate.ErrorEvent, now time.Time) (translate.ErrorEvent, Result) {
 	if !ev.Linked {
-		return *ev, offerSend
+		return *ev, Send
 	}
-	key := dedupeKey{p: p, trace: ev.TraceIDBytes, span: ev.SpanID, fingerprint: ev.Fingerprint, fromLog: ev.FromLog}
-	other := key
-	other.fromLog = !key.fromLog
+	k := key[P]{p: p, trace: ev.TraceIDBytes, span: ev.SpanID, fingerprint: ev.Fingerprint, fromLog: ev.FromLog}
+	other := k
+	other.fromLog = !k.fromLog
 
 	d.mu.Lock()
 	if el, ok := d.held[other]; ok {
 		h := d.remove(el)
 		d.mu.Unlock()
 		if ev.FromLog {
-			return errorshape.MergeErrors(&h.ev, ev), offerMerged
+			return errorshape.MergeErrors(&h.ev, ev), Merged
 		}
-		return errorshape.MergeErrors(ev, &h.ev), offerMerged
+		return errorshape.MergeErrors(ev, &h.ev), Merged
 	}
-	if _, ok := d.held[key]; ok {
+	if _, ok := d.held[k]; ok {
 		// The same exception twice from one pipeline: two exceptions, not a duplicate.
 		d.mu.Unlock()
-		return *ev, offerSend
+		return *ev, Send
 	}
 	if d.closed {
 		d.mu.Unlock()
-		return *ev, offerSend
+		return *ev, Send
 	}
-	if len(d.held) >= d.maxEvents || d.bytes+len(ev.Payload) > d.maxBytes {
+	if len(d.held) >= d.MaxEvents || d.bytes+len(ev.Payload) > d.MaxBytes {
 		d.overflow++
 		d.mu.Unlock()
-		return *ev, offerOverflow
+		return *ev, Overflow
 	}
-	h := &heldError{key: key, ev: ownedCopy(ev), due: now.Add(d.window), limit: now.Add(d.window + d.holdMore)}
-	d.held[key] = d.order.PushBack(h)
+	h := &heldError[P]{key: k, ev: ownedCopy(ev), due: now.Add(d.Length), limit: now.Add(d.Length + d.HoldMore)}
+	d.held[k] = d.order.PushBack(h)
 	d.bytes += len(h.ev.Payload)
 	d.mu.Unlock()
-	return translate.ErrorEvent{}, offerHeld
+	return translate.ErrorEvent{}, Held
 }
 
 // remove takes a held event out; d.mu is held.
-func (d *dedupe) remove(el *list.Element) *heldError {
-	h := d.order.Remove(el).(*heldError)
+func (d *Window[P]) remove(el *list.Element) *heldError[P] {
+	h := d.order.Remove(el).(*heldError[P])
 	delete(d.held, h.key)
 	d.bytes -= len(h.ev.Payload)
 	return h
 }
 
-// due removes and returns the events whose window ended at now (a
+// Due removes and returns the events whose window ended at now (a
 // log-derived one whose span is held in assembly waits on, bounded); all of
 // them when final (shutdown).
-func (d *dedupe) due(now time.Time, final bool) []released {
+func (d *Window[P]) Due(now time.Time, final bool) []Released[P] {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = d.closed || final
-	var out []released
+	var out []Released[P]
 	for el := d.order.Front(); el != nil; el = d.order.Front() {
-		h := el.Value.(*heldError)
+		h := el.Value.(*heldError[P])
 		if !final && h.due.After(now) {
 			break
 		}
-		if !final && h.key.fromLog && d.spanHeld != nil && now.Before(h.limit) && d.spanHeld(h.key.trace, h.key.span) {
+		if !final && h.key.fromLog && d.SpanHeld != nil && now.Before(h.limit) && d.SpanHeld(h.key.trace, h.key.span) {
 			// its span waits for its root: wait on (to the back, due
 			// after now, so this loop ends)
-			h.due = now.Add(d.window)
+			h.due = now.Add(d.Length)
 			if h.due.After(h.limit) {
 				h.due = h.limit
 			}
@@ -153,13 +154,13 @@ func (d *dedupe) due(now time.Time, final bool) []released {
 			continue
 		}
 		d.remove(el)
-		out = append(out, released{p: h.key.p, ev: h.ev})
+		out = append(out, Released[P]{P: h.key.p, Ev: h.ev})
 	}
 	return out
 }
 
-// takeOverflow returns and resets the count of events not held for lack of room.
-func (d *dedupe) takeOverflow() int64 {
+// TakeOverflow returns and resets the count of events not held for lack of room.
+func (d *Window[P]) TakeOverflow() int64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	n := d.overflow

@@ -1,0 +1,106 @@
+package dedupe
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otel-sentry/sentryexporter/internal/errorshape/errorshapetest"
+	"github.com/otel-sentry/sentryexporter/internal/translate"
+)
+
+// project stands for the caller's project: any comparable key.
+type project struct{ int }
+
+func TestDedupe(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	p1, p2 := &project{1}, &project{2}
+	type step struct {
+		at   time.Duration
+		p    *project
+		ev   func() translate.ErrorEvent
+		want Result
+	}
+	unlinked := func() translate.ErrorEvent { e := errorshapetest.LogEvent(false); e.Linked = false; return e }
+	otherExc := func() translate.ErrorEvent { e := errorshapetest.LogEvent(false); e.Fingerprint = 7; return e }
+	otherSpan := func() translate.ErrorEvent { e := errorshapetest.LogEvent(false); e.SpanID = [8]byte{3}; return e }
+	span := func() translate.ErrorEvent { return errorshapetest.SpanEvent(true) }
+	log := func() translate.ErrorEvent { return errorshapetest.LogEvent(false) }
+	tests := []struct {
+		name        string
+		steps       []step
+		releaseAt   time.Duration
+		wantRelease int // released at releaseAt
+		wantLeft    int // still held then (released at shutdown)
+	}{
+		{"span first, log within the window", []step{{0, p1, span, Held}, {4 * time.Second, p1, log, Merged}}, 10 * time.Second, 0, 0},
+		{"log first, span within the window", []step{{0, p1, log, Held}, {4 * time.Second, p1, span, Merged}}, 10 * time.Second, 0, 0},
+		{"the window ended: released, the late one held anew", []step{{0, p1, span, Held}}, 5 * time.Second, 1, 0},
+		{"not yet due", []step{{0, p1, span, Held}}, 4 * time.Second, 0, 1},
+		{"no trace or span id: sent at once", []step{{0, p1, unlinked, Send}}, 0, 0, 0},
+		{"another exception of the span is not a duplicate", []step{{0, p1, span, Held}, {time.Second, p1, otherExc, Held}}, 5 * time.Second, 1, 1},
+		{"another span is not a duplicate", []step{{0, p1, span, Held}, {time.Second, p1, otherSpan, Held}}, 5500 * time.Millisecond, 1, 1},
+		{"another project is not a duplicate", []step{{0, p1, span, Held}, {time.Second, p2, log, Held}}, 0, 0, 2},
+		{"the same exception twice from one pipeline: both sent", []step{{0, p1, span, Held}, {time.Second, p1, span, Send}}, 0, 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := New[*project](5 * time.Second)
+			for i, s := range tt.steps {
+				ev := s.ev()
+				got, what := d.Offer(s.p, &ev, t0.Add(s.at))
+				require.Equal(t, s.want, what, "step %d", i)
+				if what == Merged {
+					doc := errorshapetest.ValidEvent(t, got)
+					assert.Equal(t, "GET /cart/{id}", doc["transaction"])
+					assert.Equal(t, map[string]any{"formatted": "checkout failed"}, doc["message"])
+				}
+			}
+			assert.Len(t, d.Due(t0.Add(tt.releaseAt), false), tt.wantRelease)
+			assert.Len(t, d.Due(t0.Add(tt.releaseAt), true), tt.wantLeft, "shutdown releases the rest")
+			assert.Empty(t, d.held)
+			assert.Zero(t, d.bytes)
+		})
+	}
+}
+
+// A held event is a copy: the translator's buffer may be reused after the push.
+func TestDedupeHoldsCopies(t *testing.T) {
+	d := New[*project](time.Second)
+	ev := errorshapetest.SpanEvent(false)
+	want := string(ev.Payload)
+	_, what := d.Offer(&project{}, &ev, time.Time{})
+	require.Equal(t, Held, what)
+	for i := range ev.Payload {
+		ev.Payload[i] = 'x'
+	}
+	rel := d.Due(time.Time{}, true)
+	require.Len(t, rel, 1)
+	assert.Equal(t, want, string(rel[0].Ev.Payload))
+}
+
+func TestDedupeBound(t *testing.T) {
+	d := New[*project](time.Second)
+	d.MaxEvents = 2
+	p := &project{}
+	for i := range 3 {
+		ev := errorshapetest.SpanEvent(false)
+		ev.Fingerprint = uint64(i)
+		_, what := d.Offer(p, &ev, time.Time{})
+		if i < 2 {
+			assert.Equal(t, Held, what)
+		} else {
+			assert.Equal(t, Overflow, what, "over the cap: sent at once, not held")
+		}
+	}
+	assert.EqualValues(t, 1, d.TakeOverflow())
+	assert.Zero(t, d.TakeOverflow())
+
+	d = New[*project](time.Second)
+	ev := errorshapetest.SpanEvent(false)
+	d.MaxBytes = len(ev.Payload) - 1
+	_, what := d.Offer(p, &ev, time.Time{})
+	assert.Equal(t, Overflow, what, "over the byte cap")
+}
