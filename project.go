@@ -11,6 +11,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/dsn"
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/pending"
@@ -62,9 +63,9 @@ func (p *project) translateTraces(ctx context.Context, td ptrace.Traces) {
 	limits := p.limits.Load()
 	mode := p.exp.cfg.TracesAs
 	res := p.exp.translator.Traces(td, translate.TracesWant{
-		Transactions: mode == TracesAsTransactions && !account.GateTransaction.Limited(limits, now),
-		SpanV2:       mode == TracesAsSpans && !account.GateSpan.Limited(limits, now),
-		Errors:       p.exp.cfg.ErrorEvents.FromSpanExceptions && !account.GateError.Limited(limits, now),
+		Transactions: mode == TracesAsTransactions && !admit.GateTransaction.Limited(limits, now),
+		SpanV2:       mode == TracesAsSpans && !admit.GateSpan.Limited(limits, now),
+		Errors:       p.exp.cfg.ErrorEvents.FromSpanExceptions && !admit.GateError.Limited(limits, now),
 		Segments:     true,
 	})
 	facts := p.exp.facts.Get()
@@ -98,8 +99,8 @@ func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
 	now := p.exp.clk.now()
 	limits := p.limits.Load()
 	res := p.exp.translator.Logs(ld, translate.LogsWant{
-		Logs:   !account.GateLogs.Limited(limits, now),
-		Errors: p.exp.cfg.ErrorEvents.FromLogs && !account.GateError.Limited(limits, now),
+		Logs:   !admit.GateLogs.Limited(limits, now),
+		Errors: p.exp.cfg.ErrorEvents.FromLogs && !admit.GateError.Limited(limits, now),
 	})
 	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, account.Counts{
 		account.CatLogItem: int64(res.SkippedLogs), account.CatLogByte: int64(res.SkippedLogBytes), account.CatError: int64(res.SkippedErrors),
@@ -206,7 +207,7 @@ func (p *project) flushReport(ctx context.Context, final bool) {
 		Header: envelope.Header{SDK: sdkinfo.Envelope()},
 		Items:  []envelope.Item{{Type: envelope.ItemTypeClientReport, Payload: envelope.AppendClientReport(nil, p.exp.clk.now(), d)}},
 	}
-	res := p.sender.Send(ctx, &env, account.GateInternal)
+	res := p.sender.Send(ctx, &env, admit.GateInternal)
 	if res.Delivered || res.Status == http.StatusTooManyRequests {
 		p.standaloneReports.Store(false)
 		return

@@ -1,4 +1,6 @@
-// Package admit decides whether an envelope may go out now: the in-flight
+// Package admit decides whether an envelope may go out now: the rate-limit
+// [Gate] of each kind of envelope (checked before translation, so that a
+// limited category costs nothing, and again before each attempt), the in-flight
 // budget (requests and bytes over the whole exporter, shared fairly between
 // projects, with each project's adaptive concurrency limit) and the one probe
 // per gate when a rate-limit window ends.

@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 
@@ -25,13 +24,13 @@ const (
 // Envelopes that arrive while the probe is out are dropped as
 // ratelimit_backoff: the quota was exhausted a moment ago, and nothing waits.
 type Probes struct {
-	probing   [account.NumGates]atomic.Bool
-	confirmed [account.NumGates]atomic.Int64 // the ended deadline (unix ns) a probe got a non-429 answer for
+	probing   [NumGates]atomic.Bool
+	confirmed [NumGates]atomic.Int64 // the ended deadline (unix ns) a probe got a non-429 answer for
 }
 
 // Admit decides for one envelope behind g at now. On Probe the caller
 // must call Settle with the returned deadline after its attempt.
-func (p *Probes) Admit(g account.Gate, l ratelimit.Limits, now time.Time) (Admission, time.Time) {
+func (p *Probes) Admit(g Gate, l ratelimit.Limits, now time.Time) (Admission, time.Time) {
 	d := g.Deadline(l)
 	switch {
 	case d.After(now):
@@ -48,7 +47,7 @@ func (p *Probes) Admit(g account.Gate, l ratelimit.Limits, now time.Time) (Admis
 // Settle ends a probe: any answer but a 429 confirms that the window ended
 // (a 429 has merged a new window already); no answer at all lets the next
 // envelope probe.
-func (p *Probes) Settle(g account.Gate, ended time.Time, status int) {
+func (p *Probes) Settle(g Gate, ended time.Time, status int) {
 	if status != 0 && status != http.StatusTooManyRequests {
 		for n := ended.UnixNano(); ; {
 			old := p.confirmed[g].Load()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/errorshape"
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 	"github.com/otel-sentry/sentryexporter/internal/traceindex"
@@ -28,7 +29,7 @@ const (
 // accounting.
 type Outgoing struct {
 	Env    envelope.Envelope
-	Gate   account.Gate
+	Gate   admit.Gate
 	Counts account.Counts
 	items  [][]byte // container items, kept so a 413 can split the container once
 }
@@ -83,7 +84,7 @@ func (e *Encoder) Transaction(tx *translate.Transaction, facts []traceindex.Fact
 			Header: envelope.Header{EventID: tx.EventID, SDK: sdkinfo.Envelope(), Trace: trace},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeTransaction, Payload: tx.Payload}},
 		},
-		Gate:   account.GateTransaction,
+		Gate:   admit.GateTransaction,
 		Counts: account.Counts{account.CatTransaction: 1, account.CatSpan: int64(tx.Spans)},
 	}
 }
@@ -109,7 +110,7 @@ func (e *Encoder) Error(ev *translate.ErrorEvent) Outgoing {
 			Header: envelope.Header{EventID: ev.EventID, SDK: sdkinfo.Envelope(), Trace: e.dsc(ev.TraceID, ev.Environment, ev.Release, tx)},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeEvent, Payload: payload}},
 		},
-		Gate:   account.GateError,
+		Gate:   admit.GateError,
 		Counts: account.Counts{account.CatError: 1},
 	}
 }
@@ -142,7 +143,7 @@ func spanOutgoing(trace *envelope.TraceContext, items [][]byte, payload []byte) 
 				ItemCount: len(items), Payload: payload,
 			}},
 		},
-		Gate:   account.GateSpan,
+		Gate:   admit.GateSpan,
 		Counts: account.Counts{account.CatSpan: int64(len(items))},
 		items:  items,
 	}
@@ -175,7 +176,7 @@ func logOutgoing(items [][]byte, payload []byte) Outgoing {
 				ItemCount: len(items), Payload: payload,
 			}},
 		},
-		Gate:  account.GateLogs,
+		Gate:  admit.GateLogs,
 		items: items,
 	}
 	o.Counts[account.CatLogItem] = int64(len(items))
@@ -189,7 +190,7 @@ func logOutgoing(items [][]byte, payload []byte) Outgoing {
 func (o *Outgoing) Halves() [2]Outgoing {
 	mid := len(o.items) / 2
 	build := func(items [][]byte) Outgoing {
-		if o.Gate == account.GateLogs {
+		if o.Gate == admit.GateLogs {
 			return logOutgoing(items, envelope.Container(items))
 		}
 		return spanOutgoing(o.Env.Header.Trace, items, envelope.SpanContainer(items))

@@ -90,7 +90,7 @@ func New(o Options) (*Sender, error) {
 // concurrency limit and the exporter's in-flight budget only while a request
 // is in flight, and checks the limits again after every wait: an envelope
 // never waits for a rate limit to end.
-func (s *Sender) Send(ctx context.Context, env *envelope.Envelope, g account.Gate) Result {
+func (s *Sender) Send(ctx context.Context, env *envelope.Envelope, g admit.Gate) Result {
 	var wait backoff
 	wait.reset(s.retry)
 	start := s.wall() // the retry budget runs on the wall clock, as its sleeps do
