@@ -1,3 +1,10 @@
+// The adapter between pdata batches and internal/assemble, which holds
+// spans of any type and knows no pdata: it gives the assembler each span's
+// reference, copies the spans it holds, rebuilds a batch per project from
+// what comes out, and counts fragments. It is in the root because held spans
+// of one project come out with another project's push, and go on through
+// their own project's pipeline (project.go).
+
 package sentryexporter // import "github.com/otel-sentry/sentryexporter"
 
 import (

@@ -1,3 +1,6 @@
+// The configuration and its validation: a bad value is an error at config
+// time, never a surprise at run time.
+
 package sentryexporter // import "github.com/otel-sentry/sentryexporter"
 
 import (

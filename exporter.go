@@ -1,3 +1,8 @@
+// The exporter's lifecycle: it builds the shared parts (translator, trace
+// index, assembler, dedupe window, in-flight budget) and a project per DSN,
+// starts the HTTP clients and the tickers, and shuts down in order (held
+// spans, held error events, pending envelopes, final client reports).
+
 package sentryexporter // import "github.com/otel-sentry/sentryexporter"
 
 import (
@@ -415,4 +420,61 @@ func (e *sentryExporter) reportLoop() {
 			return
 		}
 	}
+}
+
+// releaseDue sends the held error events whose window ended; all of them when
+// final (shutdown).
+func (e *sentryExporter) releaseDue(ctx context.Context, final bool) {
+	if e.dedupe == nil {
+		return
+	}
+	if n := e.dedupe.TakeOverflow(); n > 0 {
+		e.warnOnce.Log(e.logger, "dedupe-overflow", "Error events were sent without waiting for their duplicate: the dedupe window is full",
+			zap.Int64("count", n), zap.Int("max_held_events", e.dedupe.MaxEvents), zap.Int("max_held_bytes", e.dedupe.MaxBytes))
+	}
+	rel := e.dedupe.Due(e.clk.now(), final)
+	if len(rel) == 0 {
+		return
+	}
+	byProject := map[*project][]encode.Outgoing{}
+	for i := range rel {
+		r := &rel[i]
+		byProject[r.P] = append(byProject[r.P], r.P.enc.Error(&r.Ev))
+	}
+	for p, out := range byProject {
+		p.sendAll(ctx, out)
+	}
+}
+
+// dedupeTick is how often held error events are checked when no push comes
+// by: a held event is sent at most this long after its window ended.
+func (e *sentryExporter) dedupeTick() time.Duration {
+	return min(max(e.dedupe.Length/4, 100*time.Millisecond), time.Second)
+}
+
+// every runs fn every d until shutdown begins: the held error events and
+// held spans are released by it while no push comes by.
+func (e *sentryExporter) every(d time.Duration, fn func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			fn()
+		case <-e.stopping:
+			return
+		}
+	}
+}
+
+// clocks are the exporter's time sources: now for Sentry's rate-limit
+// windows; wall and pause for the retry budget and its waits. Tests replace them.
+type clocks struct {
+	now   func() time.Time
+	wall  func() time.Time
+	pause func(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool
+}
+
+func realClocks() clocks {
+	return clocks{now: time.Now, wall: time.Now, pause: send.Sleep}
 }

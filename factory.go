@@ -1,3 +1,7 @@
+// The component's face to the collector: NewFactory, the defaults (each
+// with its reason), and the one exporter that a component config's traces
+// and logs pipelines share.
+
 package sentryexporter // import "github.com/otel-sentry/sentryexporter"
 
 import (
@@ -17,7 +21,6 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
-	"github.com/otel-sentry/sentryexporter/internal/send"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
@@ -59,18 +62,6 @@ const (
 	defaultMaxRequestsInFlight = 512
 	defaultMaxBytesInFlight    = 64 << 20
 )
-
-// clocks are the exporter's time sources: now for Sentry's rate-limit
-// windows; wall and pause for the retry budget and its waits. Tests replace them.
-type clocks struct {
-	now   func() time.Time
-	wall  func() time.Time
-	pause func(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool
-}
-
-func realClocks() clocks {
-	return clocks{now: time.Now, wall: time.Now, pause: send.Sleep}
-}
 
 // NewFactory creates the factory of the Sentry exporter. The traces and logs
 // exporters built from one component config share one exporter, hence one

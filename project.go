@@ -1,3 +1,13 @@
+// One project's pipeline, wiring the stages for one DSN: a routed push goes
+// through assembly (assembly.go), is gated on the project's rate limits
+// before translation (internal/admit), translated (internal/translate),
+// shaped and deduplicated (internal/errorshape, internal/dedupe), encoded
+// (internal/encode), handed to the project's pending queue
+// (internal/pending), sent (internal/send) with any client report riding
+// along, and accounted (internal/account). It is in the root because it
+// holds the exporter's shared parts and calls each stage; the work of each
+// stage is in its package.
+
 package sentryexporter // import "github.com/otel-sentry/sentryexporter"
 
 import (
@@ -12,6 +22,7 @@ import (
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/dedupe"
 	"github.com/otel-sentry/sentryexporter/internal/dsn"
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/pending"
@@ -222,4 +233,32 @@ func (p *project) flushReport(ctx context.Context, final bool) {
 		fields = append(fields, zap.Uint64(x.Reason+"."+x.Category, x.Quantity))
 	}
 	p.exp.logger.Warn("Final Sentry client report could not be sent; its counts are also in otelcol_exporter_sentry_dropped_items", fields...)
+}
+
+// appendErrorEnvelopes appends the envelopes of a push's error events. With
+// the dedupe window on, linked events are offered to it first: held ones are
+// sent later (releaseDue), and an event merged with its held counterpart is
+// sent once, the other counted as deduplicated.
+func (p *project) appendErrorEnvelopes(ctx context.Context, out []encode.Outgoing, evs []translate.ErrorEvent) []encode.Outgoing {
+	d := p.exp.dedupe
+	if d == nil {
+		for i := range evs {
+			out = append(out, p.enc.Error(&evs[i]))
+		}
+		return out
+	}
+	now := p.exp.clk.now()
+	var deduped account.Counts
+	for i := range evs {
+		ev, what := d.Offer(p, &evs[i], now)
+		switch what {
+		case dedupe.Held:
+			continue
+		case dedupe.Merged:
+			deduped[account.CatError]++
+		}
+		out = append(out, p.enc.Error(&ev))
+	}
+	p.acct.Dropped(ctx, account.ReasonDeduplicated, deduped)
+	return out
 }

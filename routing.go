@@ -1,3 +1,8 @@
+// The route stage, and the push entry points exporterhelper calls: which
+// Sentry project each resource's items go to (routing::dsns, discovery, or
+// `dsn`). It is in the root because it reads the Config and owns the set of
+// projects; the look-up itself is internal/discovery.
+
 package sentryexporter // import "github.com/otel-sentry/sentryexporter"
 
 import (
