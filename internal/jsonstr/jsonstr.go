@@ -2,6 +2,9 @@
 // store: valid JSON in valid UTF-8, whatever the input. It is shared by the
 // envelope writer (headers) and the translator (payloads), so both repair a
 // string the same way.
+//
+// Its one job is that repair. It must not fail or reject a string: what JSON
+// or UTF-8 cannot hold is replaced, never dropped.
 package jsonstr
 
 import "unicode/utf8"

@@ -3,7 +3,7 @@
 // sentry_client, in every event's `sdk` and in the User-Agent.
 //
 // Its one job is that one identity, so that no two places spell it
-// differently. It must hold nothing else.
+// differently. It must not hold anything else.
 package sdkinfo
 
 import "github.com/otel-sentry/sentryexporter/envelope"

@@ -1,7 +1,8 @@
 // Package translate turns OTLP spans and logs (pdata) into Sentry JSON payloads:
 // transactions, span v2 items, error events and log items.
 //
-// It knows nothing of HTTP, envelopes or rate limits. The caller says what it wants
+// It knows nothing of HTTP, envelopes or rate limits: it must not send, build
+// envelopes, read a rate limit or record an item's fate. The caller says what it wants
 // serialised (TracesWant, LogsWant); anything else is only counted, so a rate-limited
 // category costs no serialisation. Every payload is valid UTF-8 JSON that Relay
 // accepts: ids are repaired to non-zero lowercase hex, timestamps are microsecond
