@@ -150,7 +150,7 @@ func TestConfiguredCompression(t *testing.T) {
 
 // BenchmarkCompressEnvelopes compresses each envelope of smallTraces (334
 // transactions and an error event) one by one, as the sender does: zstd and
-// gzip through compress.go, and the stdlib gzip writer at the default level
+// gzip through internal/send, and the stdlib gzip writer at the default level
 // that confighttp used before (a pooled writer, a fresh buffer per body).
 func BenchmarkCompressEnvelopes(b *testing.B) {
 	e := benchExporter(b, time.Now)

@@ -49,7 +49,7 @@ func TestStatusHandling(t *testing.T) {
 		{"200", []answer{{status: 200}}, 1, true, "", false},
 		{"202", []answer{{status: 202}}, 1, true, "", false},
 		{"200 with limits", []answer{{status: 200, headers: map[string]string{"X-Sentry-Rate-Limits": "60::organization"}}}, 1, true, "", true},
-		// a 400 to a zstd body is re-sent once with gzip (a Relay older than zstd answers 400, see compress.go)
+		// a 400 to a zstd body is re-sent once with gzip (a Relay older than zstd answers 400, see internal/send/compress.go)
 		{"400 invalid envelope", []answer{{status: 400, headers: map[string]string{"X-Sentry-Error": "invalid event envelope"}}}, 2, false, "send_error", false},
 		{"401", []answer{{status: 401}}, 1, false, "send_error", false},
 		{"403 disabled key", []answer{{status: 403}}, 1, false, "send_error", false},
