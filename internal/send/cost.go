@@ -8,7 +8,8 @@ import (
 )
 
 // envelopeOverhead is what an envelope costs beyond its item payloads (the
-// headers, the outgoing struct), counted against the pending bounds.
+// headers, the encode.Outgoing that carries it), counted against the pending
+// bounds.
 const envelopeOverhead = 512
 
 // EnvelopeSize is env's encoded size, within envelopeOverhead.
