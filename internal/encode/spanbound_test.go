@@ -1,0 +1,55 @@
+package encode
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/translate"
+)
+
+// A chunked span container stays within maxSpanContainerBytes, as a log
+// container stays within maxLogContainerBytes.
+//
+// Skipped: it fails today. AppendSpans chunks with envelope.Chunk, which
+// measures every container with the log frame {"items":[ ]} (12 bytes), but a
+// span v2 container is written with {"version":2,"items":[ ]} (24 bytes). So a
+// chunked span container can be up to 12 bytes over maxSpanContainerBytes,
+// and a span of limit+1 .. limit+12 bytes is sent instead of counted invalid.
+// Harmless for Relay (max_container_size is 12 MiB), but the bound is off.
+func TestAppendSpansByteBoundIsExact(t *testing.T) {
+	t.Skip("suspected bug in non-test code: envelope.Chunk sizes span v2 containers with the log frame, 12 bytes short; see the comment")
+	// the largest span that fits alone: the span v2 container head
+	// {"version":2,"items":[ is 24 bytes, the tail ]} 2
+	limit := maxSpanContainerBytes - len(envelope.SpanContainerHead) - len(`]}`)
+	tests := []struct {
+		name string
+		size int
+	}{
+		{"largest that fits", limit},
+		{"one byte over", limit + 1},
+		{"twelve bytes over", limit + 12},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			items := [][]byte{spanItem(0, tt.size)}
+			require.Equal(t, tt.size, len(items[0]))
+			g := &translate.SpanGroup{TraceID: testTraceID, Segment: "s", Items: items, Container: envelope.SpanContainer(items)}
+			out := f.enc.AppendSpans(context.Background(), nil, g, &Arena{})
+			for i := range out {
+				assert.LessOrEqual(t, len(out[i].Env.Items[0].Payload), maxSpanContainerBytes, "envelope %d", i)
+			}
+			if tt.size <= limit {
+				assert.Equal(t, 1, len(out))
+				assert.Empty(t, f.dropped(t))
+			} else {
+				assert.Equal(t, 0, len(out), "a span too large for any container is not sent")
+				assert.Equal(t, map[string]int64{"span/invalid": 1}, f.dropped(t))
+			}
+		})
+	}
+}
