@@ -106,16 +106,10 @@ func TestThrottleConcurrent(t *testing.T) {
 	assert.Equal(t, map[string]int{"a": 1, "b": 1, "c": 1, "d": 1}, per)
 }
 
-// A Throttle keeps one entry per key it has ever seen, for good: nothing
-// forgets a key whose Interval is long over. The exporter's keys include
-// "resolve:"+slug and "add:"+slug (routing.go) for every distinct project slug
-// that could not be resolved, and slugs come from the telemetry's resource
-// attributes, so a stream of distinct bad values grows the map without bound.
-//
-// Skipped: it fails today, and it reads the unexported map, the only place the
-// growth shows.
+// Keys can come from the telemetry (an unresolvable project slug for
+// "resolve:"+slug in routing.go), so a Throttle remembers at most MaxKeys:
+// keys whose Interval is over are forgotten when it is full.
 func TestThrottleForgetsOldKeys(t *testing.T) {
-	t.Skip("suspected bug in non-test code: Throttle.last is never pruned, so distinct keys (e.g. unresolvable project slugs) grow it without bound")
 	synctest.Test(t, func(t *testing.T) {
 		logger := zap.NewNop()
 		var th Throttle
@@ -123,7 +117,29 @@ func TestThrottleForgetsOldKeys(t *testing.T) {
 			th.Log(logger, "resolve:slug-"+strconv.Itoa(i), "failed")
 			time.Sleep(time.Second)
 		}
-		// only the keys of the last Interval can still hold back a line
-		assert.LessOrEqual(t, len(th.last), 2*int(Interval/time.Second))
+		assert.LessOrEqual(t, len(th.last), MaxKeys)
+	})
+}
+
+// More than MaxKeys distinct keys within one Interval: each of the first
+// MaxKeys logs once, the rest share one line per Interval, and once the
+// Interval is over new keys log again.
+func TestThrottleFullSharesOneLine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		core, logs := observer.New(zap.ErrorLevel)
+		logger := zap.New(core)
+		var th Throttle
+		for i := range 3 * MaxKeys {
+			th.Log(logger, "k"+strconv.Itoa(i), "failed")
+		}
+		require.Equal(t, MaxKeys+1, logs.Len())
+		last := logs.All()[MaxKeys]
+		assert.Equal(t, int64(MaxKeys), last.ContextMap()["throttled_keys"])
+		assert.LessOrEqual(t, len(th.last), MaxKeys)
+
+		time.Sleep(Interval)
+		th.Log(logger, "new", "failed")
+		th.Log(logger, "k0", "failed") // its Interval is over too
+		assert.Equal(t, MaxKeys+3, logs.Len())
 	})
 }
