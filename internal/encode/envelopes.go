@@ -125,7 +125,10 @@ func (e *Encoder) AppendSpans(ctx context.Context, out []Outgoing, g *translate.
 		// the whole container fits, so no item is over the bound either
 		return append(out, spanOutgoing(e.dsc(g.TraceID, g.Environment, g.Release, g.Segment), g.Items, g.Container))
 	}
-	chunks, oversized := envelope.Chunk(g.Items, maxSpansPerEnvelope, maxSpanContainerBytes)
+	// Chunk measures each container as AppendContainer writes it; a span v2
+	// container's head is longer by spanHeadExtra bytes.
+	spanHeadExtra := envelope.SpanContainerLen(nil) - envelope.ContainerLen(nil)
+	chunks, oversized := envelope.Chunk(g.Items, maxSpansPerEnvelope, maxSpanContainerBytes-spanHeadExtra)
 	e.acct.Dropped(ctx, account.ReasonInvalid, account.Counts{account.CatSpan: int64(len(oversized))})
 	trace := e.dsc(g.TraceID, g.Environment, g.Release, g.Segment)
 	for i, payload := range a.containers(chunks, true) {
