@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -15,7 +14,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/metadata"
+	"github.com/otel-sentry/sentryexporter/internal/account/accounttest"
 	"github.com/otel-sentry/sentryexporter/internal/metadatatest"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -27,8 +26,7 @@ const (
 )
 
 type fixture struct {
-	tel     *componenttest.Telemetry
-	tb      *metadata.TelemetryBuilder
+	tel     *accounttest.Telemetry
 	reports *account.ClientReports
 	acct    *account.Accountant
 }
@@ -37,16 +35,11 @@ type fixture struct {
 // reports on.
 func newFixture(t *testing.T, withReports bool) *fixture {
 	t.Helper()
-	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	tb, err := metadata.NewTelemetryBuilder(tel.NewTelemetrySettings())
-	require.NoError(t, err)
-	t.Cleanup(tb.Shutdown)
-	f := &fixture{tel: tel, tb: tb}
+	f := &fixture{tel: accounttest.New(t)}
 	if withReports {
 		f.reports = &account.ClientReports{}
 	}
-	f.acct = account.NewAccountant(tb, "7", f.reports)
+	f.acct = account.NewAccountant(f.tel.Builder, "7", f.reports)
 	return f
 }
 
@@ -54,17 +47,7 @@ func newFixture(t *testing.T, withReports bool) *fixture {
 // ("category=span,project=7,reason=invalid"); empty when never recorded.
 func (f *fixture) points(t *testing.T, name string) map[string]int64 {
 	t.Helper()
-	out := map[string]int64{}
-	m, err := f.tel.GetMetric(name)
-	if err != nil {
-		return out
-	}
-	sum, ok := m.Data.(metricdata.Sum[int64])
-	require.True(t, ok, "%s is %T", name, m.Data)
-	for _, dp := range sum.DataPoints {
-		out[dp.Attributes.Encoded(attribute.DefaultEncoder())] += dp.Value
-	}
-	return out
+	return f.tel.Sums(t, name)
 }
 
 // reported lists, independently of Reason.Reported, which reasons go into
@@ -141,7 +124,7 @@ func TestDroppedEveryCategory(t *testing.T) {
 	dp := func(cat string, v int64) metricdata.DataPoint[int64] {
 		return metricdata.DataPoint[int64]{Attributes: attribute.NewSet(project, attribute.String("category", cat), reason), Value: v}
 	}
-	metadatatest.AssertEqualExporterSentryDroppedItems(t, f.tel, []metricdata.DataPoint[int64]{
+	metadatatest.AssertEqualExporterSentryDroppedItems(t, f.tel.Telemetry, []metricdata.DataPoint[int64]{
 		dp("error", 1), dp("transaction", 2), dp("span", 3), dp("log_item", 4), dp("log_byte", 5),
 	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
 	assert.ElementsMatch(t, []envelope.Discard{
@@ -227,7 +210,7 @@ func TestRequest(t *testing.T) {
 	dp := func(status string, v int64) metricdata.DataPoint[int64] {
 		return metricdata.DataPoint[int64]{Attributes: attribute.NewSet(project, attribute.String("status", status)), Value: v}
 	}
-	metadatatest.AssertEqualExporterSentryRequests(t, f.tel, []metricdata.DataPoint[int64]{
+	metadatatest.AssertEqualExporterSentryRequests(t, f.tel.Telemetry, []metricdata.DataPoint[int64]{
 		dp("200", 2), dp("429", 1), dp("network_error", 3), dp("418", 1), dp("503", 1),
 	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
 }
@@ -236,7 +219,7 @@ func TestCompressionFallback(t *testing.T) {
 	f := newFixture(t, false)
 	f.acct.CompressionFallback()
 	f.acct.CompressionFallback()
-	metadatatest.AssertEqualExporterSentryCompressionFallbacks(t, f.tel, []metricdata.DataPoint[int64]{
+	metadatatest.AssertEqualExporterSentryCompressionFallbacks(t, f.tel.Telemetry, []metricdata.DataPoint[int64]{
 		{Attributes: attribute.NewSet(attribute.String("project", "7")), Value: 2},
 	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
 }
@@ -244,7 +227,7 @@ func TestCompressionFallback(t *testing.T) {
 // Two projects' accountants share the telemetry and keep their points apart.
 func TestProjectsApart(t *testing.T) {
 	f := newFixture(t, false)
-	other := account.NewAccountant(f.tb, "unroutable", nil)
+	other := account.NewAccountant(f.tel.Builder, "unroutable", nil)
 	assert.Equal(t, attribute.String("project", "unroutable"), other.Project)
 	f.acct.Dropped(context.Background(), account.ReasonInvalid, account.Counts{account.CatError: 1})
 	other.Dropped(context.Background(), account.ReasonUnroutable, account.Counts{account.CatError: 2})
@@ -280,7 +263,7 @@ func TestObserveLimits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, false)
-			require.NoError(t, f.tb.RegisterExporterSentryRateLimitRemainingCallback(func(_ context.Context, o metric.Float64Observer) error {
+			require.NoError(t, f.tel.Builder.RegisterExporterSentryRateLimitRemainingCallback(func(_ context.Context, o metric.Float64Observer) error {
 				f.acct.ObserveLimits(o, tt.limits, tt.now)
 				return nil
 			}))

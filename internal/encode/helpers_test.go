@@ -1,7 +1,6 @@
 package encode
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -9,13 +8,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/metadata"
+	"github.com/otel-sentry/sentryexporter/internal/account/accounttest"
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 	"github.com/otel-sentry/sentryexporter/internal/traceindex"
 )
@@ -29,7 +25,7 @@ const (
 
 // fixture is one project's encoder with real telemetry and client reports.
 type fixture struct {
-	tel     *componenttest.Telemetry
+	tel     *accounttest.Telemetry
 	reports *account.ClientReports
 	index   *traceindex.Index
 	enc     *Encoder
@@ -37,14 +33,10 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	tb, err := metadata.NewTelemetryBuilder(tel.NewTelemetrySettings())
-	require.NoError(t, err)
-	t.Cleanup(tb.Shutdown)
+	tel := accounttest.New(t)
 	reports := &account.ClientReports{}
 	index := traceindex.New()
-	acct := account.NewAccountant(tb, testProject, reports)
+	acct := account.NewAccountant(tel.Builder, testProject, reports)
 	return &fixture{tel: tel, reports: reports, index: index, enc: New(index, testPublicKey, acct)}
 }
 
@@ -53,18 +45,14 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) dropped(t *testing.T) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
-	m, err := f.tel.GetMetric("otelcol_exporter_sentry_dropped_items")
-	if err != nil {
-		return out
-	}
-	sum, ok := m.Data.(metricdata.Sum[int64])
-	require.True(t, ok, "dropped_items is %T", m.Data)
-	for _, dp := range sum.DataPoints {
-		project, _ := dp.Attributes.Value(attribute.Key("project"))
-		assert.Equal(t, testProject, project.AsString())
-		cat, _ := dp.Attributes.Value(attribute.Key("category"))
-		why, _ := dp.Attributes.Value(attribute.Key("reason"))
-		out[cat.AsString()+"/"+why.AsString()] += dp.Value
+	for attrs, v := range f.tel.Sums(t, "otelcol_exporter_sentry_dropped_items") {
+		kv := map[string]string{}
+		for _, pair := range strings.Split(attrs, ",") {
+			k, val, _ := strings.Cut(pair, "=")
+			kv[k] = val
+		}
+		assert.Equal(t, testProject, kv["project"])
+		out[kv["category"]+"/"+kv["reason"]] += v
 	}
 	return out
 }
