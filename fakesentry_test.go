@@ -422,16 +422,7 @@ func (h *harness) sum(metric string, attrs map[string]string) int64 {
 // pendingBytes reads otelcol_exporter_sentry_pending_bytes of one project
 // (-1: no data point for it).
 func (h *harness) pendingBytes(project string) int64 {
-	m, err := h.tel.GetMetric("otelcol_exporter_sentry_pending_bytes")
-	if err != nil {
-		return -1
-	}
-	for _, dp := range m.Data.(metricdata.Gauge[int64]).DataPoints {
-		if got, ok := dp.Attributes.Value("project"); ok && got.AsString() == project {
-			return dp.Value
-		}
-	}
-	return -1
+	return h.gauge("otelcol_exporter_sentry_pending_bytes", project)
 }
 
 // gauge reads an int64 gauge of one project (-1: no data point for it).

@@ -143,19 +143,12 @@ func records(project string, env *envelope.Envelope) []Record {
 				Contexts    struct {
 					Trace traceContext `json:"trace"`
 				} `json:"contexts"`
-				Exception struct {
-					Values []struct {
-						Type  string `json:"type"`
-						Value string `json:"value"`
-					} `json:"values"`
-				} `json:"exception"`
+				Exception exceptions `json:"exception"`
 			}
 			_ = json.Unmarshal(it.Payload, &ev)
 			r := Record{Project: project, Type: it.Type, TraceID: ev.Contexts.Trace.TraceID, SpanID: ev.Contexts.Trace.SpanID,
 				Name: ev.Transaction, DSCTransaction: dsc}
-			if v := ev.Exception.Values; len(v) > 0 {
-				r.Exception = v[len(v)-1].Type + ": " + v[len(v)-1].Value
-			}
+			r.Exception, _ = ev.Exception.thrown()
 			out = append(out, r)
 		}
 	}

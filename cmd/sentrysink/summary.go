@@ -51,17 +51,11 @@ func summarize(env *envelope.Envelope) envSummary {
 			is.spans, is.transaction = len(tx.Spans), tx.Transaction
 		case envelope.ItemTypeEvent:
 			var ev struct {
-				Exception struct {
-					Values []struct {
-						Type  string `json:"type"`
-						Value string `json:"value"`
-					} `json:"values"`
-				} `json:"exception"`
+				Exception exceptions `json:"exception"`
 			}
 			_ = json.Unmarshal(it.Payload, &ev)
-			if v := ev.Exception.Values; len(v) > 0 {
-				last := v[len(v)-1]
-				is.exception = truncate(strings.TrimPrefix(last.Type+": "+last.Value, ": "), 80)
+			if last, ok := ev.Exception.thrown(); ok {
+				is.exception = truncate(strings.TrimPrefix(last, ": "), 80)
 			}
 		case envelope.ItemTypeClientReport:
 			var cr struct {
@@ -131,4 +125,21 @@ func (s *envSummary) line(project, eventID string) []byte {
 		b = append(b, ')')
 	}
 	return b
+}
+
+// exceptions is an error event's `exception` interface.
+type exceptions struct {
+	Values []struct {
+		Type  string `json:"type"`
+		Value string `json:"value"`
+	} `json:"values"`
+}
+
+// thrown is "Type: value" of the last (thrown) exception; false when none.
+func (e exceptions) thrown() (string, bool) {
+	if len(e.Values) == 0 {
+		return "", false
+	}
+	last := e.Values[len(e.Values)-1]
+	return last.Type + ": " + last.Value, true
 }

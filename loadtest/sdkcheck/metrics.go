@@ -25,18 +25,7 @@ type metrics []series
 func (m metrics) sum(name string, filter ...string) int64 {
 	var s float64
 	for _, p := range m {
-		if p.name != name {
-			continue
-		}
-		ok := true
-		for _, f := range filter {
-			k, v, _ := strings.Cut(f, "=")
-			if p.labels[k] != v {
-				ok = false
-				break
-			}
-		}
-		if ok {
+		if p.matches(name, filter) {
 			s += p.value
 		}
 	}
@@ -47,22 +36,26 @@ func (m metrics) sum(name string, filter ...string) int64 {
 func (m metrics) byLabel(name, label string, filter ...string) map[string]int64 {
 	out := map[string]int64{}
 	for _, p := range m {
-		if p.name != name {
-			continue
-		}
-		ok := true
-		for _, f := range filter {
-			k, v, _ := strings.Cut(f, "=")
-			if p.labels[k] != v {
-				ok = false
-				break
-			}
-		}
-		if ok {
+		if p.matches(name, filter) {
 			out[p.labels[label]] += int64(p.value + 0.5)
 		}
 	}
 	return out
+}
+
+// matches reports whether p is a point of name whose labels hold every
+// key=value of filter.
+func (p series) matches(name string, filter []string) bool {
+	if p.name != name {
+		return false
+	}
+	for _, f := range filter {
+		k, v, _ := strings.Cut(f, "=")
+		if p.labels[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // readMetrics reads a collector's metrics from path: either the Prometheus text of its
