@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 
@@ -118,6 +119,30 @@ func (a *reqAttrs) scan(m pcommon.Map) {
 	}
 }
 
+// anyHost is the request's host: server.address, http.host, net.host.name,
+// else the Host header.
+func (a *reqAttrs) anyHost() string { return cmp.Or(a.host, a.hostOld, a.hostName, a.hostHeader) }
+
+// anyPath is the request's path, url.path else http.target, query included.
+func (a *reqAttrs) anyPath() string { return cmp.Or(a.path, a.target) }
+
+// hostURL is the URL of a request without url.full / http.url, query and
+// fragment left out: scheme://host[:port]path, the scheme url.scheme |
+// http.scheme, http by default. The request object (writeRequest) and span
+// v2's url.full (serverURL) both build it so.
+func (a *reqAttrs) hostURL(host, path string) name {
+	scheme := cmp.Or(a.scheme, "http")
+	pre := "http://"
+	switch scheme {
+	case "https":
+		pre = "https://"
+	case "http":
+	default:
+		pre = scheme + "://" // rare: allocates
+	}
+	return name{pre, hostPort(host, scheme, a.port), stripQuery(path)}
+}
+
 // serverRequest reports whether a span gets a request object.
 func serverRequest(sp ptrace.Span, sem *semInfo) bool {
 	return sp.Kind() == ptrace.SpanKindServer && sem.http
@@ -152,37 +177,12 @@ func (s *state) writeRequest(w *jw, m pcommon.Map) int {
 	w.byte('{')
 	w.optStrField(&n, "method", a.method, 32)
 
-	host := a.host
-	if host == "" {
-		host = a.hostOld
-	}
-	if host == "" {
-		host = a.hostName
-	}
-	if host == "" {
-		host = a.hostHeader
-	}
-	path := a.path
-	if path == "" {
-		path = a.target
-	}
+	host, path := a.anyHost(), a.anyPath()
 	if a.urlFull != "" {
 		w.strField(&n, "url", stripURL(a.urlFull), limit)
 	} else if host != "" { // no host: no url, as @sentry/core's getAbsoluteUrl
-		scheme := a.scheme
-		if scheme == "" {
-			scheme = "http"
-		}
 		w.key(&n, "url")
-		pre := "http://"
-		switch scheme {
-		case "https":
-			pre = "https://"
-		case "http":
-		default:
-			pre = scheme + "://" // rare: allocates
-		}
-		w.name(name{pre, hostPort(host, scheme, a.port), stripQuery(path)}, limit)
+		w.name(a.hostURL(host, path), limit)
 	}
 	q := a.query
 	if q == "" {

@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"cmp"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -192,7 +191,7 @@ func (s *state) spanV2(r, root *spanRef, lvl int) {
 }
 
 // serverURL writes url.full on an HTTP server span that has none: the URL of
-// the request object (writeRequest: url.scheme, server.address,
+// the request object (http.url, else hostURL: url.scheme, server.address,
 // server.port, url.path, or their older names) with the query
 // (url.query, else the target's) under filterQuery, as @sentry/node writes
 // it. Without a host there is no url.full, as @sentry/core's getAbsoluteUrl.
@@ -216,26 +215,17 @@ func (s *state) serverURL(w *jw, n *int, m pcommon.Map, l *limits) {
 			q = query
 		}
 	} else {
-		host := cmp.Or(a.host, a.hostOld, a.hostName, a.hostHeader)
+		host := a.anyHost()
 		if host == "" {
 			return
 		}
-		path := cmp.Or(a.path, a.target)
+		path := a.anyPath()
 		if q == "" {
 			if i := strings.IndexByte(path, '?'); i >= 0 {
 				q = stripQuery(path[i+1:])
 			}
 		}
-		scheme := cmp.Or(a.scheme, "http")
-		pre := "http://"
-		switch scheme {
-		case "https":
-			pre = "https://"
-		case "http":
-		default:
-			pre = scheme + "://" // rare: allocates
-		}
-		u = name{pre, hostPort(host, scheme, a.port), stripQuery(path)}
+		u = a.hostURL(host, path)
 	}
 	s.seen.add("url.full")
 	w.key(n, "url.full")
