@@ -145,20 +145,19 @@ func (s *state) arenaNameCut(nm name, limit int) span32 {
 
 // segRec is a Segment whose strings are still ranges of the arena.
 type segRec struct {
-	seg       int32
-	nm        span32
-	rate      span32
-	rand      float64
-	hasRand   bool
-	sampled   bool
-	idA, idB  int
-	traceID   [16]byte
-	source    string
-	head      bool
-	hasSample bool
-	reqA      int // the request object in the output buffer; reqA == reqB: none
-	reqB      int
-	code      int
+	seg      int32
+	nm       span32
+	rate     span32
+	rand     float64
+	hasRand  bool
+	sampled  bool
+	idA, idB int
+	traceID  [16]byte
+	source   string
+	head     bool
+	reqA     int // the request object in the output buffer; reqA == reqB: none
+	reqB     int
+	code     int
 }
 
 // segmentRecs records every segment of the batch, appending the span ids to
