@@ -89,6 +89,15 @@ func lookup(name string) (Category, bool) {
 // String returns the wire name; CategoryAll is the empty string.
 func (c Category) String() string { return string(c) }
 
+// Label is c's name in logs and metrics: its wire name, or "all" for
+// CategoryAll.
+func (c Category) Label() string {
+	if c == CategoryAll {
+		return "all"
+	}
+	return string(c)
+}
+
 // Known reports whether Parse recognizes c as a category name in
 // X-Sentry-Rate-Limits. CategoryAll and CategoryInternal are not names Relay
 // sends, so they are not Known.

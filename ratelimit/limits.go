@@ -113,11 +113,7 @@ func (l Limits) String() string {
 		if b.Len() > 0 {
 			b.WriteString(", ")
 		}
-		if c == CategoryAll {
-			b.WriteString("all")
-		} else {
-			b.WriteString(string(c))
-		}
+		b.WriteString(c.Label())
 		b.WriteString(" until ")
 		b.WriteString(d.Format(time.RFC3339Nano))
 	})

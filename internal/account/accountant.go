@@ -108,10 +108,6 @@ func (a *Accountant) ObserveLimits(o metric.Float64Observer, l ratelimit.Limits,
 		if !deadline.After(now) {
 			return
 		}
-		name := string(c)
-		if c == ratelimit.CategoryAll {
-			name = "all"
-		}
-		o.Observe(deadline.Sub(now).Seconds(), metric.WithAttributes(a.Project, attribute.String("category", name)))
+		o.Observe(deadline.Sub(now).Seconds(), metric.WithAttributes(a.Project, attribute.String("category", c.Label())))
 	})
 }

@@ -217,12 +217,8 @@ func (s *Sender) mergeLimits(l ratelimit.Limits, capped bool, now time.Time) {
 	s.limits.Merge(l)
 	l.Each(func(c ratelimit.Category, deadline time.Time) {
 		if deadline.After(now) && !before.Active(c, now) {
-			name := string(c)
-			if c == ratelimit.CategoryAll {
-				name = "all"
-			}
 			s.logger.Warn("Sentry rate limit: dropping this category until the limit ends",
-				zap.String("category", name), zap.Duration("retry_after", deadline.Sub(now)), zap.Bool("capped", capped))
+				zap.String("category", c.Label()), zap.Duration("retry_after", deadline.Sub(now)), zap.Bool("capped", capped))
 		}
 	})
 }
