@@ -58,13 +58,16 @@ func newGeneration(traces, ids int) generation {
 }
 
 // traceEntry is held by value in the maps: the usual trace, one segment per
-// push, costs no allocation of its own.
+// push, costs no allocation of its own but its sample_rand, when known.
 type traceEntry struct {
 	head  int32 // index of the head segment (see seg); -1 until seen
 	n     int32 // segments recorded
 	spans int   // span ids recorded (plus one per segment)
-	first indexedSegment
-	rest  []indexedSegment
+	// sampleRand is the DSC's sample_rand, formatted once: the head
+	// segment's once it is seen, else the first segment's ("" unknown).
+	sampleRand string
+	first      indexedSegment
+	rest       []indexedSegment
 }
 
 func (e *traceEntry) seg(i int32) *indexedSegment {
@@ -77,7 +80,6 @@ func (e *traceEntry) seg(i int32) *indexedSegment {
 // segmentInfo is what the DSC takes from a segment.
 type segmentInfo struct {
 	name, source, sampleRate string
-	sampleRand               float64 // -1: unknown
 	sampled                  bool
 }
 
@@ -192,7 +194,7 @@ func (x *Index) record(e *traceEntry, s *translate.Segment) {
 	a := int32(len(g.ids))
 	g.ids = append(g.ids, s.SpanIDs[:8*n]...)
 	is := indexedSegment{
-		segmentInfo: segmentInfo{name: g.intern(s.Name), source: s.Source, sampleRate: g.intern(s.SampleRate), sampleRand: randOf(s), sampled: s.Sampled},
+		segmentInfo: segmentInfo{name: g.intern(s.Name), source: s.Source, sampleRate: g.intern(s.SampleRate), sampled: s.Sampled},
 		a:           a, b: int32(len(g.ids)),
 	}
 	if !x.NoRequests && len(s.Request) <= maxIndexedRequest {
@@ -205,6 +207,9 @@ func (x *Index) record(e *traceEntry, s *translate.Segment) {
 	}
 	if s.Head && e.head < 0 {
 		e.head = e.n
+		e.sampleRand = formatRand(s)
+	} else if e.n == 0 {
+		e.sampleRand = formatRand(s)
 	}
 	if e.n == 0 {
 		e.first = is
@@ -257,30 +262,23 @@ func (g *generation) facts(e *traceEntry, fallback string) Facts {
 		return Facts{Transaction: fallback}
 	case e.head >= 0:
 		h := e.seg(e.head)
-		f := Facts{Sampled: strconv.FormatBool(h.sampled), SampleRate: h.sampleRate, SampleRand: formatRand(h.sampleRand), head: true}
+		f := Facts{Sampled: strconv.FormatBool(h.sampled), SampleRate: h.sampleRate, SampleRand: e.sampleRand, head: true}
 		if h.source != "url" {
 			f.Transaction = h.name
 		}
 		return f
 	default:
-		return Facts{Transaction: fallback, Sampled: strconv.FormatBool(e.first.sampled), SampleRate: e.first.sampleRate, SampleRand: formatRand(e.first.sampleRand)}
+		return Facts{Transaction: fallback, Sampled: strconv.FormatBool(e.first.sampled), SampleRate: e.first.sampleRate, SampleRand: e.sampleRand}
 	}
 }
 
-func randOf(s *translate.Segment) float64 {
-	if !s.HasSampleRand {
-		return -1
+// formatRand writes a segment's sample_rand as the JS SDK does (the shortest
+// decimal that reads back the same), "" when unknown.
+func formatRand(s *translate.Segment) string {
+	if r := s.SampleRand; s.HasSampleRand && r >= 0 && r < 1 {
+		return strconv.FormatFloat(r, 'f', -1, 64)
 	}
-	return s.SampleRand
-}
-
-// formatRand writes a sample_rand as the JS SDK does (the shortest decimal
-// that reads back the same), "" when unknown.
-func formatRand(r float64) string {
-	if r < 0 || r >= 1 {
-		return ""
-	}
-	return strconv.FormatFloat(r, 'f', -1, 64)
+	return ""
 }
 
 // SpanSegment is what an error event takes from the segment of its span.
