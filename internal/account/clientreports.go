@@ -11,6 +11,10 @@ import (
 // and taken with an atomic swap so no count is lost or sent twice.
 type ClientReports struct {
 	pending [NumReasons][NumCategories]atomic.Int64
+	// some is set after a count is added and cleared before Take swaps: Take
+	// runs for every envelope sent, and most find nothing, so they look at
+	// one flag instead of every counter.
+	some atomic.Bool
 }
 
 // Add records drops that Sentry has not seen; 429 answers are Relay's to record.
@@ -18,15 +22,24 @@ func (r *ClientReports) Add(why Reason, c Counts) {
 	if !why.Reported() {
 		return
 	}
+	added := false
 	for cat, n := range c {
 		if n > 0 {
 			r.pending[why][cat].Add(n)
+			added = true
 		}
+	}
+	if added {
+		r.some.Store(true)
 	}
 }
 
 // Take removes and returns every pending count; nil when there is none.
 func (r *ClientReports) Take() []envelope.Discard {
+	if !r.some.Load() {
+		return nil
+	}
+	r.some.Store(false) // before the swaps: a count added after one is taken sets it again
 	var out []envelope.Discard
 	for why := range r.pending {
 		for cat := range r.pending[why] {
@@ -49,6 +62,7 @@ func (r *ClientReports) Restore(discards []envelope.Discard) {
 		why, cat, ok := indexOf(d.Reason, d.Category)
 		if ok {
 			r.pending[why][cat].Add(int64(d.Quantity))
+			r.some.Store(true)
 		}
 	}
 }
