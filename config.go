@@ -13,13 +13,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/otel-sentry/sentryexporter/internal/dsn"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/otel-sentry/sentryexporter/internal/dsn"
 )
 
 // TracesAs selects the Sentry item type that spans are sent as.
@@ -239,7 +240,7 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, errors.New("`dsn` is required (or `routing::dsns` / `routing::discovery`)"))
 	} else if cfg.DSN != "" {
 		if _, err := dsn.Parse(string(cfg.DSN)); err != nil {
-			errs = append(errs, err) // parseDSN's errors never echo the key
+			errs = append(errs, err) // dsn.Parse's errors never echo the key
 		}
 	}
 	errs = append(errs, cfg.Routing.validate(cfg.DSN != "")...)

@@ -101,7 +101,7 @@ func createDefaultConfig() component.Config {
 	batch.MaxSize = defaultBatchMaxItems
 	queue.Batch = configoptional.Some(batch)
 
-	cfg := &Config{
+	return &Config{
 		Routing:               RoutingConfig{Attribute: "service.name", MaxProjects: defaultMaxProjects},
 		TracesAs:              TracesAsTransactions,
 		MaxConcurrentRequests: defaultMaxConcurrentRequests,
@@ -120,7 +120,6 @@ func createDefaultConfig() component.Config {
 		QueueConfig:   configoptional.Some(queue),
 		RetryConfig:   configretry.NewDefaultBackOffConfig(),
 	}
-	return cfg
 }
 
 func (s *sharedExporters) createTraces(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {
