@@ -81,11 +81,7 @@ func (p *project) translateTraces(ctx context.Context, td ptrace.Traces) {
 	})
 	facts := p.exp.facts.Get()
 	*facts = p.exp.index.Add(res.Segments, *facts)
-	skipped := account.Counts{account.CatSpan: int64(res.SkippedSpans), account.CatError: int64(res.SkippedErrors)}
-	if mode == TracesAsTransactions { // in spans mode no transaction is ever built, so none is dropped
-		skipped[account.CatTransaction] = int64(res.SkippedTransactions)
-	}
-	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, skipped)
+	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, p.exp.skippedTraces(&res))
 	p.acct.Dropped(ctx, account.ReasonInvalid, account.Counts{account.CatSpan: int64(res.InvalidSpans), account.CatError: int64(res.InvalidErrors)})
 
 	out := make([]encode.Outgoing, 0, len(res.Transactions)+len(res.SpanGroups)+len(res.Errors))
@@ -113,9 +109,7 @@ func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
 		Logs:   !admit.GateLogs.Limited(limits, now),
 		Errors: p.exp.cfg.ErrorEvents.FromLogs && !admit.GateError.Limited(limits, now),
 	})
-	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, account.Counts{
-		account.CatLogItem: int64(res.SkippedLogs), account.CatLogByte: int64(res.SkippedLogBytes), account.CatError: int64(res.SkippedErrors),
-	})
+	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, skippedLogs(&res))
 	p.acct.Dropped(ctx, account.ReasonInvalid, account.Counts{account.CatLogItem: int64(res.InvalidLogs), account.CatError: int64(res.InvalidErrors)})
 
 	payloads := p.exp.payloads.Get()

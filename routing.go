@@ -168,16 +168,21 @@ func (e *sentryExporter) pushTracesTo(ctx context.Context, p *project, td ptrace
 		return p.pushTraces(ctx, td)
 	}
 	// No project: count what would have been sent, serialise nothing.
-	res := e.translator.Traces(td, translate.TracesWant{Errors: false})
-	c := account.Counts{account.CatSpan: int64(res.SkippedSpans)}
+	res := e.translator.Traces(td, translate.TracesWant{})
+	e.unroutable.Dropped(ctx, account.ReasonUnroutable, e.skippedTraces(&res))
+	return nil
+}
+
+// skippedTraces is what res did not serialise: its spans, its exception
+// events (the translator counts them only with error_events::from_span_exceptions)
+// and, in transactions mode, its transactions (in spans mode none is ever
+// built, so none is dropped).
+func (e *sentryExporter) skippedTraces(res *translate.TracesResult) account.Counts {
+	c := account.Counts{account.CatSpan: int64(res.SkippedSpans), account.CatError: int64(res.SkippedErrors)}
 	if e.cfg.TracesAs == TracesAsTransactions {
 		c[account.CatTransaction] = int64(res.SkippedTransactions)
 	}
-	if e.cfg.ErrorEvents.FromSpanExceptions {
-		c[account.CatError] = int64(res.SkippedErrors)
-	}
-	e.unroutable.Dropped(ctx, account.ReasonUnroutable, c)
-	return nil
+	return c
 }
 
 func (e *sentryExporter) pushLogsTo(ctx context.Context, p *project, ld plog.Logs) error {
@@ -185,10 +190,15 @@ func (e *sentryExporter) pushLogsTo(ctx context.Context, p *project, ld plog.Log
 		return p.pushLogs(ctx, ld)
 	}
 	res := e.translator.Logs(ld, translate.LogsWant{})
-	c := account.Counts{account.CatLogItem: int64(res.SkippedLogs), account.CatLogByte: int64(res.SkippedLogBytes)}
-	if e.cfg.ErrorEvents.FromLogs {
-		c[account.CatError] = int64(res.SkippedErrors)
-	}
-	e.unroutable.Dropped(ctx, account.ReasonUnroutable, c)
+	e.unroutable.Dropped(ctx, account.ReasonUnroutable, skippedLogs(&res))
 	return nil
+}
+
+// skippedLogs is what res did not serialise: its log records (and their
+// bytes) and its exception records (the translator counts them only with
+// error_events::from_logs).
+func skippedLogs(res *translate.LogsResult) account.Counts {
+	return account.Counts{
+		account.CatLogItem: int64(res.SkippedLogs), account.CatLogByte: int64(res.SkippedLogBytes), account.CatError: int64(res.SkippedErrors),
+	}
 }
