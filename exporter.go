@@ -327,8 +327,7 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 		}, e.clk.now)
 	}
 	if e.cfg.ClientReports.Enabled {
-		e.reportLoopWG.Add(1)
-		go e.reportLoop()
+		e.reportLoopWG.Go(e.reportLoop)
 	}
 	if e.dedupe != nil {
 		e.dedupeLoopWG.Go(func() { e.every(e.dedupeTick(), func() { e.releaseDue(context.Background(), false) }) })
@@ -401,7 +400,6 @@ func (e *sentryExporter) shutdown(ctx context.Context) error {
 // hangs delays only its own report (and skips its next ticks until that
 // attempt ends), never another project's.
 func (e *sentryExporter) reportLoop() {
-	defer e.reportLoopWG.Done()
 	t := time.NewTicker(e.cfg.ClientReports.Interval)
 	defer t.Stop()
 	for {
