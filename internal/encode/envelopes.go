@@ -1,6 +1,7 @@
 package encode
 
 import (
+	"bytes"
 	"context"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
@@ -187,6 +188,58 @@ func logOutgoing(items [][]byte, payload []byte) Outgoing {
 		o.Counts[account.CatLogByte] += int64(len(it))
 	}
 	return o
+}
+
+// Detach copies what o refers to in its push's buffers (the payloads and a
+// container's items) into memory of its own, so that o can outlive the push
+// and the push's buffers go back to their pools at once: what o holds is
+// then exactly its payloads. A container's items are slices of its copied
+// payload (AppendContainer writes them end to end), so they cost no copy.
+func (o *Outgoing) Detach() {
+	for i := range o.Env.Items {
+		o.Env.Items[i].Payload = bytes.Clone(o.Env.Items[i].Payload)
+	}
+	if len(o.items) < 2 {
+		o.items = nil // nothing to split
+		return
+	}
+	if items, ok := itemsOf(o.Env.Items[0].Payload, o.items); ok {
+		o.items = items
+		return
+	}
+	n := 0
+	for _, it := range o.items {
+		n += len(it)
+	}
+	buf := make([]byte, 0, n)
+	items := make([][]byte, len(o.items))
+	for i, it := range o.items {
+		buf = append(buf, it...)
+		items[i] = buf[len(buf)-len(it) : len(buf) : len(buf)]
+	}
+	o.items = items
+}
+
+// itemsOf finds items, as AppendContainer wrote them, in the container
+// payload: a head, the items separated by commas, and "]}".
+func itemsOf(payload []byte, items [][]byte) ([][]byte, bool) {
+	body := len(items) - 1 + len("]}")
+	for _, it := range items {
+		body += len(it)
+	}
+	at := len(payload) - body
+	if at <= 0 {
+		return nil, false
+	}
+	out := make([][]byte, len(items))
+	for i, it := range items {
+		if at+len(it) > len(payload) || !bytes.Equal(payload[at:at+len(it)], it) {
+			return nil, false
+		}
+		out[i] = payload[at : at+len(it) : at+len(it)]
+		at += len(it) + 1
+	}
+	return out, true
 }
 
 // Halves splits a container envelope in two, for one more try after a 413.

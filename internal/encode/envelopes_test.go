@@ -593,3 +593,41 @@ func TestArenasPutBound(t *testing.T) {
 	assert.Empty(t, small.buf)
 	assert.Equal(t, 1<<10, cap(small.buf))
 }
+
+// TestDetach: a detached envelope owns its payloads (the push's buffers can
+// be reused at once) and a detached container can still be split, its items
+// found in its own copy without another.
+func TestDetach(t *testing.T) {
+	newItems := func() [][]byte { return [][]byte{[]byte(`{"a":1}`), []byte(`{"b":22}`), []byte(`{"c":333}`)} }
+	logItems, spanItems := newItems(), newItems()
+	for _, c := range []struct {
+		o     Outgoing
+		items [][]byte
+	}{{logOutgoing(logItems, envelope.Container(logItems)), logItems}, {spanOutgoing(nil, spanItems, envelope.SpanContainer(spanItems)), spanItems}} {
+		o, items := c.o, c.items
+		buf := o.Env.Items[0].Payload
+		want := string(buf)
+		o.Detach()
+		clear(buf) // the push's buffer is reused
+		for _, it := range items {
+			clear(it)
+		}
+		assert.Equal(t, want, string(o.Env.Items[0].Payload))
+		require.True(t, o.Splittable())
+		halves := o.Halves()
+		assert.Equal(t, `{"a":1}`, string(halves[0].items0()))
+		assert.Contains(t, string(halves[1].Env.Items[0].Payload), `{"b":22},{"c":333}`)
+	}
+	tx := Outgoing{Env: envelope.Envelope{Items: []envelope.Item{{Type: envelope.ItemTypeTransaction, Payload: []byte(`{"t":1}`)}}}}
+	buf := tx.Env.Items[0].Payload
+	tx.Detach()
+	clear(buf)
+	assert.Equal(t, `{"t":1}`, string(tx.Env.Items[0].Payload))
+	assert.False(t, tx.Splittable())
+}
+
+// items0 is the payload of a half's one item, from its container.
+func (o *Outgoing) items0() []byte {
+	p := o.Env.Items[0].Payload
+	return p[bytes.IndexByte(p, '[')+1 : len(p)-2]
+}
