@@ -112,7 +112,7 @@ func (a *assembly) admit(ctx context.Context, p *project, td ptrace.Traces) (ptr
 		if fresh { // the resource and scope are charged to the first span held with them
 			h.size += int64(a.sizer.ResourceSpansSize(from.rs)) * 7 / 5
 		}
-		p.heldBytes.Add(h.size)
+		p.holdAssembled(h.size)
 		return h, h.size
 	})
 	allPass := true
@@ -186,7 +186,7 @@ func (a *assembly) place(ctx context.Context, p *project, dst ptrace.Traces, rel
 	var frags map[fragKey]int64
 	for _, g := range rel {
 		for _, h := range g.Items {
-			h.p.heldBytes.Add(-h.size)
+			h.p.holdAssembled(-h.size)
 			ss, ok := scopes[scopeKey{h.p, h.from}]
 			if !ok {
 				to := dst
@@ -249,6 +249,13 @@ func (e *sentryExporter) flushHeld(ctx context.Context) {
 // heldInAssembly reports whether span (trace, id) is held in assembly.
 func (e *sentryExporter) heldInAssembly(traceID [16]byte, id [8]byte) bool {
 	return e.asm.asm.Held(traceID, id) // only asked when assembly is on (exporter.go)
+}
+
+// holdAssembled counts n more bytes of p's spans held in assembly (fewer
+// when negative): in the project's gauge and in the memory budget.
+func (p *project) holdAssembled(n int64) {
+	p.heldBytes.Add(n)
+	p.exp.asmMem.Add(n)
 }
 
 // countFragments counts n spans of p sent without their local root.

@@ -3,7 +3,6 @@ package sentryexporter
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"runtime"
 	"testing"
@@ -24,9 +23,7 @@ import (
 // benchExporterWith is benchExporter configured, sending to a Sentry that
 // answers 200 at once.
 func benchExporterWith(b testing.TB, configure func(*Config)) *sentryExporter {
-	e := newBenchExporter(b, time.Now, configure)
-	e.def.sender.Client = &http.Client{Transport: okTransport{}}
-	return e
+	return newBenchExporterWith(b, time.Now, configure, okTransport{})
 }
 
 func BenchmarkPushTraces1000NoAssembly(b *testing.B) {

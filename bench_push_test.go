@@ -52,8 +52,7 @@ func BenchmarkPushTracesSpans1000(b *testing.B) {
 
 // BenchmarkPushLogs1000 is BenchmarkPushTraces1000 for 1,000 logs (10 containers).
 func BenchmarkPushLogs1000(b *testing.B) {
-	e := benchExporter(b, time.Now)
-	e.def.sender.Client = &http.Client{Transport: okTransport{}}
+	e := newBenchExporterWith(b, time.Now, func(*Config) {}, okTransport{})
 	ld := makeLogs(1000)
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -80,8 +79,7 @@ func (w wrappedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // transport and a client built as newClient builds it (no Client.Timeout; the
 // sender puts `timeout` on each request's context).
 func BenchmarkPushTracesWrapped(b *testing.B) {
-	e := benchExporter(b, time.Now)
-	e.def.sender.Client = &http.Client{Transport: wrappedTransport{okTransport{}}}
+	e := newBenchExporterWith(b, time.Now, func(*Config) {}, wrappedTransport{okTransport{}})
 	td := smallTraces()
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -2,6 +2,7 @@ package sentryexporter
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -26,8 +27,17 @@ func benchExporter(b testing.TB, now func() time.Time) *sentryExporter {
 // newBenchExporter builds a never-started exporter of one project with the
 // default config as configure leaves it; it is shut down when b ends.
 func newBenchExporter(b testing.TB, now func() time.Time, configure func(*Config)) *sentryExporter {
+	return newBenchExporterWith(b, now, configure, nil)
+}
+
+// newBenchExporterWith is newBenchExporter, started, with every HTTP client
+// on rt when rt is set.
+func newBenchExporterWith(b testing.TB, now func() time.Time, configure func(*Config), rt http.RoundTripper) *sentryExporter {
 	clk := realClocks()
-	clk.now = now
+	clk.now, clk.send.Now = now, now
+	if rt != nil {
+		clk.clientHook = func(c *http.Client) { c.Transport = rt }
+	}
 	cfg := createDefaultConfig().(*Config)
 	cfg.DSN = "https://public@o1.ingest.sentry.io/1"
 	configure(cfg)
@@ -36,6 +46,11 @@ func newBenchExporter(b testing.TB, now func() time.Time, configure func(*Config
 	e, err := newExporter(cfg, set, clk)
 	if err != nil {
 		b.Fatal(err)
+	}
+	if rt != nil {
+		if err := e.start(context.Background(), componenttest.NewNopHost()); err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.Cleanup(func() { _ = e.shutdown(context.Background()) }) // no lingering workers for goleak
 	return e

@@ -256,13 +256,14 @@ func BenchmarkCompressByMode(b *testing.B) {
 			raw += len(bodies[i])
 		}
 		spans := td.SpanCount()
+		comp := send.NewCompressors(configcompression.DefaultCompressionLevel)
 		noEntropy, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(1<<20),
 			zstd.WithNoEntropyCompression(true))
 		for _, enc := range []struct {
 			name string
 			f    func(src, dst []byte) []byte
 		}{
-			{"zstd", func(src, dst []byte) []byte { return e.comp.Compress(send.EncodingZstd, src, dst) }},
+			{"zstd", func(src, dst []byte) []byte { return comp.Compress(send.EncodingZstd, src, dst) }},
 			{"zstd-no-entropy", func(src, dst []byte) []byte { return noEntropy.EncodeAll(src, dst) }},
 		} {
 			b.Run(string(mode)+"/"+enc.name, func(b *testing.B) {

@@ -142,18 +142,24 @@ type DiscoveryConfig struct {
 	_ struct{}
 }
 
-// PendingConfig bounds what each Sentry project holds between the push that
-// built its envelopes and Sentry's answer (queued and in flight), so that one
-// project whose Sentry is slow or hanging never holds the shared pipeline.
-type PendingConfig struct {
-	// MaxBytesPerProject is the envelope bytes (uncompressed) one project may
-	// hold. With routing, what does not fit is dropped as queue_overflow;
-	// without routing the push waits for room (back-pressure). An envelope
-	// larger than the bound is still taken when the project holds nothing.
-	// Default 8 MiB.
-	MaxBytesPerProject int64 `mapstructure:"max_bytes_per_project"`
-	// MaxBytes is the same bound summed over all projects. Default 256 MiB.
+// MemoryConfig bounds what the exporter holds on data's way to Sentry.
+type MemoryConfig struct {
+	// MaxBytes is the one memory budget for everything the exporter holds:
+	// envelopes queued, waiting to retry and in flight (both bodies of a
+	// request), spans held for trace assembly and error events held in the
+	// dedupe window. Each project may hold its share (max_bytes /
+	// routing::max_projects) whatever the others hold, and more while there
+	// is room; when it is full, the oldest envelopes not in flight are
+	// dropped and counted (queue_overflow), first those of the projects
+	// furthest past their share. Default 128 MiB (docs/memory.md).
 	MaxBytes int64 `mapstructure:"max_bytes"`
+
+	_ struct{}
+}
+
+// PendingConfig bounds the requests in flight and the time left to send
+// when shutdown begins.
+type PendingConfig struct {
 	// DrainTimeout is how long, once shutdown begins, pending envelopes may
 	// still be sent; then requests in flight are cancelled and what is left is
 	// counted as network_error. Default 5s.
@@ -162,11 +168,6 @@ type PendingConfig struct {
 	// each project's own cap is max_concurrent_requests, adapted to how its
 	// Sentry answers (docs/memory.md). Default 512.
 	MaxRequestsInFlight int `mapstructure:"max_requests_in_flight"`
-	// MaxBytesInFlight caps what the requests in flight hold over all
-	// projects: each envelope's encoded body and its compressed copy, plus a
-	// fixed cost per request for its connection buffers and goroutines.
-	// Default 64 MiB.
-	MaxBytesInFlight int64 `mapstructure:"max_bytes_in_flight"`
 
 	_ struct{}
 }
@@ -203,7 +204,10 @@ type Config struct {
 	// Logs controls what each log record carries.
 	Logs LogsConfig `mapstructure:"logs"`
 
-	// Pending bounds each project's envelopes between push and answer.
+	// Memory is the one memory budget of everything the exporter holds.
+	Memory MemoryConfig `mapstructure:"memory"`
+
+	// Pending bounds the requests in flight and the drain at shutdown.
 	Pending PendingConfig `mapstructure:"pending"`
 
 	// ErrorEvents selects the sources of Sentry error events.
@@ -261,6 +265,7 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, errors.New("`error_events::dedupe_window` must not be negative"))
 	}
 	errs = append(errs, cfg.Pending.validate()...)
+	errs = append(errs, cfg.Memory.validate(cfg.Assembly)...)
 	if cfg.ClientReports.Enabled && cfg.ClientReports.Interval <= 0 {
 		errs = append(errs, errors.New("`client_reports::interval` must be positive"))
 	}
@@ -335,22 +340,25 @@ func (r *RoutingConfig) countProjects(withDefault bool) error {
 
 func (p *PendingConfig) validate() []error {
 	var errs []error
-	if p.MaxBytesPerProject < 1 {
-		errs = append(errs, errors.New("`pending::max_bytes_per_project` must be at least 1"))
-	}
-	if p.MaxBytes < 1 {
-		errs = append(errs, errors.New("`pending::max_bytes` must be at least 1"))
-	} else if p.MaxBytes < p.MaxBytesPerProject {
-		errs = append(errs, fmt.Errorf("`pending::max_bytes` (%d) must be at least `pending::max_bytes_per_project` (%d)", p.MaxBytes, p.MaxBytesPerProject))
-	}
 	if p.DrainTimeout < 0 {
 		errs = append(errs, errors.New("`pending::drain_timeout` must not be negative"))
 	}
 	if p.MaxRequestsInFlight < 1 {
 		errs = append(errs, errors.New("`pending::max_requests_in_flight` must be at least 1"))
 	}
-	if p.MaxBytesInFlight < 1 {
-		errs = append(errs, errors.New("`pending::max_bytes_in_flight` must be at least 1"))
+	return errs
+}
+
+// minMemoryBytes is the smallest memory budget that still lets a project
+// hold a few envelopes: below it, nearly every envelope would be dropped.
+const minMemoryBytes = 1 << 20
+
+func (m *MemoryConfig) validate(assembly AssemblyConfig) []error {
+	var errs []error
+	if m.MaxBytes < minMemoryBytes {
+		errs = append(errs, fmt.Errorf("`memory::max_bytes` must be at least %d (1 MiB)", minMemoryBytes))
+	} else if assembly.Wait > 0 && assembly.MaxBytes > m.MaxBytes/2 {
+		errs = append(errs, fmt.Errorf("`assembly::max_bytes` (%d) must be at most half of `memory::max_bytes` (%d): held spans count against it, and envelopes need the rest", assembly.MaxBytes, m.MaxBytes))
 	}
 	return errs
 }

@@ -48,7 +48,8 @@ func TestUnmarshalFullConfig(t *testing.T) {
 	want.ErrorEvents = ErrorEventsConfig{DedupeWindow: 2 * time.Second}
 	want.SendDefaultPII = true
 	want.Logs = LogsConfig{ResourceAttributes: []string{"service.name", "k8s.pod.name"}}
-	want.Pending = PendingConfig{MaxBytesPerProject: 4 << 20, MaxBytes: 128 << 20, DrainTimeout: 3 * time.Second, MaxRequestsInFlight: 64, MaxBytesInFlight: 32 << 20}
+	want.Memory = MemoryConfig{MaxBytes: 96 << 20}
+	want.Pending = PendingConfig{DrainTimeout: 3 * time.Second, MaxRequestsInFlight: 64}
 	want.ClientReports = ClientReportsConfig{Enabled: true, Interval: 10 * time.Second}
 	want.Assembly = AssemblyConfig{Wait: 20 * time.Second, MaxBytes: 32 << 20}
 	want.ClientConfig.Endpoint = "https://relay.internal:3000/prefix"
@@ -136,9 +137,10 @@ func TestConfigRejected(t *testing.T) {
 		{"bad_dsn.yaml", "discovery_incomplete", "`routing::discovery::url` must be an http or https URL"},
 		{"bad_dsn.yaml", "discovery_incomplete", "`routing::discovery::org_slug` is required"},
 		{"bad_dsn.yaml", "discovery_incomplete", "`routing::discovery::auth_token` is required"},
-		{"bad_dsn.yaml", "pending_zero", "`pending::max_bytes_per_project` must be at least 1"},
+		{"bad_dsn.yaml", "pending_zero", "`pending::max_requests_in_flight` must be at least 1"},
 		{"bad_dsn.yaml", "pending_zero", "`pending::drain_timeout` must not be negative"},
-		{"bad_dsn.yaml", "pending_total_below_project", "`pending::max_bytes` (1024) must be at least `pending::max_bytes_per_project` (1048576)"},
+		{"bad_dsn.yaml", "memory_too_small", "`memory::max_bytes` must be at least 1048576 (1 MiB)"},
+		{"bad_dsn.yaml", "assembly_over_half_memory", "`assembly::max_bytes` (67108864) must be at most half of `memory::max_bytes` (67108864)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {

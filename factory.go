@@ -37,11 +37,10 @@ const (
 	// batches at different times (the batcher's flush_timeout is 200 ms; an
 	// SDK's batch span processor and log processor export every 1-5 s).
 	defaultDedupeWindow = 5 * time.Second
-	// A push of 2,000 spans is ~1-2 MiB of envelopes: a project takes a few
-	// whole batches at once, and a hanging one holds at most this much.
-	defaultMaxPendingBytesPerProject = 8 << 20
-	// 32 hanging projects at their bound; the worst case of a 100-project gateway.
-	defaultMaxPendingBytes = 256 << 20
+	// defaultMemoryMaxBytes is the one memory budget (docs/memory.md): with
+	// Go's heap growing to about twice what is live, it keeps a 100-project
+	// gateway under 512 MiB RSS whatever Sentry does (make partition).
+	defaultMemoryMaxBytes = 128 << 20
 	// Shutdown: pending envelopes get this long, then each final client report
 	// gets finalReportTimeout: the exporter's own part stays under 10 s.
 	defaultDrainTimeout = 5 * time.Second
@@ -54,13 +53,13 @@ const (
 	// assembles in process, waits up to 300 s (its `timeout`).
 	defaultAssemblyWait = 30 * time.Second
 	// defaultAssemblyMaxBytes: ~30,000-100,000 held spans (1.4 × protobuf +
-	// 512 B each), about 13,000-40,000 split spans/s waiting half a 5 s flush interval.
+	// 512 B each), about 13,000-40,000 split spans/s waiting half a 5 s flush
+	// interval. It counts against the memory budget, of which it may take
+	// half at most: envelopes keep the rest.
 	defaultAssemblyMaxBytes = 64 << 20
 	// In flight over all projects: 512 requests is 4 projects at the default
-	// max_concurrent_requests; 64 MiB is what they may hold (docs/memory.md):
-	// 128 requests of 200 KiB envelopes, both copies and the fixed cost.
+	// max_concurrent_requests (docs/memory.md).
 	defaultMaxRequestsInFlight = 512
-	defaultMaxBytesInFlight    = 64 << 20
 )
 
 // NewFactory creates the factory of the Sentry exporter. The traces and logs
@@ -105,20 +104,15 @@ func createDefaultConfig() component.Config {
 		Routing:               RoutingConfig{Attribute: "service.name", MaxProjects: defaultMaxProjects},
 		TracesAs:              TracesAsTransactions,
 		MaxConcurrentRequests: defaultMaxConcurrentRequests,
-		Pending: PendingConfig{
-			MaxBytesPerProject:  defaultMaxPendingBytesPerProject,
-			MaxBytes:            defaultMaxPendingBytes,
-			DrainTimeout:        defaultDrainTimeout,
-			MaxRequestsInFlight: defaultMaxRequestsInFlight,
-			MaxBytesInFlight:    defaultMaxBytesInFlight,
-		},
-		ErrorEvents:   ErrorEventsConfig{FromSpanExceptions: true, FromLogs: true, DedupeWindow: defaultDedupeWindow},
-		Logs:          LogsConfig{ResourceAttributes: slices.Clone(translate.DefaultLogResourceAttributes)},
-		ClientReports: ClientReportsConfig{Enabled: true, Interval: defaultClientReportInterval},
-		Assembly:      AssemblyConfig{Wait: defaultAssemblyWait, MaxBytes: defaultAssemblyMaxBytes},
-		ClientConfig:  client,
-		QueueConfig:   configoptional.Some(queue),
-		RetryConfig:   configretry.NewDefaultBackOffConfig(),
+		Memory:                MemoryConfig{MaxBytes: defaultMemoryMaxBytes},
+		Pending:               PendingConfig{DrainTimeout: defaultDrainTimeout, MaxRequestsInFlight: defaultMaxRequestsInFlight},
+		ErrorEvents:           ErrorEventsConfig{FromSpanExceptions: true, FromLogs: true, DedupeWindow: defaultDedupeWindow},
+		Logs:                  LogsConfig{ResourceAttributes: slices.Clone(translate.DefaultLogResourceAttributes)},
+		ClientReports:         ClientReportsConfig{Enabled: true, Interval: defaultClientReportInterval},
+		Assembly:              AssemblyConfig{Wait: defaultAssemblyWait, MaxBytes: defaultAssemblyMaxBytes},
+		ClientConfig:          client,
+		QueueConfig:           configoptional.Some(queue),
+		RetryConfig:           configretry.NewDefaultBackOffConfig(),
 	}
 }
 
@@ -213,11 +207,14 @@ func (s *sharedExporters) acquire(cfg *Config, set exporter.Settings) (*sharedEx
 		e.users++
 		return e, nil
 	}
-	exp, err := newExporter(cfg, set, s.clk)
+	clk := s.clk
+	if s.clientHook != nil {
+		clk.clientHook = s.clientHook
+	}
+	exp, err := newExporter(cfg, set, clk)
 	if err != nil {
 		return nil, err
 	}
-	exp.clientHook = s.clientHook
 	e := &sharedExporter{owner: s, cfg: cfg, exp: exp, users: 1}
 	s.byConfig[cfg] = e
 	return e, nil
@@ -231,6 +228,8 @@ func (s *sharedExporter) start(ctx context.Context, host component.Host) error {
 		if err := s.exp.start(ctx, host); err != nil {
 			return err
 		}
+	} else {
+		s.exp.status.addHost(host) // each pipeline's component instance gets the status
 	}
 	s.started++
 	return nil

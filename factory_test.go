@@ -37,8 +37,7 @@ func TestCreateDefaultConfig(t *testing.T) {
 	require.True(t, q.Batch.HasValue())
 	assert.EqualValues(t, 2_000, q.Batch.Get().MaxSize, "a batch is bounded too")
 	assert.True(t, cfg.RetryConfig.Enabled)
-	assert.EqualValues(t, 8<<20, cfg.Pending.MaxBytesPerProject, "a few whole batches per project")
-	assert.EqualValues(t, 256<<20, cfg.Pending.MaxBytes, "the worst case of a 100-project gateway")
+	assert.EqualValues(t, 128<<20, cfg.Memory.MaxBytes, "keeps a 100-project gateway under 512 MiB RSS")
 	assert.Equal(t, 5*time.Second, cfg.Pending.DrainTimeout, "with the 2 s final report, the exporter stops within 10 s")
 }
 

@@ -29,6 +29,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
+	"github.com/otel-sentry/sentryexporter/internal/send"
 )
 
 // received is one envelope as the fake Sentry saw it.
@@ -261,30 +262,20 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 // clocks puts the exporter on this clock for rate-limit windows, and on a
-// separate fake wall clock for retries: a retry's wait returns at once and
-// moves only the wall clock, so retry budgets are exact and tests never sleep.
+// fake wall clock that stands still for retries: a retry's wait passes at
+// once (its timer fires at once), and each envelope's retry budget counts the
+// backoff it waited, so retry budgets are exact and tests never sleep.
 func (c *fakeClock) clocks() clocks {
-	var mu sync.Mutex
 	wall := c.Now()
 	return clocks{
 		now: c.Now,
-		wall: func() time.Time {
-			mu.Lock()
-			defer mu.Unlock()
-			return wall
-		},
-		pause: func(ctx context.Context, stopping <-chan struct{}, d time.Duration) bool {
-			select {
-			case <-ctx.Done():
-				return false
-			case <-stopping:
-				return false
-			default:
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			wall = wall.Add(d)
-			return true
+		send: send.Clock{
+			Now:  c.Now,
+			Wall: func() time.Time { return wall },
+			AfterFunc: func(_ time.Duration, f func()) func() bool {
+				go f()
+				return func() bool { return false }
+			},
 		},
 	}
 }
@@ -305,7 +296,7 @@ type harness struct {
 // settle waits until no project holds an envelope (queued or in flight).
 func (e *sentryExporter) settle() {
 	for _, p := range e.allProjects() {
-		p.queue.WaitIdle()
+		p.lane.WaitIdle()
 	}
 }
 

@@ -19,7 +19,6 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
 )
 
@@ -44,7 +43,10 @@ func newFaultHarness(t *testing.T, sickDSN string, hook func(*http.Client), conf
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
 
-	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clock.clocks(), clientHook: hook}
+	clk := clock.clocks()
+	clk.finalReport = 100 * time.Millisecond
+	clk.answerRead = 50 * time.Millisecond
+	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk, clientHook: hook}
 	f := factoryOf(shared)
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.Routing.DSNs = map[string]configopaque.String{
@@ -75,10 +77,6 @@ func newFaultHarness(t *testing.T, sickDSN string, hook func(*http.Client), conf
 	le, err := f.CreateLogs(context.Background(), set, cfg)
 	require.NoError(t, err)
 	exp := shared.byConfig[cfg].exp
-	exp.finalReport = 100 * time.Millisecond
-	for _, p := range exp.allProjects() {
-		p.sender.ReadFor = 50 * time.Millisecond
-	}
 	require.NoError(t, te.Start(context.Background(), componenttest.NewNopHost()))
 	require.NoError(t, le.Start(context.Background(), componenttest.NewNopHost()))
 	return &faultHarness{
@@ -210,23 +208,23 @@ func TestNetworkFaults(t *testing.T) {
 			for range 3 {
 				h.push("healthy", healthyProject)
 			}
-			h.project("healthy").queue.WaitIdle()
+			h.project("healthy").lane.WaitIdle()
 			h.requireHealthyGotAll()
 			if f.hangs {
-				require.Positive(t, h.project("sick").queue.Bytes(), "the fault is still in progress")
-				assert.Equal(t, h.project("sick").queue.Bytes(), h.pendingBytes(sickProject), "the gauge shows what the faulty project holds")
+				require.Positive(t, h.project("sick").lane.Held(), "the fault is still in progress")
+				assert.Equal(t, h.project("sick").lane.Held(), h.pendingBytes(sickProject), "the gauge shows what the faulty project holds")
 				assert.Zero(t, h.pendingBytes(healthyProject), "the healthy project holds nothing once its data is sent")
-				// The request that hangs counts against the in-flight budget: its two
-				// bodies and the fixed cost of a request; the healthy project holds none.
+				// The request that hangs counts against the memory budget: its body
+				// on the wire and the fixed cost of a request; the healthy project holds none.
 				if f.met != nil {
-					held := h.project("sick").sender.Limit.HeldBytes()
-					assert.GreaterOrEqual(t, held, int64(admit.RequestOverhead), "the hung request is counted in flight")
+					held := h.project("sick").lane.InFlightBytes()
+					assert.Greater(t, held, int64(32<<10), "the hung request is counted in flight")
 					assert.Equal(t, held, h.gauge("otelcol_exporter_sentry_in_flight_bytes", sickProject))
 				}
 				assert.Zero(t, h.gauge("otelcol_exporter_sentry_in_flight_bytes", healthyProject))
 				assert.EqualValues(t, 1, h.gauge("otelcol_exporter_sentry_concurrency_limit", sickProject), "a project whose request got no answer sends one at a time")
 			} else {
-				h.project("sick").queue.WaitIdle() // a fault that ends by itself: every envelope settles before shutdown
+				h.project("sick").lane.WaitIdle() // a fault that ends by itself: every envelope settles before shutdown
 			}
 			took := h.shutdownTimed()
 			t.Logf("shutdown took %v", took)

@@ -24,12 +24,11 @@ var houseFloors = []struct {
 	pkgs []string
 }{
 	{"the face: factory, config, lifecycle, routing, each project's wiring", []string{"."}},
-	{"pending: a project's envelopes between push and answer", []string{"internal/pending"}},
+	{"send: everything after an envelope is built (queue, retry, concurrency, memory, HTTP, outcome)", []string{"internal/send"}},
 	{"encode: envelopes from payloads, with the trace's DSC", []string{"internal/encode"}},
 	{"shape errors: one event of two renderings", []string{"internal/dedupe"}},
 	{"shape errors: payload edits; the trace index", []string{"internal/errorshape", "internal/traceindex"}},
 	{"translate: OTLP to Sentry JSON", []string{"internal/translate"}},
-	{"send: one envelope's trip over HTTP", []string{"internal/send"}},
 	{"gate and account: the services every later stage calls", []string{"internal/admit", "internal/account"}},
 	{"assemble, route's look-ups, stack traces, log spacing", []string{"internal/assemble", "internal/discovery", "internal/dsn", "internal/stacktrace", "internal/logthrottle"}},
 	{"who we are on the wire", []string{"internal/sdkinfo"}},

@@ -58,13 +58,13 @@ func (e *sentryExporter) route(ctx context.Context, res pcommon.Resource, discov
 func (e *sentryExporter) discover(ctx context.Context, slug string) *project {
 	rawDSN, err := e.resolve(ctx, slug)
 	if err != nil {
-		e.warnOnce.Log(e.logger, "resolve:"+slug, "Sentry project could not be resolved; its items are dropped",
+		e.logLimiter.Log(e.logger, "resolve:"+slug, "Sentry project could not be resolved; its items are dropped",
 			zap.String("project_slug", slug), zap.String("error", err.Error()))
 		return nil
 	}
 	p, err := e.addProject(rawDSN)
 	if err != nil {
-		e.warnOnce.Log(e.logger, "add:"+slug, "Sentry project could not be added; its items are dropped",
+		e.logLimiter.Log(e.logger, "add:"+slug, "Sentry project could not be added; its items are dropped",
 			zap.String("project_slug", slug), zap.String("error", err.Error()))
 		return nil
 	}
@@ -83,7 +83,7 @@ const discoveryWait = 2 * time.Second
 func (e *sentryExporter) resolve(ctx context.Context, slug string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.discoveryWait)
 	defer cancel()
-	stop := context.AfterFunc(e.run, cancel)
+	stop := context.AfterFunc(e.stage.Running(), cancel)
 	defer stop()
 	return e.resolver.Resolve(ctx, slug)
 }

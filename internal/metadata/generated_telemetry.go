@@ -34,6 +34,8 @@ type TelemetryBuilder struct {
 	ExporterSentryConcurrencyLimit     metric.Int64ObservableGauge
 	ExporterSentryDroppedItems         metric.Int64Counter
 	ExporterSentryInFlightBytes        metric.Int64ObservableGauge
+	ExporterSentryMemoryHeldBytes      metric.Int64ObservableGauge
+	ExporterSentryMemoryLimitBytes     metric.Int64ObservableGauge
 	ExporterSentryPendingBytes         metric.Int64ObservableGauge
 	ExporterSentryRateLimitRemaining   metric.Float64ObservableGauge
 	ExporterSentryRequests             metric.Int64Counter
@@ -87,6 +89,36 @@ func (builder *TelemetryBuilder) RegisterExporterSentryInFlightBytesCallback(cb 
 		cb(ctx, &observerInt64{inst: builder.ExporterSentryInFlightBytes, obs: o})
 		return nil
 	}, builder.ExporterSentryInFlightBytes)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterExporterSentryMemoryHeldBytesCallback sets callback for observable ExporterSentryMemoryHeldBytes metric.
+func (builder *TelemetryBuilder) RegisterExporterSentryMemoryHeldBytesCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterSentryMemoryHeldBytes, obs: o})
+		return nil
+	}, builder.ExporterSentryMemoryHeldBytes)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterExporterSentryMemoryLimitBytesCallback sets callback for observable ExporterSentryMemoryLimitBytes metric.
+func (builder *TelemetryBuilder) RegisterExporterSentryMemoryLimitBytesCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterSentryMemoryLimitBytes, obs: o})
+		return nil
+	}, builder.ExporterSentryMemoryLimitBytes)
 	if err != nil {
 		return err
 	}
@@ -184,7 +216,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ExporterSentryConcurrencyLimit, err = builder.meter.Int64ObservableGauge(
 		"otelcol_exporter_sentry_concurrency_limit",
-		metric.WithDescription("A project's adaptive limit on requests in flight, from 1 (a probe, after a request got no answer) up to max_concurrent_requests (one more per answered request, half on a 5xx). [Alpha]"),
+		metric.WithDescription("A project's adaptive limit on requests in flight, from 1 (a probe, after a request got no answer) up to max_concurrent_requests (one more per answered request while in use, halved at most once per round trip on a 5xx). [Alpha]"),
 		metric.WithUnit("{request}"),
 	)
 	errs = errors.Join(errs, err)
@@ -196,13 +228,25 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ExporterSentryInFlightBytes, err = builder.meter.Int64ObservableGauge(
 		"otelcol_exporter_sentry_in_flight_bytes",
-		metric.WithDescription("What a project's requests in flight hold (both bodies of each and a fixed cost per request for its connection buffers and goroutines), counted against pending::max_bytes_in_flight over all projects. [Alpha]"),
+		metric.WithDescription("What a project's requests in flight hold beyond their envelopes (the body on the wire and a fixed cost per request for its connection buffers and goroutines); part of pending_bytes. [Alpha]"),
+		metric.WithUnit("By"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterSentryMemoryHeldBytes, err = builder.meter.Int64ObservableGauge(
+		"otelcol_exporter_sentry_memory_held_bytes",
+		metric.WithDescription("Bytes the exporter holds against its one memory budget (memory::max_bytes) over all projects - envelopes queued, waiting to retry and in flight, spans held for assembly, error events held for dedupe. [Alpha]"),
+		metric.WithUnit("By"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterSentryMemoryLimitBytes, err = builder.meter.Int64ObservableGauge(
+		"otelcol_exporter_sentry_memory_limit_bytes",
+		metric.WithDescription("The memory budget, memory::max_bytes; when memory_held_bytes reaches it the oldest envelopes are dropped (queue_overflow). [Alpha]"),
 		metric.WithUnit("By"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterSentryPendingBytes, err = builder.meter.Int64ObservableGauge(
 		"otelcol_exporter_sentry_pending_bytes",
-		metric.WithDescription("Bytes of envelopes a project holds between the push that built them and Sentry's answer (queued and in flight), bounded by pending::max_bytes_per_project; a project whose Sentry is slow or hangs shows here. [Alpha]"),
+		metric.WithDescription("Bytes a project holds between the push that built its envelopes and Sentry's answer (queued, waiting to retry, in flight), counted against memory::max_bytes; a project whose Sentry is slow or hangs shows here. [Alpha]"),
 		metric.WithUnit("By"),
 	)
 	errs = errors.Join(errs, err)

@@ -70,7 +70,7 @@ func AssertEqualExporterSentryCompressionFallbacks(t *testing.T, tt *componentte
 func AssertEqualExporterSentryConcurrencyLimit(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_sentry_concurrency_limit",
-		Description: "A project's adaptive limit on requests in flight, from 1 (a probe, after a request got no answer) up to max_concurrent_requests (one more per answered request, half on a 5xx). [Alpha]",
+		Description: "A project's adaptive limit on requests in flight, from 1 (a probe, after a request got no answer) up to max_concurrent_requests (one more per answered request while in use, halved at most once per round trip on a 5xx). [Alpha]",
 		Unit:        "{request}",
 		Data: metricdata.Gauge[int64]{
 			DataPoints: dps,
@@ -100,7 +100,7 @@ func AssertEqualExporterSentryDroppedItems(t *testing.T, tt *componenttest.Telem
 func AssertEqualExporterSentryInFlightBytes(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_sentry_in_flight_bytes",
-		Description: "What a project's requests in flight hold (both bodies of each and a fixed cost per request for its connection buffers and goroutines), counted against pending::max_bytes_in_flight over all projects. [Alpha]",
+		Description: "What a project's requests in flight hold beyond their envelopes (the body on the wire and a fixed cost per request for its connection buffers and goroutines); part of pending_bytes. [Alpha]",
 		Unit:        "By",
 		Data: metricdata.Gauge[int64]{
 			DataPoints: dps,
@@ -111,10 +111,38 @@ func AssertEqualExporterSentryInFlightBytes(t *testing.T, tt *componenttest.Tele
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualExporterSentryMemoryHeldBytes(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_sentry_memory_held_bytes",
+		Description: "Bytes the exporter holds against its one memory budget (memory::max_bytes) over all projects - envelopes queued, waiting to retry and in flight, spans held for assembly, error events held for dedupe. [Alpha]",
+		Unit:        "By",
+		Data: metricdata.Gauge[int64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_sentry_memory_held_bytes")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualExporterSentryMemoryLimitBytes(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_sentry_memory_limit_bytes",
+		Description: "The memory budget, memory::max_bytes; when memory_held_bytes reaches it the oldest envelopes are dropped (queue_overflow). [Alpha]",
+		Unit:        "By",
+		Data: metricdata.Gauge[int64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_sentry_memory_limit_bytes")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualExporterSentryPendingBytes(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_sentry_pending_bytes",
-		Description: "Bytes of envelopes a project holds between the push that built them and Sentry's answer (queued and in flight), bounded by pending::max_bytes_per_project; a project whose Sentry is slow or hangs shows here. [Alpha]",
+		Description: "Bytes a project holds between the push that built its envelopes and Sentry's answer (queued, waiting to retry, in flight), counted against memory::max_bytes; a project whose Sentry is slow or hangs shows here. [Alpha]",
 		Unit:        "By",
 		Data: metricdata.Gauge[int64]{
 			DataPoints: dps,

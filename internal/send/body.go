@@ -5,12 +5,6 @@ import (
 	"sync/atomic"
 )
 
-// bodyBuffers are one envelope's encoding and its compressed form, reused
-// across envelopes once the transport closed the body.
-type bodyBuffers struct {
-	raw, wire []byte
-}
-
 // requestBody is an envelope being sent; closed tells when the transport is
 // done with it. One per request, so that a late Close of an earlier request
 // can never mark a later one's buffers free.

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -146,33 +145,23 @@ func refusedEncoding(enc BodyEncoding, res Result) bool {
 // attempt makes one POST of env, in the project's encoding; a zstd body that
 // Sentry refused as if it could not decode it is sent once more with gzip (see
 // the top of this file).
-func (s *Sender) attempt(ctx context.Context, env *envelope.Envelope) (Result, time.Duration) {
+func (p *poster) attempt(ctx context.Context, env *envelope.Envelope) Result {
 	enc := EncodingByClient
-	if s.body != nil {
-		enc = s.body.current()
+	if p.body != nil {
+		enc = p.body.current()
 	}
-	res, retryAfter := s.attemptEncoded(ctx, env, enc)
+	res := p.attemptEncoded(ctx, env, enc)
 	if !refusedEncoding(enc, res) {
-		return res, retryAfter
+		return res
 	}
-	res, retryAfter = s.attemptEncoded(ctx, env, EncodingGzip)
+	res = p.attemptEncoded(ctx, env, EncodingGzip)
 	// Only an answer that took the gzip body (not a network error, not a 5xx)
 	// shows that zstd was the problem.
 	tookGzip := res.Delivered || res.Status == http.StatusTooManyRequests || res.Status == http.StatusRequestEntityTooLarge
-	if tookGzip && s.body.fellBack.CompareAndSwap(false, true) && s.body.onFallback != nil {
-		s.body.onFallback()
+	if tookGzip && p.body.fellBack.CompareAndSwap(false, true) && p.body.onFallback != nil {
+		p.body.onFallback()
 	}
-	return res, retryAfter
-}
-
-// encodeBody is the hook in attemptEncoded: body as it goes on the wire
-// (appended to dst, or body itself when uncompressed or left to confighttp)
-// and its Content-Encoding ("" for none or confighttp's own).
-func (s *Sender) encodeBody(enc BodyEncoding, body, dst []byte) (wire []byte, contentEncoding BodyEncoding) {
-	if enc == EncodingByClient || s.body == nil {
-		return body, EncodingByClient
-	}
-	return s.body.comp.Compress(enc, body, dst), enc
+	return res
 }
 
 // NewBodyEncoder is a project's encoder for the configured compression.

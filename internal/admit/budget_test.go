@@ -1,0 +1,150 @@
+package admit
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// grown is a limit already at its maximum (as after a healthy spell).
+func grown(b *Budget, maxConcurrent int) *Limit {
+	l := b.NewLimit(maxConcurrent)
+	l.limit = maxConcurrent
+	l.current.Store(int32(maxConcurrent))
+	return l
+}
+
+func takeAll(l *Limit) int {
+	n := 0
+	for {
+		if _, ok := l.TryAcquire(); !ok {
+			return n
+		}
+		n++
+	}
+}
+
+// TestBudgetShares: a project whose Sentry hangs borrows what the budget has
+// free, no more; the others still get their share at once.
+func TestBudgetShares(t *testing.T) {
+	tests := []struct {
+		name                  string
+		maxRequests, projects int
+		wantHung, wantHealthy int // requests each gets before it would wait
+	}{
+		{"a share of 2 each", 8, 4, 8, 2},
+		{"a share is at least one request", 8, 100, 8, 1},
+		{"one project: the whole budget", 8, 1, 8, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := NewBudget(tt.maxRequests, tt.projects)
+			hung, healthy := grown(b, 128), grown(b, 128)
+			assert.Equal(t, tt.wantHung, takeAll(hung), "the hung project borrows what the budget has free")
+			got := takeAll(healthy)
+			if tt.projects > 1 {
+				assert.Equal(t, tt.wantHealthy, got, "the healthy project still gets its share")
+			}
+			assert.LessOrEqual(t, b.requests, 2*tt.maxRequests)
+		})
+	}
+}
+
+// TestBudgetWaitersServedInOrder: a waiter of a project at its own limit does
+// not hold up another project's waiter that fits, and a release admits the
+// waiters in the order they came.
+func TestBudgetWaitersServedInOrder(t *testing.T) {
+	b := NewBudget(2, 2) // a share of one request each
+	a, c := grown(b, 1), grown(b, 4)
+	ta, ok := a.Acquire(context.Background())
+	require.True(t, ok)
+	tc, ok := c.Acquire(context.Background())
+	require.True(t, ok) // the budget is full now
+	order := make(chan string, 3)
+	waitFor := func(l *Limit, name string) {
+		go func() {
+			if _, ok := l.Acquire(context.Background()); ok {
+				order <- name
+			}
+		}()
+	}
+	waitFor(a, "a") // a is at its own limit (1): it waits for a's release
+	waitUntilWaiting(t, b, 1)
+	waitFor(c, "c1")
+	waitUntilWaiting(t, b, 2)
+	c.Release(tc, VerdictOK) // room in the budget: c1 goes, a still cannot
+	assert.Equal(t, "c1", <-order)
+	a.Release(ta, VerdictOK)
+	assert.Equal(t, "a", <-order)
+	assert.Equal(t, 2, b.requests)
+}
+
+// TestBudgetAcquireGivesUp: a waiter whose context ends gives up its turn
+// and holds nothing.
+func TestBudgetAcquireGivesUp(t *testing.T) {
+	b := NewBudget(1, 1)
+	l := grown(b, 4)
+	_, ok := l.Acquire(context.Background())
+	require.True(t, ok)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan bool)
+	go func() {
+		_, ok := l.Acquire(ctx)
+		done <- ok
+	}()
+	waitUntilWaiting(t, b, 1)
+	cancel()
+	assert.False(t, <-done)
+	assert.Equal(t, 1, b.requests)
+	assert.Empty(t, b.waiters)
+}
+
+func waitUntilWaiting(t *testing.T, b *Budget, n int) {
+	t.Helper()
+	for {
+		b.mu.Lock()
+		got := len(b.waiters)
+		b.mu.Unlock()
+		if got == n {
+			return
+		}
+		if got > n {
+			t.Fatalf("%d waiters, want %d", got, n)
+		}
+		runtime.Gosched()
+	}
+}
+
+// TestBudgetStalledProjectStopsBorrowing: a project with requests in flight
+// and no answer for stallAfter borrows nothing beyond its share; an answer
+// ends the stall.
+func TestBudgetStalledProjectStopsBorrowing(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	b := NewBudget(100, 10) // a share of 10 requests
+	b.now = func() time.Time { return now }
+	l := grown(b, 128)
+	var tickets []Ticket
+	for range 12 { // its share and 2 borrowed
+		tk, ok := l.TryAcquire()
+		require.True(t, ok)
+		tickets = append(tickets, tk)
+	}
+	now = now.Add(stallAfter + time.Second)
+	_, ok := l.TryAcquire()
+	assert.False(t, ok, "stalled: no more borrowing though the budget has room")
+	other := grown(b, 128)
+	for range 12 {
+		_, ok := other.TryAcquire()
+		require.True(t, ok, "another project still borrows")
+	}
+	l.Release(tickets[0], VerdictOK) // an answer: no longer stalled
+	tk, ok := l.TryAcquire()
+	assert.True(t, ok)
+	l.Release(tk, VerdictNone) // no answer: back to a probe, whatever it holds
+	_, ok = l.TryAcquire()
+	assert.False(t, ok)
+}

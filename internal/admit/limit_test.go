@@ -1,0 +1,180 @@
+package admit
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// saturated is a project with more envelopes than its limit lets go: each
+// answer frees a place, which the next envelope takes at once, so the limit
+// is always in use. Answers come back oldest request first.
+type saturated struct {
+	t        *testing.T
+	l        *Limit
+	inFlight []Ticket
+}
+
+func newSaturated(t *testing.T, l *Limit) *saturated {
+	s := &saturated{t: t, l: l}
+	s.fill()
+	return s
+}
+
+func (s *saturated) fill() {
+	for {
+		tk, ok := s.l.TryAcquire()
+		if !ok {
+			break
+		}
+		s.inFlight = append(s.inFlight, tk)
+	}
+	require.NotEmpty(s.t, s.inFlight, "a limit always lets one request go")
+}
+
+// answer answers n requests, the i-th with verdict(i).
+func (s *saturated) answer(n int, verdict func(i int) Verdict) {
+	for i := range n {
+		tk := s.inFlight[0]
+		s.inFlight = s.inFlight[1:]
+		s.l.Release(tk, verdict(i))
+		s.fill()
+	}
+}
+
+// roundTrips answers n round trips' worth of requests: each round trip as
+// many answers as the limit was at its start.
+func (s *saturated) roundTrips(n int, verdict func(i int) Verdict) {
+	k := 0
+	for range n {
+		m := s.l.Current()
+		s.answer(m, func(int) Verdict { k++; return verdict(k - 1) })
+	}
+}
+
+func (s *saturated) drain() {
+	for _, tk := range s.inFlight {
+		s.l.Release(tk, VerdictIgnore)
+	}
+	s.inFlight = nil
+}
+
+func all(v Verdict) func(int) Verdict { return func(int) Verdict { return v } }
+
+// every nth answer is bad, the others good.
+func every(n int, bad Verdict) func(int) Verdict {
+	return func(i int) Verdict {
+		if i%n == n-1 {
+			return bad
+		}
+		return VerdictOK
+	}
+}
+
+// TestLimitAdapts: the limit grows by one per answer while in use (doubling
+// per round trip), halves at most once per round trip on 5xx, falls to one
+// probe when a request gets no answer, and grows back from the probe.
+func TestLimitAdapts(t *testing.T) {
+	type step struct {
+		roundTrips int
+		verdict    func(int) Verdict
+	}
+	tests := []struct {
+		name  string
+		steps []step
+		want  int // the limit at the end
+	}{
+		{"new project: one probe", nil, 1},
+		{"round trips double it", []step{{3, all(VerdictOK)}}, 8},
+		{"never past max_concurrent_requests", []step{{20, all(VerdictOK)}}, 64},
+		{"a round trip of 5xx halves it once, not once per answer", []step{{20, all(VerdictOK)}, {1, all(VerdictOverload)}}, 32},
+		{"round trips of 5xx halve it each round trip", []step{{20, all(VerdictOK)}, {3, all(VerdictOverload)}}, 8},
+		{"a Sentry answering only 5xx is still probed", []step{{20, all(VerdictOK)}, {20, all(VerdictOverload)}}, 1},
+		{"no answer: one probe", []step{{20, all(VerdictOK)}, {1, all(VerdictNone)}}, 1},
+		{"a shutdown cancel tells nothing", []step{{20, all(VerdictOK)}, {1, all(VerdictIgnore)}}, 64},
+		{"the probe's answer opens the way, doubling per round trip", []step{{20, all(VerdictOK)}, {1, all(VerdictNone)}, {4, all(VerdictOK)}}, 16},
+		{"a brownout of 1 in 5 keeps it near its ceiling", []step{{20, all(VerdictOK)}, {50, every(5, VerdictOverload)}}, 64},
+		{"a brownout of 1 in 5 from a new project: it still grows", []step{{50, every(5, VerdictOverload)}}, 64},
+		{"3 answers in 4 are 5xx: it falls to a request or two", []step{{20, all(VerdictOK)}, {50, func(i int) Verdict {
+			if i%4 == 0 {
+				return VerdictOK
+			}
+			return VerdictOverload
+		}}}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := NewBudget(1000, 1)
+			l := b.NewLimit(64)
+			s := newSaturated(t, l)
+			for _, st := range tt.steps {
+				s.roundTrips(st.roundTrips, st.verdict)
+			}
+			got := l.Current()
+			s.drain()
+			if tt.want >= 32 {
+				assert.GreaterOrEqual(t, got, tt.want*3/4, "within a quarter of %d", tt.want)
+			} else {
+				assert.Equal(t, tt.want, got)
+			}
+			assert.Zero(t, b.requests, "every place given back")
+		})
+	}
+}
+
+// TestLimitOnePerRoundTrip: of the requests in flight when Sentry faltered,
+// only the first failure cuts; a request sent after the cut cuts again.
+func TestLimitOnePerRoundTrip(t *testing.T) {
+	b := NewBudget(1000, 1)
+	l := grown(b, 16)
+	var inFlight []Ticket
+	for range 16 {
+		tk, ok := l.TryAcquire()
+		require.True(t, ok)
+		inFlight = append(inFlight, tk)
+	}
+	l.Release(inFlight[0], VerdictOverload)
+	assert.Equal(t, 8, l.Current(), "the first 5xx halves it")
+	for _, tk := range inFlight[1:8] {
+		l.Release(tk, VerdictOverload)
+	}
+	assert.Equal(t, 8, l.Current(), "the other 5xx of the same round trip tell nothing new")
+	for _, tk := range inFlight[8:] {
+		l.Release(tk, VerdictNone)
+	}
+	assert.Equal(t, 8, l.Current(), "nor do its timeouts")
+	tk, ok := l.TryAcquire()
+	require.True(t, ok)
+	l.Release(tk, VerdictNone)
+	assert.Equal(t, 1, l.Current(), "a request sent after the cut that gets no answer: one probe")
+}
+
+// TestLimitQuietProjectStaysSmall: one request at a time never grows the
+// limit past what it uses.
+func TestLimitQuietProjectStaysSmall(t *testing.T) {
+	b := NewBudget(1000, 1)
+	l := b.NewLimit(64)
+	for range 50 {
+		tk, ok := l.Acquire(context.Background())
+		require.True(t, ok)
+		l.Release(tk, VerdictOK)
+	}
+	assert.LessOrEqual(t, l.Current(), 3, "one in flight at a time needs no more")
+}
+
+// TestLimitStall: progress is an answer; a limit whose requests get none
+// for stallAfter stops borrowing (budget_test.go), and any answer ends it.
+func TestLimitStall(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	b := NewBudget(10, 10)
+	b.now = func() time.Time { return now }
+	l := grown(b, 8)
+	tk, ok := l.TryAcquire()
+	require.True(t, ok)
+	now = now.Add(stallAfter + time.Second)
+	l.Release(tk, VerdictOverload) // a 5xx is an answer
+	assert.Equal(t, now, l.progress)
+}

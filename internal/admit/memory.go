@@ -1,0 +1,77 @@
+package admit
+
+import "sync/atomic"
+
+// Memory is the exporter's one memory budget (memory::max_bytes): every byte
+// the exporter holds on data's way to Sentry counts against it, whoever
+// holds it: each project's envelopes queued, waiting to retry and in flight
+// (both bodies of a request), the spans held for trace assembly and the
+// error events held in the dedupe window.
+//
+// It is shared fairly, as the request budget is: each project may hold its
+// share (max_bytes / routing::max_projects) whatever the others hold, and
+// more while the total has room. When the total is full, the holder furthest
+// past its share makes room (max-min fairness): a project whose Sentry hangs
+// gives way to a busy healthy one, never the reverse. Memory only counts;
+// the holders decide what goes, and drop (and count) it.
+type Memory struct {
+	max, share int64
+	held       atomic.Int64
+}
+
+// NewMemory is a budget of maxBytes shared by up to maxProjects projects.
+func NewMemory(maxBytes int64, maxProjects int) *Memory {
+	return &Memory{max: maxBytes, share: maxBytes / int64(max(maxProjects, 1))}
+}
+
+// Max is the budget.
+func (m *Memory) Max() int64 { return m.max }
+
+// Held is what all holders hold now.
+func (m *Memory) Held() int64 { return m.held.Load() }
+
+// Holder is one holder's part of the budget.
+type Holder struct {
+	m    *Memory
+	held atomic.Int64
+}
+
+// NewHolder is a part of m, holding nothing yet.
+func (m *Memory) NewHolder() *Holder { return &Holder{m: m} }
+
+// Add counts n more bytes held (fewer when n is negative), whether or not
+// they fit: the caller asked Room first, or holds them under a bound of its
+// own.
+func (h *Holder) Add(n int64) {
+	h.held.Add(n)
+	h.m.held.Add(n)
+}
+
+// Set counts exactly n bytes held by h.
+func (h *Holder) Set(n int64) {
+	old := h.held.Swap(n)
+	h.m.held.Add(n - old)
+}
+
+// Held is what h holds now.
+func (h *Holder) Held() int64 { return h.held.Load() }
+
+// Over is how far h is past its share (0 or less: within it).
+func (h *Holder) Over() int64 { return h.held.Load() - h.m.share }
+
+// TryTake counts n more bytes for h if the budget has room for them.
+func (m *Memory) TryTake(h *Holder, n int64) bool {
+	for {
+		cur := m.held.Load()
+		if cur+n > m.max {
+			return false
+		}
+		if m.held.CompareAndSwap(cur, cur+n) {
+			h.held.Add(n)
+			return true
+		}
+	}
+}
+
+// Share is what each project may hold whatever the others hold.
+func (m *Memory) Share() int64 { return m.share }

@@ -1,0 +1,209 @@
+package send
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/logthrottle"
+	"github.com/otel-sentry/sentryexporter/ratelimit"
+)
+
+// Result is what one attempt to send an envelope came to.
+type Result struct {
+	Delivered bool
+	Reason    account.Reason // when not delivered
+	Status    int            // Sentry's HTTP status; 0 when there was no answer
+	TooLarge  bool           // 413: a container may be split once
+	// RetryAfter is the Retry-After Sentry sent with a 5xx, as a duration.
+	RetryAfter time.Duration
+	// NewLimits: the answer carried rate limits, now merged into the
+	// project's state.
+	NewLimits bool
+}
+
+// retryable: no answer at all, or a 5xx. Never a 429 or another 4xx.
+func (r Result) retryable() bool {
+	return !r.Delivered && (r.Reason == account.ReasonNetworkError || r.Reason == account.ReasonSendError && r.Status >= 500)
+}
+
+// poster is the only code that speaks HTTP: one POST of one envelope to its
+// project's envelope URL and the reading of the answer. It merges the rate
+// limits of every answer (200 included) into the project's state and
+// classifies the answer; it never retries, waits or queues.
+type poster struct {
+	client  atomic.Pointer[http.Client] // built at start (confighttp needs the host's extensions)
+	request requestTemplate
+	body    *BodyEncoder // compression of envelope bodies (compress.go); nil: confighttp's
+	limits  *ratelimit.State
+	acct    *account.Accountant
+	now     func() time.Time
+	timeout time.Duration // `timeout`: one POST, its answer included (0: none)
+	readFor time.Duration // maxAnswerRead, unless the stage's config shortens it
+	logger  *zap.Logger
+	bufs    *bufferPools
+	cutters sync.Pool // *bodyCutter, so that bounding a read allocates nothing
+	errLog  logthrottle.Throttle
+}
+
+// bufferPools are the stage's body buffers, shared by its lanes: the encoded
+// envelope (back to the pool before the request starts, once compressed) and
+// the body on the wire (back once the transport closed it).
+type bufferPools struct {
+	raw, wire sync.Pool // *[]byte
+}
+
+// maxPooledBuffer: larger buffers are not kept, so that one huge envelope
+// does not pin its buffers for ever.
+const maxPooledBuffer = 4 << 20
+
+func (b *bufferPools) get(p *sync.Pool, size int) *[]byte {
+	if buf, _ := p.Get().(*[]byte); buf != nil {
+		return buf
+	}
+	s := make([]byte, 0, size)
+	return &s
+}
+
+func (b *bufferPools) put(p *sync.Pool, buf *[]byte) {
+	if cap(*buf) <= maxPooledBuffer {
+		*buf = (*buf)[:0]
+		p.Put(buf)
+	}
+}
+
+// attemptEncoded makes one POST with the body in enc (attempt, in
+// compress.go, picks it) and classifies the answer.
+func (p *poster) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc BodyEncoding) Result {
+	env.Header.SentAt = p.now()
+	raw := p.bufs.get(&p.bufs.raw, 64<<10)
+	*raw = env.AppendTo((*raw)[:0])
+	wire, used := *raw, EncodingByClient
+	var wireBuf *[]byte
+	if enc != EncodingByClient && p.body != nil {
+		wireBuf = p.bufs.get(&p.bufs.wire, 16<<10)
+		*wireBuf = p.body.comp.Compress(enc, *raw, (*wireBuf)[:0])
+		wire, used = *wireBuf, enc
+		p.bufs.put(&p.bufs.raw, raw) // the request holds only the compressed copy
+		raw = nil
+	}
+	rc := &requestBody{}
+	rc.Reset(wire)
+	defer func() {
+		// The transport may still be writing the body after the answer came
+		// (a server can answer early); reuse the buffer only once it closed it.
+		if !rc.closed.Load() {
+			return
+		}
+		if raw != nil {
+			p.bufs.put(&p.bufs.raw, raw)
+		}
+		if wireBuf != nil {
+			p.bufs.put(&p.bufs.wire, wireBuf)
+		}
+	}()
+
+	if p.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.timeout)
+		defer cancel() // after the answer was read
+	}
+	req := p.request.new(ctx, rc, int64(len(wire)), used)
+	cut, _ := p.cutters.Get().(*bodyCutter)
+	if cut == nil {
+		cut = newBodyCutter()
+	}
+	defer p.cutters.Put(cut) // after the snippet in cut's buffer was logged
+	client := p.client.Load()
+	if client == nil { // not started
+		p.acct.Request(ctx, 0)
+		return Result{Reason: account.ReasonNetworkError}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		p.acct.Request(ctx, 0)
+		p.errLog.Log(p.logger, "network", "Sending to Sentry failed", zap.String("error", redactedError(err)))
+		return Result{Reason: account.ReasonNetworkError}
+	}
+	cut.arm(resp.Body, p.readFor)
+	snippet := cut.drain(resp.Body)
+	cut.disarm()
+	p.acct.Request(ctx, resp.StatusCode)
+
+	// Limits count on every answer, 200 included.
+	answered := p.now()
+	res := p.classify(resp, snippet, answered)
+	if l, capped := ratelimit.FromResponse(resp.StatusCode, resp.Header, answered); !l.Empty() {
+		p.mergeLimits(l, capped, answered)
+		res.NewLimits = true
+	}
+	return res
+}
+
+// classify says what an answer means for the envelope.
+func (p *poster) classify(resp *http.Response, snippet []byte, answered time.Time) Result {
+	switch code := resp.StatusCode; {
+	case code >= 200 && code < 300:
+		return Result{Delivered: true, Status: code}
+	case code == http.StatusTooManyRequests:
+		return Result{Reason: account.ReasonRateLimited, Status: code}
+	case code == http.StatusRequestEntityTooLarge:
+		p.logRejected(code, resp.Header, snippet)
+		return Result{Reason: account.ReasonSendError, Status: code, TooLarge: true}
+	case code >= 500:
+		p.logRejected(code, resp.Header, snippet)
+		res := Result{Reason: account.ReasonSendError, Status: code}
+		if retryAfter, _, _ := ratelimit.ParseRetryAfter(resp.Header.Get("Retry-After"), answered); !retryAfter.IsZero() {
+			res.RetryAfter = retryAfter.Sub(answered)
+		}
+		return res
+	default:
+		p.logRejected(code, resp.Header, snippet)
+		return Result{Reason: account.ReasonSendError, Status: code}
+	}
+}
+
+// mergeLimits adds l to the DSN's limits and logs once per newly started window.
+func (p *poster) mergeLimits(l ratelimit.Limits, capped bool, now time.Time) {
+	before := p.limits.Load()
+	p.limits.Merge(l)
+	l.Each(func(c ratelimit.Category, deadline time.Time) {
+		if deadline.After(now) && !before.Active(c, now) {
+			p.logger.Warn("Sentry rate limit: dropping this category until the limit ends",
+				zap.String("category", c.Label()), zap.Duration("retry_after", deadline.Sub(now)), zap.Bool("capped", capped))
+		}
+	})
+}
+
+// logRejected logs a failed answer with Sentry's X-Sentry-Error or a short body
+// snippet, at most once per errorLogInterval per status.
+func (p *poster) logRejected(status int, h http.Header, snippet []byte) {
+	detail := h.Get("X-Sentry-Error")
+	if detail == "" {
+		detail = string(snippet)
+	}
+	p.errLog.Log(p.logger, http.StatusText(status), "Sentry rejected an envelope",
+		zap.Int("status", status), zap.String("detail", detail))
+}
+
+// redactedError prints an HTTP client error without a URL's userinfo; the
+// envelope URL carries none (the key travels in X-Sentry-Auth), but an
+// `endpoint` or proxy_url might.
+func redactedError(err error) string {
+	var ue interface {
+		Unwrap() error
+	}
+	if errors.As(err, &ue) {
+		if inner := ue.Unwrap(); inner != nil {
+			return inner.Error()
+		}
+	}
+	return err.Error()
+}

@@ -1,0 +1,25 @@
+package send
+
+import (
+	"time"
+
+	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/encode"
+)
+
+// job is one envelope on its way through a lane: queued, waiting to retry,
+// or in flight. Exactly one of the lane's queues, or one worker, has it at a
+// time, and it is settled exactly once.
+type job struct {
+	out  encode.Outgoing // detached: it owns its payloads
+	held int64           // bytes counted against the memory budget for it
+
+	// Retry state.
+	attempts  int
+	first     time.Time      // wall time of the first attempt, for retry_on_failure's max_elapsed_time
+	interval  time.Duration  // the next backoff interval
+	waited    time.Duration  // the backoff waited so far
+	notBefore time.Time      // while waiting to retry: not sent before this wall time
+	last      account.Reason // why its last attempt failed
+	split     bool           // a half of a container Sentry found too large: never split again
+}

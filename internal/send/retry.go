@@ -1,0 +1,41 @@
+package send
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"go.opentelemetry.io/collector/config/configretry"
+)
+
+// retryDelay is how long j waits before its next attempt after a retryable
+// failure: retry_on_failure's exponential backoff with jitter, at least the
+// Retry-After Sentry sent with a 5xx. False when j must not be retried:
+// retries are off, or the wait would take it past max_elapsed_time from its
+// first attempt. It advances j's backoff interval.
+func retryDelay(cfg configretry.BackOffConfig, j *job, retryAfter time.Duration, now time.Time) (time.Duration, bool) {
+	if !cfg.Enabled {
+		return 0, false
+	}
+	if j.interval == 0 {
+		j.interval = cfg.InitialInterval
+	}
+	d := j.interval
+	if cfg.RandomizationFactor > 0 {
+		delta := cfg.RandomizationFactor * float64(d)
+		d = time.Duration(float64(d) - delta + rand.Float64()*2*delta)
+	}
+	next := time.Duration(float64(j.interval) * cfg.Multiplier)
+	if cfg.MaxInterval > 0 && next > cfg.MaxInterval {
+		next = cfg.MaxInterval
+	}
+	j.interval = max(next, 1)
+	d = max(d, retryAfter)
+	// Elapsed is the wall time since the first attempt, and never less than
+	// the backoff already waited (a clock that does not move, in tests).
+	elapsed := max(now.Sub(j.first), j.waited)
+	if cfg.MaxElapsedTime > 0 && elapsed+d > cfg.MaxElapsedTime {
+		return 0, false
+	}
+	j.waited += d
+	return d, true
+}
