@@ -597,3 +597,50 @@ func TestNotStartedIsANetworkError(t *testing.T) {
 	assert.True(t, res.retryable())
 	assert.Equal(t, map[string]int64{"project=1,status=network_error": 1}, tel.Sums(t, "otelcol_exporter_sentry_requests"))
 }
+
+// TestBrownout: a Sentry that answers a fifth of the requests 503 (100 ms
+// round trips), 200 envelopes/s for 20 s, retry_on_failure at the
+// exporter's defaults (the collector's, but a first retry after 1 s). The
+// limit never collapses (one request at a time would store a twentieth) and
+// no worker waits in a backoff: at least 75 % is stored during the load, 99 % within 10 s of its
+// end, all of it within 120 s, and nothing is dropped.
+func TestBrownout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, 1, func(c *Config) {
+			c.Retry = configretry.NewDefaultBackOffConfig()
+			c.Retry.InitialInterval = time.Second // the exporter's default (factory.go)
+			c.MaxConcurrentRequests = 128
+		}, false)
+		var mu sync.Mutex
+		state := uint64(1)
+		f.sentry.respond = func(string, int, *envelope.Envelope) answer {
+			time.Sleep(100 * time.Millisecond) // one request at a time would store 10 envelopes/s
+			mu.Lock()
+			defer mu.Unlock()
+			state = state*6364136223846793005 + 1442695040888963407 // a fixed sequence: the same run every time
+			if (state>>33)%5 == 0 {
+				return answer{status: http.StatusServiceUnavailable}
+			}
+			return answer{status: http.StatusOK}
+		}
+		const total = 200 * 20
+		stored := func() int64 { return f.sums("sent_items")["category=transaction,project=1"] }
+		for i := range total {
+			f.lanes[0].Offer(context.Background(), txs(i, 1), nil)
+			time.Sleep(5 * time.Millisecond)
+		}
+		atEnd := stored()
+		time.Sleep(10 * time.Second)
+		at10 := stored()
+		time.Sleep(110 * time.Second)
+		synctest.Wait()
+		at120 := stored()
+		t.Logf("stored: %.1f %% during the load, %.2f %% 10 s after, %.2f %% 120 s after; limit %d",
+			100*float64(atEnd)/total, 100*float64(at10)/total, 100*float64(at120)/total, f.lanes[0].Limit())
+		assert.GreaterOrEqual(t, atEnd, int64(total*75/100), "75 % stored during the load")
+		assert.GreaterOrEqual(t, at10, int64(total*99/100), "99 % within 10 s of its end")
+		assert.Equal(t, int64(total), at120, "all within 120 s")
+		assert.Empty(t, f.sums("dropped_items"), "nothing dropped")
+		f.shutdown()
+	})
+}
