@@ -330,11 +330,11 @@ func TestRateLimitDropsQueued(t *testing.T) {
 	})
 }
 
-// memoryFixture is two projects sharing a 64 KiB budget (a share of 32 KiB
+// memoryFixture is two projects sharing a 1 MiB budget (a share of 512 KiB
 // each); project 1's Sentry hangs until unhang.
 func memoryFixture(t *testing.T) (f *fixture, unhang func()) {
 	f = newFixture(t, 2, func(c *Config) {
-		c.MaxBytes = 64 << 10
+		c.MaxBytes = 1 << 20
 		c.MaxProjects = 2
 		c.Client.Timeout = 0 // the hang lasts until unhang
 	}, false)
@@ -354,10 +354,10 @@ func memoryFixture(t *testing.T) (f *fixture, unhang func()) {
 	}
 }
 
-// big is a transaction of ~1.5 KiB.
+// big is a transaction of ~10 KiB.
 func big(id int) []encode.Outgoing {
 	o := tx(id)
-	o.Env.Items[0].Payload = []byte(`{"pad":"` + strings.Repeat("x", 1000) + `"}`)
+	o.Env.Items[0].Payload = []byte(`{"pad":"` + strings.Repeat("x", 10<<10) + `"}`)
 	return []encode.Outgoing{o}
 }
 
@@ -381,7 +381,7 @@ func TestMemoryDropsOldest(t *testing.T) {
 		hung := f.lanes[0]
 		hung.Offer(context.Background(), big(1), nil)
 		synctest.Wait()             // in flight, hanging
-		for i := 2; i <= 100; i++ { // more than twice the budget
+		for i := 2; i <= 300; i++ { // three times the budget
 			hung.Offer(context.Background(), big(i), nil)
 		}
 		synctest.Wait()
@@ -394,9 +394,9 @@ func TestMemoryDropsOldest(t *testing.T) {
 		require.NotEmpty(t, ids)
 		assert.Equal(t, 1, ids[0], "the first was in flight when the budget filled")
 		kept := slices.Sorted(slices.Values(ids[1:])) // sent by several workers once Sentry answers
-		assert.Equal(t, 100, kept[len(kept)-1], "the newest was kept")
+		assert.Equal(t, 300, kept[len(kept)-1], "the newest was kept")
 		assert.Equal(t, len(kept)-1, kept[len(kept)-1]-kept[0], "what was kept is the newest, with no gap")
-		assert.Equal(t, int64(100), int64(len(ids))+dropped, "every envelope sent or counted")
+		assert.Equal(t, int64(300), int64(len(ids))+dropped, "every envelope sent or counted")
 		f.shutdown()
 	})
 }
@@ -407,12 +407,12 @@ func TestMemoryHungGivesWay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, unhang := memoryFixture(t)
 		hung, healthy := f.lanes[0], f.lanes[1]
-		for i := 1; i <= 100; i++ {
+		for i := 1; i <= 300; i++ {
 			hung.Offer(context.Background(), big(i), nil)
 		}
 		synctest.Wait()
 		require.Positive(t, f.sums("dropped_items")["category=transaction,project=1,reason=queue_overflow"], "the budget is full")
-		for i := range 40 { // bursts of 4 (~6 KiB), each sent before the next comes
+		for i := range 40 { // bursts of 4 (~40 KiB), each sent before the next comes
 			healthy.Offer(context.Background(), big(1000+i), nil)
 			if i%4 == 3 {
 				synctest.Wait()
@@ -423,7 +423,7 @@ func TestMemoryHungGivesWay(t *testing.T) {
 		assert.Zero(t, f.sums("dropped_items")["category=transaction,project=2,reason=queue_overflow"])
 		unhang()
 		synctest.Wait()
-		assert.Equal(t, int64(100), int64(len(f.idsOf("1")))+f.sums("dropped_items")["category=transaction,project=1,reason=queue_overflow"],
+		assert.Equal(t, int64(300), int64(len(f.idsOf("1")))+f.sums("dropped_items")["category=transaction,project=1,reason=queue_overflow"],
 			"every envelope of the hung project sent or counted")
 		f.shutdown()
 	})
