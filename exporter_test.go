@@ -94,10 +94,15 @@ func TestStatusHandling(t *testing.T) {
 	}
 }
 
+// An envelope that gets no answer is retried per retry_on_failure, then
+// counted once as network_error. The harness's backoff (1 ms doubling to at
+// most 5 ms) waits 1, 2, 4, 5 and 5 ms within the 20 ms budget: 6 attempts
+// for each of the 5 envelopes.
 func TestNetworkErrorRetriedThenCounted(t *testing.T) {
 	h := newHarness(t, func(c *Config) {
 		c.RetryConfig.MaxElapsedTime = 20 * time.Millisecond
 		c.ClientReports.Enabled = false
+		noDedupe(c) // error events go out in their push, not at shutdown (when nothing is retried)
 	})
 	h.sentry.srv.Close() // connection refused from now on
 	h.consumeTraces(0, 2, true)
@@ -107,7 +112,8 @@ func TestNetworkErrorRetriedThenCounted(t *testing.T) {
 	assert.EqualValues(t, 2, h.dropped("transaction", "network_error"))
 	assert.EqualValues(t, 2, h.dropped("error", "network_error"))
 	assert.EqualValues(t, 3, h.dropped("log_item", "network_error"))
-	assert.Positive(t, h.sum("otelcol_exporter_sentry_requests", map[string]string{"status": "network_error"}))
+	assert.EqualValues(t, 5*6, h.sum("otelcol_exporter_sentry_requests", map[string]string{"status": "network_error"}),
+		"2 transactions, 2 error events and a log container, 6 attempts each")
 }
 
 // A 413 on a container splits it in two and sends each half once.
