@@ -31,10 +31,11 @@ generate:
 $(OCB):
 	$(GO) install go.opentelemetry.io/collector/cmd/builder@$(OCB_VERSION)
 
-## otelcol: build bin/otelcol-sentry with ocb from builder-config.yaml.
+## otelcol: build bin/otelcol-sentry with ocb from builder-config.yaml. Static (CGO_ENABLED=0), so
+## that the same binary runs on this machine and in the scratch image (make image).
 otelcol: $(OTELCOL)
 $(OTELCOL): $(OCB) builder-config.yaml $(shell find . -name '*.go' -not -path './dist*' -not -path './.gen/*' -not -path './cmd/*' -not -name '*_test.go') go.mod go.sum
-	$(OCB) --config builder-config.yaml
+	CGO_ENABLED=0 $(OCB) --config builder-config.yaml
 	@mkdir -p $(BIN)
 	cp dist/otelcol-sentry $(OTELCOL)
 
