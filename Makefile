@@ -132,3 +132,14 @@ scaleout: otelcol otelcol-front sink sdkapp
 .PHONY: bounds
 bounds: otelcol sink
 	./scripts/bounds.sh
+
+## image: the gateway's container image (Containerfile: scratch, the static bin/otelcol-sentry, CA
+## certificates, deploy/kubernetes/collector.yaml as the default config) with podman or docker.
+## IMAGE=registry.example.com/otelcol-sentry:0.1.0 names it (default otelcol-sentry:<dist.version>).
+## image-smoke: builds and runs it against the local sink (health, traffic, SIGTERM); skips with a
+## message where no container runtime works (IMAGE_SMOKE_REQUIRED=1 fails instead).
+.PHONY: image image-smoke
+image: otelcol
+	./scripts/image.sh
+image-smoke: otelcol sink
+	./scripts/image-smoke.sh
