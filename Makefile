@@ -15,6 +15,7 @@ test: vet
 	$(GO) test -race -count=1 -timeout 15m ./...
 	cd conformance && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd loadtest && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	$(MAKE) --no-print-directory deploy-test
 
 vet:
 	$(GO) vet ./...
@@ -34,7 +35,7 @@ $(OCB):
 ## otelcol: build bin/otelcol-sentry with ocb from builder-config.yaml. Static (CGO_ENABLED=0), so
 ## that the same binary runs on this machine and in the scratch image (make image).
 otelcol: $(OTELCOL)
-$(OTELCOL): $(OCB) builder-config.yaml $(shell find . -name '*.go' -not -path './dist*' -not -path './.gen/*' -not -path './cmd/*' -not -name '*_test.go') go.mod go.sum
+$(OTELCOL): $(OCB) builder-config.yaml $(shell find . -name '*.go' -not -path './dist*' -not -path './.gen/*' -not -path './cmd/*' -not -path './deploy/*' -not -name '*_test.go') go.mod go.sum
 	CGO_ENABLED=0 $(OCB) --config builder-config.yaml
 	@mkdir -p $(BIN)
 	cp dist/otelcol-sentry $(OTELCOL)
@@ -138,8 +139,12 @@ bounds: otelcol sink
 ## IMAGE=registry.example.com/otelcol-sentry:0.1.0 names it (default otelcol-sentry:<dist.version>).
 ## image-smoke: builds and runs it against the local sink (health, traffic, SIGTERM); skips with a
 ## message where no container runtime works (IMAGE_SMOKE_REQUIRED=1 fails instead).
-.PHONY: image image-smoke
+## deploy-test: the deploy/ module's tests (manifests, config validation; in make test). They skip
+## what needs bin/otelcol-sentry when absent; DEPLOY_REQUIRED=1 (CI) fails instead.
+.PHONY: image image-smoke deploy-test
 image: otelcol
 	./scripts/image.sh
 image-smoke: otelcol sink
 	./scripts/image-smoke.sh
+deploy-test:
+	cd deploy && $(GO) vet ./... && $(GO) test -race -count=1 ./...
