@@ -139,12 +139,15 @@ bounds: otelcol sink
 ## IMAGE=registry.example.com/otelcol-sentry:0.1.0 names it (default otelcol-sentry:<dist.version>).
 ## image-smoke: builds and runs it against the local sink (health, traffic, SIGTERM); skips with a
 ## message where no container runtime works (IMAGE_SMOKE_REQUIRED=1 fails instead).
-## deploy-test: the deploy/ module's tests (manifests, config validation; in make test). They skip
-## what needs bin/otelcol-sentry when absent; DEPLOY_REQUIRED=1 (CI) fails instead.
-.PHONY: image image-smoke deploy-test
+## rules-test: promtool checks the alert rules and their tests (deploy/alerts; also in make test).
+## deploy-test: the deploy/ module's tests (manifests, config validation, rules, dashboard; in make test).
+## They skip what needs bin/otelcol-sentry or promtool when absent; DEPLOY_REQUIRED=1 (CI) fails instead.
+.PHONY: image image-smoke rules-test deploy-test
 image: otelcol
 	./scripts/image.sh
 image-smoke: otelcol sink
 	./scripts/image-smoke.sh
+rules-test:
+	cd deploy && $(GO) test -count=1 -run 'TestPromtool|TestEveryAlert|TestAlertRules|TestMemoryAlert' -v .
 deploy-test:
 	cd deploy && $(GO) vet ./... && $(GO) test -race -count=1 ./...
