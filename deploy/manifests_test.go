@@ -287,6 +287,7 @@ func TestKustomizationRenders(t *testing.T) {
 		t.Fatalf("%d configMapGenerators, want 1", len(k.ConfigMapGenerator))
 	}
 	gen := k.ConfigMapGenerator[0]
+	t.Logf("rendered: ConfigMap %s, image %s", tr.config.Name, tr.container(t).Image)
 	if !strings.HasPrefix(tr.config.Name, gen.Name+"-") {
 		t.Errorf("ConfigMap %q is not %q with a content hash", tr.config.Name, gen.Name)
 	}
