@@ -15,6 +15,7 @@ test: vet
 	$(GO) test -race -count=1 -timeout 15m ./...
 	cd conformance && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd loadtest && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	$(MAKE) --no-print-directory deploy-test
 
 vet:
 	$(GO) vet ./...
@@ -31,10 +32,11 @@ generate:
 $(OCB):
 	$(GO) install go.opentelemetry.io/collector/cmd/builder@$(OCB_VERSION)
 
-## otelcol: build bin/otelcol-sentry with ocb from builder-config.yaml.
+## otelcol: build bin/otelcol-sentry with ocb from builder-config.yaml. Static (CGO_ENABLED=0), so
+## that the same binary runs on this machine and in the scratch image (make image).
 otelcol: $(OTELCOL)
-$(OTELCOL): $(OCB) builder-config.yaml $(shell find . -name '*.go' -not -path './dist*' -not -path './.gen/*' -not -path './cmd/*' -not -name '*_test.go') go.mod go.sum
-	$(OCB) --config builder-config.yaml
+$(OTELCOL): $(OCB) builder-config.yaml $(shell find . -name '*.go' -not -path './dist*' -not -path './.gen/*' -not -path './cmd/*' -not -path './deploy/*' -not -name '*_test.go') go.mod go.sum
+	CGO_ENABLED=0 $(OCB) --config builder-config.yaml
 	@mkdir -p $(BIN)
 	cp dist/otelcol-sentry $(OTELCOL)
 
@@ -131,3 +133,21 @@ scaleout: otelcol otelcol-front sink sdkapp
 .PHONY: bounds
 bounds: otelcol sink
 	./scripts/bounds.sh
+
+## image: the gateway's container image (Containerfile: scratch, the static bin/otelcol-sentry, CA
+## certificates, deploy/kubernetes/collector.yaml as the default config) with podman or docker.
+## IMAGE=registry.example.com/otelcol-sentry:0.1.0 names it (default otelcol-sentry:<dist.version>).
+## image-smoke: builds and runs it against the local sink (health, traffic, SIGTERM); skips with a
+## message where no container runtime works (IMAGE_SMOKE_REQUIRED=1 fails instead).
+## rules-test: promtool checks the alert rules and their tests (deploy/alerts; also in make test).
+## deploy-test: the deploy/ module's tests (manifests, config validation, rules, dashboard; in make test).
+## They skip what needs bin/otelcol-sentry or promtool when absent; DEPLOY_REQUIRED=1 (CI) fails instead.
+.PHONY: image image-smoke rules-test deploy-test
+image: otelcol
+	./scripts/image.sh
+image-smoke: otelcol sink
+	./scripts/image-smoke.sh
+rules-test:
+	cd deploy && $(GO) test -count=1 -run 'TestPromtool|TestEveryAlert|TestAlertRules|TestMemoryAlert' -v .
+deploy-test:
+	cd deploy && $(GO) vet ./... && $(GO) test -race -count=1 ./...
