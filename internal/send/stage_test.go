@@ -646,3 +646,45 @@ func TestBrownout(t *testing.T) {
 		f.shutdown()
 	})
 }
+
+// TestBacklogDoesNotStarveNew: when a Sentry that was away answers again,
+// the backlog drains, and what arrives meanwhile goes out with it, not
+// behind it.
+func TestBacklogDoesNotStarveNew(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, 1, func(c *Config) {
+			c.Client.Timeout = 0
+			c.MaxConcurrentRequests = 4
+		}, false)
+		var mu sync.Mutex
+		away := true
+		f.sentry.respond = func(string, int, *envelope.Envelope) answer {
+			time.Sleep(10 * time.Millisecond)
+			mu.Lock()
+			defer mu.Unlock()
+			return answer{status: 200, hang: away}
+		}
+		f.lanes[0].Offer(context.Background(), txs(1, 400), nil) // the first hangs, 399 wait
+		synctest.Wait()
+		mu.Lock()
+		away = false
+		mu.Unlock()
+		close(f.sentry.release)
+		f.sentry.release = make(chan struct{})
+		time.Sleep(200 * time.Millisecond) // the way opens: the limit grows from the probe
+		f.lanes[0].Offer(context.Background(), txs(1001, 10), nil)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		ids := f.sentry.ids()
+		require.Len(t, ids, 410)
+		lastNew := 0
+		for i, id := range ids {
+			if len(id) == 4 { // 1001..1010
+				lastNew = i
+			}
+		}
+		t.Logf("the last new envelope went out %dth of 410", lastNew+1)
+		assert.Less(t, lastNew, 250, "the new envelopes went out while the backlog drained")
+		f.shutdown()
+	})
+}
