@@ -208,7 +208,7 @@ func TestNetworkFaults(t *testing.T) {
 			for range 3 {
 				h.push("healthy", healthyProject)
 			}
-			h.project("healthy").lane.WaitIdle()
+			waitIdle(h.project("healthy").lane)
 			h.requireHealthyGotAll()
 			if f.hangs {
 				require.Positive(t, h.project("sick").lane.Held(), "the fault is still in progress")
@@ -224,7 +224,7 @@ func TestNetworkFaults(t *testing.T) {
 				assert.Zero(t, h.gauge("otelcol_exporter_sentry_in_flight_bytes", healthyProject))
 				assert.EqualValues(t, 1, h.gauge("otelcol_exporter_sentry_concurrency_limit", sickProject), "a project whose request got no answer sends one at a time")
 			} else {
-				h.project("sick").lane.WaitIdle() // a fault that ends by itself: every envelope settles before shutdown
+				waitIdle(h.project("sick").lane) // a fault that ends by itself: every envelope settles before shutdown
 			}
 			took := h.shutdownTimed()
 			t.Logf("shutdown took %v", took)

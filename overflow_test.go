@@ -55,7 +55,7 @@ func TestQueueOverflowWithRouting(t *testing.T) {
 	for range 3 {
 		h.push("healthy", healthyProject)
 	}
-	h.project("healthy").lane.WaitIdle()
+	waitIdle(h.project("healthy").lane)
 	h.requireHealthyGotAll()
 	for _, cat := range []account.Category{account.CatError, account.CatTransaction, account.CatSpan, account.CatLogItem} {
 		assert.Zero(t, h.count("otelcol_exporter_sentry_dropped_items", healthyProject, cat), "the healthy project drops nothing (%s)", cat.Wire())
@@ -70,7 +70,7 @@ func TestQueueOverflowWithRouting(t *testing.T) {
 	}
 
 	once.Do(func() { close(release) })
-	h.project("sick").lane.WaitIdle()
+	waitIdle(h.project("sick").lane)
 	h.shutdown()
 	d := sick.discards()
 	for _, cat := range []account.Category{account.CatError, account.CatTransaction, account.CatSpan, account.CatLogItem} {

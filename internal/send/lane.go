@@ -528,11 +528,6 @@ func (l *Lane) close() {
 	l.waitUntil(func() bool { return l.workers == 0 && l.jobs == 0 })
 }
 
-// WaitIdle returns once nothing is queued, waiting or in flight.
-func (l *Lane) WaitIdle() {
-	l.waitUntil(func() bool { return l.jobs == 0 && l.workers == l.parked })
-}
-
 // notifyLocked wakes waitUntil to look again.
 func (l *Lane) notifyLocked() {
 	if l.idle != nil {
