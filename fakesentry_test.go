@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -297,7 +298,7 @@ type harness struct {
 // settled (an envelope holds its bytes until its fate is recorded).
 func waitIdle(l *send.Lane) {
 	for l.Held() != 0 {
-		time.Sleep(100 * time.Microsecond)
+		runtime.Gosched()
 	}
 }
 
@@ -432,6 +433,22 @@ func (h *harness) gauge(name, project string) int64 {
 	}
 	for _, dp := range m.Data.(metricdata.Gauge[int64]).DataPoints {
 		if got, ok := dp.Attributes.Value("project"); ok && got.AsString() == project {
+			return dp.Value
+		}
+	}
+	return -1
+}
+
+// gaugeFloat reads a float gauge of a project and category; -1 when absent.
+func (h *harness) gaugeFloat(name, project, category string) float64 {
+	m, err := h.tel.GetMetric(name)
+	if err != nil {
+		return -1
+	}
+	for _, dp := range m.Data.(metricdata.Gauge[float64]).DataPoints {
+		p, _ := dp.Attributes.Value("project")
+		c, _ := dp.Attributes.Value("category")
+		if p.AsString() == project && c.AsString() == category {
 			return dp.Value
 		}
 	}
