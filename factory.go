@@ -33,6 +33,8 @@ const (
 	defaultBatchMaxItems         = 2_000 // bounds what one consumer holds and translates at once
 	defaultClientReportInterval  = 30 * time.Second
 	defaultMaxProjects           = 100 // each project: limits, client reports, a connection pool (see README)
+	defaultDiscoveryURL          = "https://sentry.io"
+	defaultDiscoveryTTL          = 10 * time.Minute
 	// defaultDedupeWindow covers a traces and a logs pipeline flushing their
 	// batches at different times (the batcher's flush_timeout is 200 ms; an
 	// SDK's batch span processor and log processor export every 1-5 s).
@@ -113,7 +115,14 @@ func createDefaultConfig() component.Config {
 	retry.InitialInterval = defaultRetryInitialInterval
 
 	return &Config{
-		Routing:               RoutingConfig{Attribute: "service.name", MaxProjects: defaultMaxProjects},
+		Routing: RoutingConfig{
+			Attribute:   "service.name",
+			MaxProjects: defaultMaxProjects,
+			// Applied when a `discovery` block is given: sentry.io, and
+			// resolved DSNs kept 10 minutes (a project's DSN rarely changes; a
+			// new project is found within that).
+			Discovery: configoptional.Default(DiscoveryConfig{URL: defaultDiscoveryURL, CacheTTL: defaultDiscoveryTTL}),
+		},
 		TracesAs:              TracesAsTransactions,
 		MaxConcurrentRequests: defaultMaxConcurrentRequests,
 		Memory:                MemoryConfig{MaxBytes: defaultMemoryMaxBytes},
