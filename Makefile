@@ -6,7 +6,7 @@ OCB_VERSION := v0.165.0
 OCB         := $(GOBIN_DIR)/builder
 OTELCOL     := $(BIN)/otelcol-sentry
 
-.PHONY: test vet generate otelcol otelcol-compare demo gateway oldrelay load soak compare fuzz bench sink spanstream
+.PHONY: test vet lint generate otelcol otelcol-compare demo gateway oldrelay load soak compare fuzz bench sink spanstream
 
 ## test: vet, gofmt check, and every package's tests under the race detector (the CI command).
 test: vet
@@ -18,6 +18,17 @@ test: vet
 
 vet:
 	$(GO) vet ./...
+
+## lint: golangci-lint (the version tools/go.mod pins, built into bin/) with .golangci.yml, contrib's
+## linters and settings, over this module and the conformance/ and loadtest/ modules. tools/ holds
+## no Go code of its own, only the tools' pins.
+GOLANGCI_LINT := $(BIN)/golangci-lint
+$(GOLANGCI_LINT): tools/go.mod tools/go.sum
+	cd tools && $(GO) build -o $(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+lint: $(GOLANGCI_LINT)
+	$(GOLANGCI_LINT) run ./...
+	cd conformance && $(GOLANGCI_LINT) run --config ../.golangci.yml ./...
+	cd loadtest && $(GOLANGCI_LINT) run --config ../.golangci.yml ./...
 
 ## generate: regenerate internal/metadata* and the lifecycle tests from metadata.yaml (mdatagen v0.159.0 from ./tools).
 ## mdatagen names the package after the folder, so it runs on a copy in a folder named sentryexporter.
