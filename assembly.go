@@ -5,7 +5,7 @@
 // of one project come out with another project's push, and go on through
 // their own project's pipeline (project.go).
 
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package sentryexporter
 
 import (
 	"context"

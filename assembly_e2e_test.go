@@ -540,9 +540,9 @@ func TestAssemblyBatchSpanProcessorShape(t *testing.T) {
 	txs := transactions(t, h.sentry)
 	h.shutdown()
 	h.sentry.requireNoInvalid()
-	assert.Equal(t, requests, len(txs), "one transaction per request")
+	assert.Len(t, txs, requests, "one transaction per request")
 	for _, tx := range txs {
-		assert.Equal(t, children, len(tx.Spans))
+		assert.Len(t, tx.Spans, children)
 	}
 	for _, why := range []string{"expired", "memory_bound", "shutdown", "after_root"} {
 		assert.Zero(t, h.fragments(why), why)

@@ -139,7 +139,7 @@ func BenchmarkProtoMarshalLogs1000(b *testing.B) {
 }
 
 // BenchmarkDropPath is a whole push of 1,000 spans (with exceptions) while
-// an all-category limit is active: nothing is serialised, every item is
+// an all-category limit is active: nothing is serialized, every item is
 // counted. ns/dropped-span is the figure quoted in the README.
 func BenchmarkDropPath(b *testing.B) {
 	now := time.Now()

@@ -129,7 +129,7 @@ func TestUnsupportedMediaTypeFallsBack(t *testing.T) {
 	assert.EqualValues(t, 1, h.sum(fallbacksMetric, nil))
 }
 
-// compression: gzip and none are honoured; gzip never tries zstd.
+// compression: gzip and none are honored; gzip never tries zstd.
 func TestConfiguredCompression(t *testing.T) {
 	for _, tc := range []struct {
 		compression configcompression.Type

@@ -81,8 +81,10 @@ func (s *shop) routes() *http.ServeMux {
 
 func (s *shop) user(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	s.in.query(ctx, dbQuery{system: "postgresql", operation: "SELECT", collection: "users",
-		text: "SELECT id, name FROM users WHERE id = $1"})
+	s.in.query(ctx, dbQuery{
+		system: "postgresql", operation: "SELECT", collection: "users",
+		text: "SELECT id, name FROM users WHERE id = $1",
+	})
 	s.in.log(ctx, "info", "user loaded", logAttr{"app.user_id", r.PathValue("id")}, logAttr{"app.cache_hit", false})
 	fmt.Fprintf(w, `{"id":%q}`, r.PathValue("id"))
 }
@@ -101,8 +103,10 @@ func (s *shop) checkout(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *shop) inventory(w http.ResponseWriter, r *http.Request) {
-	s.in.query(r.Context(), dbQuery{system: "postgresql", operation: "SELECT", collection: "stock",
-		text: "SELECT count FROM stock WHERE sku = $1"})
+	s.in.query(r.Context(), dbQuery{
+		system: "postgresql", operation: "SELECT", collection: "stock",
+		text: "SELECT count FROM stock WHERE sku = $1",
+	})
 	s.in.logError(r.Context(), &stockError{sku: r.PathValue("sku")}, "stock check degraded")
 	fmt.Fprint(w, `{"count":1}`)
 }

@@ -1,7 +1,6 @@
 package envelope
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -50,13 +49,17 @@ func transactionItem(payload string) Item {
 }
 
 func logItem(logs ...string) Item {
-	return Item{Type: ItemTypeLog, ContentType: ContentTypeLogContainer, ItemCount: len(logs),
-		Payload: []byte(`{"items":[` + strings.Join(logs, ",") + `]}`)}
+	return Item{
+		Type: ItemTypeLog, ContentType: ContentTypeLogContainer, ItemCount: len(logs),
+		Payload: []byte(`{"items":[` + strings.Join(logs, ",") + `]}`),
+	}
 }
 
 func spanItem(spans ...string) Item {
-	return Item{Type: ItemTypeSpan, ContentType: ContentTypeSpanContainer, ItemCount: len(spans),
-		Payload: []byte(`{"items":[` + strings.Join(spans, ",") + `]}`)}
+	return Item{
+		Type: ItemTypeSpan, ContentType: ContentTypeSpanContainer, ItemCount: len(spans),
+		Payload: []byte(`{"items":[` + strings.Join(spans, ",") + `]}`),
+	}
 }
 
 func reportItem(payload string) Item {
@@ -92,7 +95,8 @@ func TestValidateBaselines(t *testing.T) {
 		"client report only": {Items: []Item{reportItem(reportJSON), reportItem(`{"discarded_events":[]}`)}},
 		"empty":              {},
 		"writer output": {Header: Header{Trace: testDSC()}, Items: []Item{
-			{Type: ItemTypeLog, ContentType: ContentTypeLogContainer, ItemCount: 100, Payload: AppendContainer(nil, benchLogs(100))}}},
+			{Type: ItemTypeLog, ContentType: ContentTypeLogContainer, ItemCount: 100, Payload: AppendContainer(nil, benchLogs(100))},
+		}},
 	}
 	for name, e := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -411,7 +415,7 @@ func TestValidateRules(t *testing.T) {
 			assert.ErrorContains(t, err, tt.want)
 			want := max(tt.count, 1)
 			var joined interface{ Unwrap() []error }
-			require.True(t, errors.As(err, &joined))
+			require.ErrorAs(t, err, &joined)
 			assert.Len(t, joined.Unwrap(), want, "problems found:\n%v", err)
 		})
 	}

@@ -106,7 +106,7 @@ func run(args []string) error {
 		defer rec.Close()
 		cfg.Record = rec.record
 	}
-	for _, p := range strings.Split(*hangProjects, ",") {
+	for p := range strings.SplitSeq(*hangProjects, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			if cfg.HangProjects == nil {
 				cfg.HangProjects = map[string]bool{}

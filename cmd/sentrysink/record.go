@@ -99,8 +99,10 @@ func records(project string, env *envelope.Envelope) []Record {
 				} `json:"spans"`
 			}
 			_ = json.Unmarshal(it.Payload, &tx)
-			r := Record{Project: project, Type: it.Type, TraceID: tx.Contexts.Trace.TraceID, SpanID: tx.Contexts.Trace.SpanID,
-				Name: tx.Transaction, DSCTransaction: dsc}
+			r := Record{
+				Project: project, Type: it.Type, TraceID: tx.Contexts.Trace.TraceID, SpanID: tx.Contexts.Trace.SpanID,
+				Name: tx.Transaction, DSCTransaction: dsc,
+			}
 			for _, s := range tx.Spans {
 				r.Children = append(r.Children, s.SpanID)
 			}
@@ -122,8 +124,10 @@ func records(project string, env *envelope.Envelope) []Record {
 			}
 			_ = json.Unmarshal(it.Payload, &c)
 			for _, s := range c.Items {
-				out = append(out, Record{Project: project, Type: it.Type, TraceID: s.TraceID, SpanID: s.SpanID, Parent: s.Parent,
-					Name: s.Name, Segment: s.IsSegment, SegmentID: s.Attributes.SegmentID.Value, DSCTransaction: dsc})
+				out = append(out, Record{
+					Project: project, Type: it.Type, TraceID: s.TraceID, SpanID: s.SpanID, Parent: s.Parent,
+					Name: s.Name, Segment: s.IsSegment, SegmentID: s.Attributes.SegmentID.Value, DSCTransaction: dsc,
+				})
 			}
 		case envelope.ItemTypeLog:
 			var c struct {
@@ -146,8 +150,10 @@ func records(project string, env *envelope.Envelope) []Record {
 				Exception exceptions `json:"exception"`
 			}
 			_ = json.Unmarshal(it.Payload, &ev)
-			r := Record{Project: project, Type: it.Type, TraceID: ev.Contexts.Trace.TraceID, SpanID: ev.Contexts.Trace.SpanID,
-				Name: ev.Transaction, DSCTransaction: dsc}
+			r := Record{
+				Project: project, Type: it.Type, TraceID: ev.Contexts.Trace.TraceID, SpanID: ev.Contexts.Trace.SpanID,
+				Name: ev.Transaction, DSCTransaction: dsc,
+			}
 			r.Exception, _ = ev.Exception.thrown()
 			out = append(out, r)
 		}

@@ -151,12 +151,18 @@ func TestSent(t *testing.T) {
 		want   map[string]int64
 	}{
 		{name: "nothing", counts: []account.Counts{{}}, want: map[string]int64{}},
-		{name: "a transaction and its spans", counts: []account.Counts{{account.CatTransaction: 1, account.CatSpan: 4}},
-			want: map[string]int64{"category=transaction,project=7": 1, "category=span,project=7": 4}},
-		{name: "adds up", counts: []account.Counts{{account.CatError: 1}, {account.CatError: 2, account.CatLogItem: 0}},
-			want: map[string]int64{"category=error,project=7": 3}},
-		{name: "logs", counts: []account.Counts{{account.CatLogItem: 100, account.CatLogByte: 12345}},
-			want: map[string]int64{"category=log_item,project=7": 100, "category=log_byte,project=7": 12345}},
+		{
+			name: "a transaction and its spans", counts: []account.Counts{{account.CatTransaction: 1, account.CatSpan: 4}},
+			want: map[string]int64{"category=transaction,project=7": 1, "category=span,project=7": 4},
+		},
+		{
+			name: "adds up", counts: []account.Counts{{account.CatError: 1}, {account.CatError: 2, account.CatLogItem: 0}},
+			want: map[string]int64{"category=error,project=7": 3},
+		},
+		{
+			name: "logs", counts: []account.Counts{{account.CatLogItem: 100, account.CatLogByte: 12345}},
+			want: map[string]int64{"category=log_item,project=7": 100, "category=log_byte,project=7": 12345},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -181,13 +187,19 @@ func TestOutcome(t *testing.T) {
 		wantDropped map[string]int64
 		wantReport  []envelope.Discard
 	}{
-		{name: "delivered", delivered: true, why: account.ReasonSendError,
-			wantSent: map[string]int64{"category=span,project=7": 5}, wantDropped: map[string]int64{}},
-		{name: "send error", why: account.ReasonSendError,
+		{
+			name: "delivered", delivered: true, why: account.ReasonSendError,
+			wantSent: map[string]int64{"category=span,project=7": 5}, wantDropped: map[string]int64{},
+		},
+		{
+			name: "send error", why: account.ReasonSendError,
 			wantSent: map[string]int64{}, wantDropped: map[string]int64{"category=span,project=7,reason=send_error": 5},
-			wantReport: []envelope.Discard{{Reason: "send_error", Category: "span", Quantity: 5}}},
-		{name: "429", why: account.ReasonRateLimited,
-			wantSent: map[string]int64{}, wantDropped: map[string]int64{"category=span,project=7,reason=rate_limited": 5}},
+			wantReport: []envelope.Discard{{Reason: "send_error", Category: "span", Quantity: 5}},
+		},
+		{
+			name: "429", why: account.ReasonRateLimited,
+			wantSent: map[string]int64{}, wantDropped: map[string]int64{"category=span,project=7,reason=rate_limited": 5},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -250,14 +262,22 @@ func TestObserveLimits(t *testing.T) {
 		want   map[string]float64 // category → seconds left
 	}{
 		{name: "none", limits: ratelimit.Limits{}, now: base, want: map[string]float64{}},
-		{name: "one category", limits: parse("60:log_item:organization"), now: base.Add(15 * time.Second),
-			want: map[string]float64{"log_item": 45}},
-		{name: "all categories is named all", limits: parse("30::organization"), now: base.Add(10 * time.Second),
-			want: map[string]float64{"all": 20}},
-		{name: "expired ones are left out", limits: parse("60:log_item;log_byte:organization, 30::organization, 5:span:key"), now: base.Add(10 * time.Second),
-			want: map[string]float64{"log_item": 50, "log_byte": 50, "all": 20}},
-		{name: "a limit ending now is over", limits: parse("10:error:key, 11:transaction:key"), now: base.Add(10 * time.Second),
-			want: map[string]float64{"transaction": 1}},
+		{
+			name: "one category", limits: parse("60:log_item:organization"), now: base.Add(15 * time.Second),
+			want: map[string]float64{"log_item": 45},
+		},
+		{
+			name: "all categories is named all", limits: parse("30::organization"), now: base.Add(10 * time.Second),
+			want: map[string]float64{"all": 20},
+		},
+		{
+			name: "expired ones are left out", limits: parse("60:log_item;log_byte:organization, 30::organization, 5:span:key"), now: base.Add(10 * time.Second),
+			want: map[string]float64{"log_item": 50, "log_byte": 50, "all": 20},
+		},
+		{
+			name: "a limit ending now is over", limits: parse("10:error:key, 11:transaction:key"), now: base.Add(10 * time.Second),
+			want: map[string]float64{"transaction": 1},
+		},
 		{name: "all expired", limits: parse("5:span:key, 1::key"), now: base.Add(time.Minute), want: map[string]float64{}},
 	}
 	for _, tt := range tests {

@@ -13,7 +13,7 @@ type Config struct {
 	// span that does not fit pushes the oldest held spans out as fragments.
 	MaxBytes int64
 	// Remember is how many sent span ids (per generation) are remembered to
-	// recognise a late child. 0 remembers none: a late child waits until
+	// recognize a late child. 0 remembers none: a late child waits until
 	// its wait is over.
 	Remember int
 }

@@ -26,7 +26,7 @@
 // local root. A local root never waits for a parent in another service.
 //
 // The package never drops a span: every span admitted comes out exactly once,
-// passed or released. It never serialises and never counts outcomes; the
+// passed or released. It never serializes and never counts outcomes; the
 // caller translates what comes out and counts fragments by reason. It holds
 // caller payloads of any type and reads no clock: every call takes now.
 package assemble

@@ -14,7 +14,7 @@
 //
 // Every request carries "Authorization: Bearer <auth_token>".
 //
-// # Behaviour
+// # Behavior
 //
 // A [Resolver] caches results per slug: a DSN for [Config.TTL], a failure
 // for [Config.NegativeTTL]. Concurrent Resolve calls for one slug share a
@@ -429,13 +429,13 @@ func nextLink(values []string) (string, bool) {
 			if k := strings.IndexByte(rest, '<'); k >= 0 {
 				params = rest[:k]
 			}
-			var isNext, results = false, true
-			for _, p := range strings.Split(params, ";") {
+			isNext, results := false, true
+			for p := range strings.SplitSeq(params, ";") {
 				name, val, _ := strings.Cut(strings.TrimSpace(strings.Trim(strings.TrimSpace(p), ",")), "=")
 				val = strings.Trim(strings.TrimSpace(val), `"`)
 				switch strings.ToLower(strings.TrimSpace(name)) {
 				case "rel":
-					for _, rel := range strings.Fields(val) {
+					for rel := range strings.FieldsSeq(val) {
 						if strings.EqualFold(rel, "next") {
 							isNext = true
 						}
@@ -567,8 +567,7 @@ func (r *Resolver) do(ctx context.Context, method string, u *url.URL, body []byt
 	r.lookups.Add(1)
 	resp, err := r.client.Do(req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
+		if ue, ok := errors.AsType[*url.Error](err); ok {
 			err = ue.Err // url.Error repeats the full URL
 		}
 		return nil, lerrf("%s %s: %v", method, u.Path, err)

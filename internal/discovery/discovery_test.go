@@ -74,7 +74,7 @@ type fakeAPI struct {
 	bodies   []map[string]string
 	calls    []string // "METHOD path"
 	nextID   int
-	// override, when set, answers instead of the default behaviour; it
+	// override, when set, answers instead of the default behavior; it
 	// returns false to fall through.
 	override func(w http.ResponseWriter, r *http.Request) bool
 }

@@ -47,7 +47,7 @@ func (f *fixture) dropped(t *testing.T) map[string]int64 {
 	out := map[string]int64{}
 	for attrs, v := range f.tel.Sums(t, "otelcol_exporter_sentry_dropped_items") {
 		kv := map[string]string{}
-		for _, pair := range strings.Split(attrs, ",") {
+		for pair := range strings.SplitSeq(attrs, ",") {
 			k, val, _ := strings.Cut(pair, "=")
 			kv[k] = val
 		}

@@ -125,7 +125,7 @@ func testBadValuesTraces(t *testing.T, o Options) {
 		huge := data["huge"].(string)
 		assert.True(t, strings.HasSuffix(huge, truncMarker))
 		assert.LessOrEqual(t, len(huge), DefaultMaxValueBytes+len(truncMarker))
-		assert.True(t, strings.Contains(string(x.Payload), depthLimit))
+		assert.Contains(t, string(x.Payload), depthLimit)
 	}
 	assert.Equal(t, 2, spans)
 	for _, g := range r.SpanGroups {

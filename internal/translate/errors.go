@@ -11,7 +11,7 @@ import (
 //
 // The exception is exception.type and exception.message; the stack comes from
 // stacktrace.Parse(exception.stacktrace, telemetry.sdk.language). When Parse
-// recognises the text, its chain is used and the attributes override the type
+// recognizes the text, its chain is used and the attributes override the type
 // and value of the last (thrown) exception; otherwise the raw text goes to
 // extra["exception.stacktrace"]. mechanism.handled is !exception.escaped. The
 // other attributes of the event or record go to extra.

@@ -187,8 +187,8 @@ func (s *state) writeRequest(w *jw, m pcommon.Map) int {
 	q := a.query
 	if q == "" {
 		for _, u := range [...]string{path, a.urlFull} {
-			if i := strings.IndexByte(u, '?'); i >= 0 {
-				q = u[i+1:]
+			if _, after, ok := strings.Cut(u, "?"); ok {
+				q = after
 				if j := strings.IndexByte(q, '#'); j >= 0 {
 					q = q[:j]
 				}

@@ -330,8 +330,10 @@ func (a *app) consume(s *service, parent trace.SpanContext, head request) {
 			attribute.String("messaging.operation.type", "process"),
 			attribute.String("messaging.destination.name", head.Service+".events"),
 		))
-	req := request{Service: s.name, Name: name, TraceID: root.SpanContext().TraceID().String(), Root: root.SpanContext().SpanID().String(),
-		Head: head.Name, HeadService: head.Service}
+	req := request{
+		Service: s.name, Name: name, TraceID: root.SpanContext().TraceID().String(), Root: root.SpanContext().SpanID().String(),
+		Head: head.Name, HeadService: head.Service,
+	}
 	for i := range a.o.children {
 		table := tables[i%len(tables)]
 		_, child := s.tracer.Start(ctx, "SELECT "+table, trace.WithSpanKind(trace.SpanKindClient),
