@@ -1,7 +1,6 @@
 package sentryexporter
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -36,7 +35,7 @@ func BenchmarkPushTraces1000NoAssembly(b *testing.B) {
 func BenchmarkPushTracesSplit1000(b *testing.B) {
 	e := benchExporterWith(b, func(c *Config) { c.Assembly.Wait = time.Minute })
 	children, roots := splitTraces(smallTraces())
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := e.pushTraces(ctx, children); err != nil {
@@ -60,7 +59,7 @@ func BenchmarkPushTracesSplit1000(b *testing.B) {
 func BenchmarkAssemblyAdmit1000(b *testing.B) {
 	e := benchExporterWith(b, func(*Config) {})
 	td := smallTraces()
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
 		if out, _ := e.asm.admit(ctx, e.def, td); out != td {
@@ -100,7 +99,7 @@ func heldHeap(tb testing.TB, attrs int) (heap, estimate float64, spans int) {
 	runtime.ReadMemStats(&before)
 	for _, td := range batches {
 		spans += td.SpanCount()
-		if err := e.pushTraces(context.Background(), td); err != nil {
+		if err := e.pushTraces(tb.Context(), td); err != nil {
 			tb.Fatal(err)
 		}
 	}

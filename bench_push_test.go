@@ -1,7 +1,6 @@
 package sentryexporter
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -31,7 +30,7 @@ func BenchmarkPushTraces1000(b *testing.B) {
 // benchPushTraces pushes td to e, waiting each time until every envelope is
 // settled, and reports spans/s.
 func benchPushTraces(b *testing.B, e *sentryExporter, td ptrace.Traces) {
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := e.pushTraces(ctx, td); err != nil {
@@ -55,7 +54,7 @@ func BenchmarkPushLogs1000(b *testing.B) {
 	e := benchExporter(b, time.Now)
 	e.def.sender.Client = &http.Client{Transport: okTransport{}}
 	ld := makeLogs(1000)
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := e.pushLogs(ctx, ld); err != nil {
@@ -83,7 +82,7 @@ func BenchmarkPushTracesWrapped(b *testing.B) {
 	e := benchExporter(b, time.Now)
 	e.def.sender.Client = &http.Client{Transport: wrappedTransport{okTransport{}}}
 	td := smallTraces()
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := e.pushTraces(ctx, td); err != nil {

@@ -37,7 +37,8 @@ func newBenchExporter(b testing.TB, now func() time.Time, configure func(*Config
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = e.shutdown(context.Background()) }) // no lingering workers for goleak
+	// No lingering workers for goleak. b.Context is done once cleanup runs, hence WithoutCancel.
+	b.Cleanup(func() { _ = e.shutdown(context.WithoutCancel(b.Context())) })
 	return e
 }
 
@@ -112,7 +113,7 @@ func benchProtoTraces(b *testing.B, td ptrace.Traces) {
 func BenchmarkEncodeLogs1000(b *testing.B) {
 	e := benchExporter(b, time.Now)
 	ld := makeLogs(1000)
-	ctx := context.Background()
+	ctx := b.Context()
 	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {
@@ -148,7 +149,7 @@ func BenchmarkDropPath(b *testing.B) {
 	e.def.limits.Merge(l)
 	td := makeTraces(0, 333, true)
 	spans := td.SpanCount()
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := e.pushTraces(ctx, td); err != nil {
@@ -165,7 +166,7 @@ func BenchmarkDropPathLogs(b *testing.B) {
 	l, _ := ratelimit.Parse("3600:log_byte:organization", now)
 	e.def.limits.Merge(l)
 	ld := makeLogs(1000)
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := e.pushLogs(ctx, ld); err != nil {

@@ -3,7 +3,6 @@ package sentryexporter
 import (
 	"bytes"
 	stdgzip "compress/gzip"
-	"context"
 	"fmt"
 	"net/http"
 	"sync"
@@ -246,7 +245,7 @@ func BenchmarkCompressByMode(b *testing.B) {
 			out = append(out, e.def.enc.Transaction(&res.Transactions[i], *facts))
 		}
 		for i := range res.SpanGroups {
-			out = e.def.enc.AppendSpans(context.Background(), out, &res.SpanGroups[i], &encode.Arena{})
+			out = e.def.enc.AppendSpans(b.Context(), out, &res.SpanGroups[i], &encode.Arena{})
 		}
 		var bodies [][]byte
 		raw := 0

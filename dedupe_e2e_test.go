@@ -131,7 +131,7 @@ func TestDedupeBoundEndToEnd(t *testing.T) {
 	clock := newFakeClock()
 	sentry := newFakeSentry(t, clock)
 	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.WithoutCancel(t.Context()))) }) // t.Context is done once cleanup runs
 	cfg := createDefaultConfig().(*Config)
 	cfg.DSN = configopaque.String(sentry.dsn())
 	cfg.ClientReports.Enabled = false
@@ -140,12 +140,12 @@ func TestDedupeBoundEndToEnd(t *testing.T) {
 	e, err := newExporter(cfg, set, clock.clocks())
 	require.NoError(t, err)
 	e.dedupe.MaxEvents = 2
-	require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, e.start(t.Context(), componenttest.NewNopHost()))
 
-	require.NoError(t, e.pushTraces(context.Background(), makeTraces(0, 3, true)))
+	require.NoError(t, e.pushTraces(t.Context(), makeTraces(0, 3, true)))
 	e.settle()
 	assert.Equal(t, 1, sentry.countType(envelope.ItemTypeEvent), "two held, the third sent at once")
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.shutdown(t.Context()))
 	assert.Equal(t, 3, sentry.countType(envelope.ItemTypeEvent), "the held ones go out at shutdown")
 	sentry.requireNoInvalid()
 }

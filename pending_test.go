@@ -1,7 +1,6 @@
 package sentryexporter
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"sync"
@@ -63,7 +62,7 @@ func TestQueueOverflowWithRouting(t *testing.T) {
 
 	once.Do(func() { close(release) })
 	h.project("sick").queue.WaitIdle()
-	h.project("sick").flushReport(context.Background(), false)
+	h.project("sick").flushReport(t.Context(), false)
 	d := sick.discards()
 	assert.EqualValues(t, 1, d["queue_overflow/transaction"])
 	assert.EqualValues(t, 3, d["queue_overflow/span"])
@@ -100,7 +99,7 @@ func TestSingleProjectWaitsForRoom(t *testing.T) {
 	var released atomic.Bool
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		require.NoError(t, raw.Traces.ConsumeTraces(context.Background(), makeTraces(0, 2, true)))
+		require.NoError(t, raw.Traces.ConsumeTraces(t.Context(), makeTraces(0, 2, true)))
 		assert.True(t, released.Load(), "the push returned before Sentry answered the envelope that held the room")
 	})
 	<-arrived
@@ -128,12 +127,12 @@ func TestSingleProjectWaitEndsAtShutdown(t *testing.T) {
 	h.exp.finalReport = 50_000_000
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		require.NoError(t, raw.Traces.ConsumeTraces(context.Background(), makeTraces(0, 2, true)))
+		require.NoError(t, raw.Traces.ConsumeTraces(t.Context(), makeTraces(0, 2, true)))
 	})
 	<-met
-	require.NoError(t, h.traces.Shutdown(context.Background()))
+	require.NoError(t, h.traces.Shutdown(t.Context()))
 	wg.Wait()
-	require.NoError(t, h.logs.Shutdown(context.Background()))
+	require.NoError(t, h.logs.Shutdown(t.Context()))
 	assert.EqualValues(t, 2, h.dropped("transaction", "network_error"), "one in flight (cancelled), one waiting for room")
 	assert.EqualValues(t, 6, h.dropped("span", "network_error"))
 	assert.EqualValues(t, 2, h.dropped("error", "network_error"))

@@ -51,7 +51,7 @@ type otelSDK struct {
 
 func newOTelSDK(t *testing.T, otlpURL string) *otelSDK {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	res, err := resource.New(ctx,
 		resource.WithAttributes(
 			semconv.ServiceName(serviceName),
@@ -224,7 +224,7 @@ func (o *otelSDK) emit(ctx context.Context, sev otellog.Severity, text, msg stri
 // log-derived error arrives before the span that names its transaction);
 // the collector's pipelines may deliver either.
 func (o *otelSDK) flush(t *testing.T, logsFirst bool) {
-	ctx := context.Background()
+	ctx := t.Context()
 	shutdowns := []func(context.Context) error{o.tp.Shutdown, o.lp.Shutdown}
 	if logsFirst {
 		shutdowns[0], shutdowns[1] = shutdowns[1], shutdowns[0]
@@ -252,7 +252,7 @@ func newExporterUnderTest(t *testing.T, dsn string) *exporterUnderTest {
 // newExporterUnderTestWith is newExporterUnderTest with the config changed by edit.
 func newExporterUnderTestWith(t *testing.T, dsn string, edit func(*sentryexporter.Config)) *exporterUnderTest {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	f := sentryexporter.NewFactory()
 	cfg := f.CreateDefaultConfig().(*sentryexporter.Config)
 	cfg.DSN = configopaque.String(dsn)
@@ -321,7 +321,7 @@ func answer(w http.ResponseWriter, err error, resp func() ([]byte, error)) {
 // shutdown flushes whatever the exporter still holds (client reports, any
 // window it keeps to pair exceptions of both signals).
 func (e *exporterUnderTest) shutdown(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := e.traces.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}

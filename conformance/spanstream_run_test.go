@@ -61,7 +61,7 @@ const (
 // the port the program listened on.
 func runNode(t *testing.T, instrument string, env ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "--import", "./"+instrument, "app.js")
 	cmd.Dir = nodeDir

@@ -85,7 +85,7 @@ func TestDropped(t *testing.T) {
 		t.Run(why.Wire(), func(t *testing.T) {
 			for _, withReports := range []bool{true, false} {
 				f := newFixture(t, withReports)
-				ctx := context.Background()
+				ctx := t.Context()
 				f.acct.Dropped(ctx, why, account.Counts{account.CatLogItem: 2, account.CatLogByte: 300, account.CatSpan: 0})
 				f.acct.Dropped(ctx, why, account.Counts{account.CatLogItem: 1, account.CatLogByte: 50})
 				f.acct.Dropped(ctx, why, account.Counts{}) // records nothing
@@ -116,7 +116,7 @@ func TestDropped(t *testing.T) {
 
 func TestDroppedEveryCategory(t *testing.T) {
 	f := newFixture(t, true)
-	f.acct.Dropped(context.Background(), account.ReasonQueueOverflow, account.Counts{
+	f.acct.Dropped(t.Context(), account.ReasonQueueOverflow, account.Counts{
 		account.CatError: 1, account.CatTransaction: 2, account.CatSpan: 3, account.CatLogItem: 4, account.CatLogByte: 5,
 	})
 	project := attribute.String("project", "7")
@@ -138,7 +138,7 @@ func TestDroppedEveryCategory(t *testing.T) {
 
 func TestDroppedNothing(t *testing.T) {
 	f := newFixture(t, true)
-	f.acct.Dropped(context.Background(), account.ReasonInvalid, account.Counts{})
+	f.acct.Dropped(t.Context(), account.ReasonInvalid, account.Counts{})
 	_, err := f.tel.GetMetric(metricDropped)
 	assert.Error(t, err, "no drop, no point")
 	assert.Nil(t, f.reports.Take())
@@ -168,7 +168,7 @@ func TestSent(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, true)
 			for _, c := range tt.counts {
-				f.acct.Sent(context.Background(), c)
+				f.acct.Sent(t.Context(), c)
 			}
 			assert.Equal(t, tt.want, f.points(t, metricSent))
 			assert.Empty(t, f.points(t, metricDropped))
@@ -204,7 +204,7 @@ func TestOutcome(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, true)
-			f.acct.Outcome(context.Background(), tt.delivered, tt.why, c)
+			f.acct.Outcome(t.Context(), tt.delivered, tt.why, c)
 			assert.Equal(t, tt.wantSent, f.points(t, metricSent))
 			assert.Equal(t, tt.wantDropped, f.points(t, metricDropped))
 			assert.Equal(t, tt.wantReport, f.reports.Take())
@@ -214,7 +214,7 @@ func TestOutcome(t *testing.T) {
 
 func TestRequest(t *testing.T) {
 	f := newFixture(t, false)
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, status := range []int{200, 200, 429, 0, 0, 0, 418, 503} {
 		f.acct.Request(ctx, status)
 	}
@@ -241,8 +241,8 @@ func TestProjectsApart(t *testing.T) {
 	f := newFixture(t, false)
 	other := account.NewAccountant(f.tel.Builder, "unroutable", nil)
 	assert.Equal(t, attribute.String("project", "unroutable"), other.Project)
-	f.acct.Dropped(context.Background(), account.ReasonInvalid, account.Counts{account.CatError: 1})
-	other.Dropped(context.Background(), account.ReasonUnroutable, account.Counts{account.CatError: 2})
+	f.acct.Dropped(t.Context(), account.ReasonInvalid, account.Counts{account.CatError: 1})
+	other.Dropped(t.Context(), account.ReasonUnroutable, account.Counts{account.CatError: 2})
 	assert.Equal(t, map[string]int64{
 		"category=error,project=7,reason=invalid":             1,
 		"category=error,project=unroutable,reason=unroutable": 2,

@@ -185,7 +185,7 @@ func TestResolveAndCacheTTL(t *testing.T) {
 	f.addProject("checkout", []fakeKey{key("inactive1", 42, false), key("pub42", 42, true), key("pub43", 42, true)})
 	clk := newClock()
 	r := newResolver(f, clk, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 
 	dsn, err := r.Resolve(ctx, "checkout")
 	require.NoError(t, err)
@@ -213,10 +213,10 @@ func TestCustomTTL(t *testing.T) {
 	f.addProject("a", []fakeKey{key("pa", 1, true)})
 	clk := newClock()
 	r := newResolver(f, clk, func(c *Config) { c.TTL = time.Minute })
-	_, err := r.Resolve(context.Background(), "a")
+	_, err := r.Resolve(t.Context(), "a")
 	require.NoError(t, err)
 	clk.Advance(time.Minute)
-	_, err = r.Resolve(context.Background(), "a")
+	_, err = r.Resolve(t.Context(), "a")
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, r.Lookups())
 }
@@ -230,7 +230,7 @@ func TestPagination(t *testing.T) {
 		[]fakeKey{key("never-fetched", 7, true)},
 	)
 	r := newResolver(f, newClock(), nil)
-	dsn, err := r.Resolve(context.Background(), "paged")
+	dsn, err := r.Resolve(t.Context(), "paged")
 	require.NoError(t, err)
 	assert.Equal(t, "https://live@o1.ingest.sentry.io/7", dsn)
 	assert.EqualValues(t, 3, r.Lookups(), "stops at the page with the active key")
@@ -240,7 +240,7 @@ func TestPaginationNoActiveKey(t *testing.T) {
 	f := newFakeAPI(t)
 	f.addProject("dead", []fakeKey{key("old1", 7, false)}, []fakeKey{key("old2", 7, false)})
 	r := newResolver(f, newClock(), nil)
-	_, err := r.Resolve(context.Background(), "dead")
+	_, err := r.Resolve(t.Context(), "dead")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.Contains(t, err.Error(), "no active key")
 	assert.NotContains(t, err.Error(), "old1")
@@ -262,7 +262,7 @@ func TestLinkToOtherHostNotFollowed(t *testing.T) {
 		return true
 	}
 	r := newResolver(f, newClock(), nil)
-	_, err := r.Resolve(context.Background(), "x")
+	_, err := r.Resolve(t.Context(), "x")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.Contains(t, err.Error(), "another host")
 	assert.Zero(t, evilHits.Load())
@@ -272,7 +272,7 @@ func TestNotFoundWithoutAutoCreate(t *testing.T) {
 	f := newFakeAPI(t)
 	clk := newClock()
 	r := newResolver(f, clk, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 
 	_, err := r.Resolve(ctx, "missing")
 	require.ErrorIs(t, err, ErrUnresolved)
@@ -299,7 +299,7 @@ func TestNotFoundWithoutAutoCreate(t *testing.T) {
 func TestAutoCreateWithTeam(t *testing.T) {
 	f := newFakeAPI(t)
 	r := newResolver(f, newClock(), func(c *Config) { c.AutoCreateProjects = true; c.Team = "backend" })
-	dsn, err := r.Resolve(context.Background(), "new-svc")
+	dsn, err := r.Resolve(t.Context(), "new-svc")
 	require.NoError(t, err)
 	assert.Equal(t, "https://pk101@o1.ingest.sentry.io/101", dsn)
 	assert.Equal(t, []string{
@@ -315,9 +315,9 @@ func TestAutoCreateWithTeam(t *testing.T) {
 func TestAutoCreateDiscoversTeam(t *testing.T) {
 	f := newFakeAPI(t)
 	r := newResolver(f, newClock(), func(c *Config) { c.AutoCreateProjects = true })
-	_, err := r.Resolve(context.Background(), "svc-a")
+	_, err := r.Resolve(t.Context(), "svc-a")
 	require.NoError(t, err)
-	_, err = r.Resolve(context.Background(), "svc-b")
+	_, err = r.Resolve(t.Context(), "svc-b")
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"GET /api/0/projects/acme/svc-a/keys/",
@@ -335,7 +335,7 @@ func TestAutoCreateNoTeams(t *testing.T) {
 	f := newFakeAPI(t)
 	f.teams = nil
 	r := newResolver(f, newClock(), func(c *Config) { c.AutoCreateProjects = true })
-	_, err := r.Resolve(context.Background(), "svc")
+	_, err := r.Resolve(t.Context(), "svc")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.Contains(t, err.Error(), "no team")
 	assert.Empty(t, f.created)
@@ -354,7 +354,7 @@ func TestAutoCreateConflict(t *testing.T) {
 		return false
 	}
 	r := newResolver(f, newClock(), func(c *Config) { c.AutoCreateProjects = true; c.Team = "t" })
-	dsn, err := r.Resolve(context.Background(), "racy")
+	dsn, err := r.Resolve(t.Context(), "racy")
 	require.NoError(t, err)
 	assert.Equal(t, "https://pr@o1.ingest.sentry.io/9", dsn)
 	assert.Empty(t, f.created, "POST answered 409")
@@ -376,11 +376,11 @@ func TestAutoCreateFails(t *testing.T) {
 	}
 	clk := newClock()
 	r := newResolver(f, clk, func(c *Config) { c.AutoCreateProjects = true; c.Team = "t" })
-	_, err := r.Resolve(context.Background(), "nope")
+	_, err := r.Resolve(t.Context(), "nope")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.Contains(t, err.Error(), "HTTP 403")
 	assert.EqualValues(t, 2, r.Lookups())
-	_, err = r.Resolve(context.Background(), "nope")
+	_, err = r.Resolve(t.Context(), "nope")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.EqualValues(t, 2, r.Lookups(), "failure cached")
 }
@@ -407,7 +407,7 @@ func TestConcurrentResolveSharesOneLookup(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			started.Done()
-			dsns[i], errs[i] = r.Resolve(context.Background(), "hot")
+			dsns[i], errs[i] = r.Resolve(t.Context(), "hot")
 		})
 	}
 	started.Wait()
@@ -436,7 +436,7 @@ func TestCallerCancelDoesNotFailOthers(t *testing.T) {
 	}
 	r := newResolver(f, newClock(), nil)
 
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	first := make(chan error, 1)
 	go func() {
 		_, err := r.Resolve(ctx, "slow")
@@ -445,7 +445,7 @@ func TestCallerCancelDoesNotFailOthers(t *testing.T) {
 	<-hit
 	second := make(chan string, 1)
 	go func() {
-		dsn, _ := r.Resolve(context.Background(), "slow")
+		dsn, _ := r.Resolve(t.Context(), "slow")
 		second <- dsn
 	}()
 	cancel()
@@ -455,7 +455,7 @@ func TestCallerCancelDoesNotFailOthers(t *testing.T) {
 
 	close(release)
 	assert.Equal(t, "https://ps@o1.ingest.sentry.io/3", <-second)
-	dsn, err := r.Resolve(context.Background(), "slow")
+	dsn, err := r.Resolve(t.Context(), "slow")
 	require.NoError(t, err)
 	assert.Equal(t, "https://ps@o1.ingest.sentry.io/3", dsn)
 	assert.EqualValues(t, 1, r.Lookups())
@@ -482,7 +482,7 @@ func TestRateLimit429Reset(t *testing.T) {
 		return false
 	}
 	r := newResolver(f, clk, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 
 	_, err := r.Resolve(ctx, "a")
 	require.ErrorIs(t, err, ErrUnresolved)
@@ -524,15 +524,15 @@ func TestRateLimitRetryAfter(t *testing.T) {
 	}
 	clk := newClock()
 	r := newResolver(f, clk, nil)
-	_, err := r.Resolve(context.Background(), "a")
+	_, err := r.Resolve(t.Context(), "a")
 	require.ErrorIs(t, err, ErrUnresolved)
 	limited.Store(false)
 	clk.Advance(89 * time.Second)
-	_, err = r.Resolve(context.Background(), "a")
+	_, err = r.Resolve(t.Context(), "a")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.EqualValues(t, 1, r.Lookups())
 	clk.Advance(time.Second)
-	_, err = r.Resolve(context.Background(), "a")
+	_, err = r.Resolve(t.Context(), "a")
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, r.Lookups())
 }
@@ -549,15 +549,15 @@ func TestRateLimitRemainingZeroBlocksAhead(t *testing.T) {
 		return false
 	}
 	r := newResolver(f, clk, nil)
-	dsn, err := r.Resolve(context.Background(), "a")
+	dsn, err := r.Resolve(t.Context(), "a")
 	require.NoError(t, err)
 	assert.Equal(t, "https://pa@o1.ingest.sentry.io/1", dsn)
-	_, err = r.Resolve(context.Background(), "b")
+	_, err = r.Resolve(t.Context(), "b")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.Contains(t, err.Error(), "rate limited")
 	assert.EqualValues(t, 1, r.Lookups())
 	clk.Advance(10 * time.Second)
-	_, err = r.Resolve(context.Background(), "b")
+	_, err = r.Resolve(t.Context(), "b")
 	require.NoError(t, err)
 }
 
@@ -575,23 +575,23 @@ func TestStaleDSNKeptOnTransientRefreshFailure(t *testing.T) {
 	clk := newClock()
 	r := newResolver(f, clk, nil)
 	want := "https://pa@o1.ingest.sentry.io/1"
-	dsn, err := r.Resolve(context.Background(), "a")
+	dsn, err := r.Resolve(t.Context(), "a")
 	require.NoError(t, err)
 	require.Equal(t, want, dsn)
 
 	status.Store(http.StatusBadGateway)
 	clk.Advance(DefaultTTL)
-	dsn, err = r.Resolve(context.Background(), "a")
+	dsn, err = r.Resolve(t.Context(), "a")
 	require.NoError(t, err, "transient failure keeps the last good DSN")
 	assert.Equal(t, want, dsn)
 	assert.EqualValues(t, 2, r.Lookups())
 	clk.Advance(DefaultNegativeTTL - time.Second)
-	_, _ = r.Resolve(context.Background(), "a")
+	_, _ = r.Resolve(t.Context(), "a")
 	assert.EqualValues(t, 2, r.Lookups(), "retried only after NegativeTTL")
 
 	status.Store(http.StatusNotFound)
 	clk.Advance(time.Second)
-	_, err = r.Resolve(context.Background(), "a")
+	_, err = r.Resolve(t.Context(), "a")
 	require.ErrorIs(t, err, ErrUnresolved, "a deleted project drops the DSN")
 	assert.EqualValues(t, 3, r.Lookups())
 }
@@ -627,7 +627,7 @@ func TestAuthTokenNeverInErrors(t *testing.T) {
 			f := newFakeAPI(t)
 			f.override = func(w http.ResponseWriter, r *http.Request) bool { h(w, r); return true }
 			r := newResolver(f, newClock(), func(c *Config) { c.AutoCreateProjects = true })
-			_, err := r.Resolve(context.Background(), "svc")
+			_, err := r.Resolve(t.Context(), "svc")
 			require.ErrorIs(t, err, ErrUnresolved)
 			assert.Contains(t, err.Error(), `"svc"`)
 			assert.NotContains(t, err.Error(), testToken)
@@ -637,7 +637,7 @@ func TestAuthTokenNeverInErrors(t *testing.T) {
 	}
 	// Transport failure without any server.
 	r := New(nil, Config{URL: "http://127.0.0.1:1", OrgSlug: testOrg, AuthToken: testToken}, nil)
-	_, err := r.Resolve(context.Background(), "svc")
+	_, err := r.Resolve(t.Context(), "svc")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.NotContains(t, err.Error(), testToken)
 }
@@ -649,7 +649,7 @@ func TestHugeResponseRejected(t *testing.T) {
 		return true
 	}
 	r := newResolver(f, newClock(), nil)
-	_, err := r.Resolve(context.Background(), "svc")
+	_, err := r.Resolve(t.Context(), "svc")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.Contains(t, err.Error(), "larger than")
 }
@@ -658,7 +658,7 @@ func TestInvalidInputMakesNoCall(t *testing.T) {
 	f := newFakeAPI(t)
 	r := newResolver(f, newClock(), nil)
 	for _, slug := range []string{"", "Checkout", "../../admin", "a/b", "-a", strings.Repeat("a", 51)} {
-		_, err := r.Resolve(context.Background(), slug)
+		_, err := r.Resolve(t.Context(), slug)
 		require.ErrorIs(t, err, ErrUnresolved, slug)
 	}
 	for _, cfg := range []Config{
@@ -667,7 +667,7 @@ func TestInvalidInputMakesNoCall(t *testing.T) {
 		{URL: "ftp://x", OrgSlug: testOrg, AuthToken: testToken},
 		{URL: "://", OrgSlug: testOrg, AuthToken: testToken},
 	} {
-		_, err := New(f.srv.Client(), cfg, nil).Resolve(context.Background(), "svc")
+		_, err := New(f.srv.Client(), cfg, nil).Resolve(t.Context(), "svc")
 		require.ErrorIs(t, err, ErrUnresolved)
 		assert.NotContains(t, err.Error(), testToken)
 	}
@@ -683,7 +683,7 @@ func TestBaseURLWithPath(t *testing.T) {
 		return true
 	}
 	r := New(f.srv.Client(), Config{URL: f.srv.URL + "/sentry/", OrgSlug: testOrg, AuthToken: testToken}, nil)
-	_, err := r.Resolve(context.Background(), "svc")
+	_, err := r.Resolve(t.Context(), "svc")
 	require.NoError(t, err)
 	assert.Equal(t, "/sentry/api/0/projects/acme/svc/keys/", got)
 }
@@ -695,7 +695,7 @@ func TestCacheBounded(t *testing.T) {
 	}
 	r := newResolver(f, newClock(), nil)
 	r.maxEntries = 2
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, s := range []string{"a", "b", "c"} {
 		_, err := r.Resolve(ctx, s)
 		require.NoError(t, err)

@@ -2,7 +2,6 @@ package encode
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"testing"
 	"unsafe"
@@ -230,7 +229,7 @@ func TestAppendLogs(t *testing.T) {
 			arenas := &Arenas{}
 			a := arenas.Get()
 			defer arenas.Put(a)
-			out := f.enc.AppendLogs(context.Background(), nil, tt.logs, a)
+			out := f.enc.AppendLogs(t.Context(), nil, tt.logs, a)
 			require.Len(t, out, len(tt.wantSizes))
 			for i, n := range tt.wantSizes {
 				assert.Equal(t, n, out[i].Env.Items[0].ItemCount, "envelope %d", i)
@@ -259,7 +258,7 @@ func TestAppendLogsByteBoundIsExact(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
-			out := f.enc.AppendLogs(context.Background(), nil, tt.logs, &Arena{})
+			out := f.enc.AppendLogs(t.Context(), nil, tt.logs, &Arena{})
 			require.Len(t, out, len(tt.wantSizes))
 			for i, n := range tt.wantSizes {
 				assert.Equal(t, n, out[i].Env.Items[0].ItemCount)
@@ -334,7 +333,7 @@ func TestAppendLogsOversized(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
-			out := f.enc.AppendLogs(context.Background(), nil, tt.logs, &Arena{})
+			out := f.enc.AppendLogs(t.Context(), nil, tt.logs, &Arena{})
 			var sent [][]byte
 			for _, i := range tt.wantSent {
 				sent = append(sent, tt.logs[i])
@@ -400,7 +399,7 @@ func TestAppendSpans(t *testing.T) {
 			arenas := &Arenas{}
 			a := arenas.Get()
 			defer arenas.Put(a)
-			out := f.enc.AppendSpans(context.Background(), nil, g, a)
+			out := f.enc.AppendSpans(t.Context(), nil, g, a)
 
 			require.Len(t, out, len(tt.wantSizes))
 			var got []json.RawMessage
@@ -442,7 +441,7 @@ func TestAppendSpansOversized(t *testing.T) {
 	f := newFixture(t)
 	items := [][]byte{spanItem(0, 0), spanItem(1, maxSpanContainerBytes), spanItem(2, 0)}
 	g := &translate.SpanGroup{TraceID: testTraceID, Segment: "s", Items: items, Container: envelope.SpanContainer(items)}
-	out := f.enc.AppendSpans(context.Background(), nil, g, &Arena{})
+	out := f.enc.AppendSpans(t.Context(), nil, g, &Arena{})
 	require.Len(t, out, 2, "the oversized span ends the container before it")
 	for i, want := range [][]byte{items[0], items[2]} {
 		p := writeAndParse(t, &out[i].Env)
@@ -459,7 +458,7 @@ func TestAppendSpansOversized(t *testing.T) {
 // counts, keep its gate (and a span container's DSC), and cannot split again.
 func TestHalves(t *testing.T) {
 	f := newFixture(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	f.index.Add([]translate.Segment{headSegment()}, nil)
 	logs := f.enc.AppendLogs(ctx, nil, append(logItems(5, 150), logItem(5, 4000)), &Arena{})
 	require.Len(t, logs, 1)
@@ -524,10 +523,10 @@ func TestHalves(t *testing.T) {
 
 func TestNotSplittable(t *testing.T) {
 	f := newFixture(t)
-	one := f.enc.AppendLogs(context.Background(), nil, logItems(1, 150), &Arena{})
+	one := f.enc.AppendLogs(t.Context(), nil, logItems(1, 150), &Arena{})
 	require.Len(t, one, 1)
 	assert.False(t, one[0].Splittable(), "a one-item container cannot be halved")
-	oneSpan := f.enc.AppendSpans(context.Background(), nil, &translate.SpanGroup{TraceID: testTraceID, Items: spanItems(1, 0)}, &Arena{})
+	oneSpan := f.enc.AppendSpans(t.Context(), nil, &translate.SpanGroup{TraceID: testTraceID, Items: spanItems(1, 0)}, &Arena{})
 	require.Len(t, oneSpan, 1)
 	assert.False(t, oneSpan[0].Splittable())
 }
@@ -576,7 +575,7 @@ func TestArenaPayloadsStayIntact(t *testing.T) {
 // turn all still hold their items when the push is done.
 func TestArenaSharedByOnePush(t *testing.T) {
 	f := newFixture(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	arenas := &Arenas{}
 	a := arenas.Get()
 	defer arenas.Put(a)

@@ -1,7 +1,6 @@
 package encode
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,7 +33,7 @@ func TestAppendSpansByteBoundIsExact(t *testing.T) {
 			items := [][]byte{spanItem(0, tt.size)}
 			require.Len(t, items[0], tt.size)
 			g := &translate.SpanGroup{TraceID: testTraceID, Segment: "s", Items: items, Container: envelope.SpanContainer(items)}
-			out := f.enc.AppendSpans(context.Background(), nil, g, &Arena{})
+			out := f.enc.AppendSpans(t.Context(), nil, g, &Arena{})
 			for i := range out {
 				assert.LessOrEqual(t, len(out[i].Env.Items[0].Payload), maxSpanContainerBytes, "envelope %d", i)
 			}

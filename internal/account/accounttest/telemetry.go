@@ -26,7 +26,7 @@ type Telemetry struct {
 func New(t testing.TB) *Telemetry {
 	t.Helper()
 	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.WithoutCancel(t.Context()))) }) // t.Context is done once cleanup runs
 	tb, err := metadata.NewTelemetryBuilder(tel.NewTelemetrySettings())
 	require.NoError(t, err)
 	t.Cleanup(tb.Shutdown)
