@@ -326,7 +326,7 @@ func TestAssemblyDedupeWaitsForHeldSpan(t *testing.T) {
 	h := newHarness(t, nil) // dedupe window 5 s
 	children, roots := splitTraces(makeTraces(0, 1, true))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
-	h.consumeLogsData(exceptionLogs(0))
+	h.consumeLogsData(exceptionLogs())
 	h.clock.Advance(8 * time.Second) // past the window
 	h.consumeLogs(1)                 // a push releases what is due
 	docs, _ := errorEvents(t, h.sentry)
@@ -350,7 +350,7 @@ func TestAssemblyDedupeAtShutdown(t *testing.T) {
 	h := newHarness(t, nil)
 	children, _ := splitTraces(makeTraces(0, 1, true))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
-	h.consumeLogsData(exceptionLogs(0))
+	h.consumeLogsData(exceptionLogs())
 	h.shutdown()
 	h.sentry.requireNoInvalid()
 	assert.Equal(t, 1, h.sentry.countType(envelope.ItemTypeEvent))

@@ -22,8 +22,8 @@ import (
 
 // benchExporterWith is benchExporter configured, sending to a Sentry that
 // answers 200 at once.
-func benchExporterWith(b testing.TB, configure func(*Config)) *sentryExporter {
-	e := newBenchExporter(b, time.Now, configure)
+func benchExporterWith(tb testing.TB, configure func(*Config)) *sentryExporter {
+	e := newBenchExporter(tb, time.Now, configure)
 	e.def.sender.Client = &http.Client{Transport: okTransport{}}
 	return e
 }

@@ -19,13 +19,13 @@ import (
 // benchExporter is an exporter that is never started: the benchmarks below
 // measure translation, envelope building and encoding, or the drop path,
 // without HTTP.
-func benchExporter(b testing.TB, now func() time.Time) *sentryExporter {
-	return newBenchExporter(b, now, func(*Config) {})
+func benchExporter(tb testing.TB, now func() time.Time) *sentryExporter {
+	return newBenchExporter(tb, now, func(*Config) {})
 }
 
 // newBenchExporter builds a never-started exporter of one project with the
-// default config as configure leaves it; it is shut down when b ends.
-func newBenchExporter(b testing.TB, now func() time.Time, configure func(*Config)) *sentryExporter {
+// default config as configure leaves it; it is shut down when tb ends.
+func newBenchExporter(tb testing.TB, now func() time.Time, configure func(*Config)) *sentryExporter {
 	clk := realClocks()
 	clk.now = now
 	cfg := createDefaultConfig().(*Config)
@@ -35,10 +35,10 @@ func newBenchExporter(b testing.TB, now func() time.Time, configure func(*Config
 	set.TelemetrySettings = componenttest.NewNopTelemetrySettings()
 	e, err := newExporter(cfg, set, clk)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	// No lingering workers for goleak. b.Context is done once cleanup runs, hence WithoutCancel.
-	b.Cleanup(func() { _ = e.shutdown(context.WithoutCancel(b.Context())) })
+	// No lingering workers for goleak. tb.Context is done once cleanup runs, hence WithoutCancel.
+	tb.Cleanup(func() { _ = e.shutdown(context.WithoutCancel(tb.Context())) })
 	return e
 }
 

@@ -128,7 +128,7 @@ func TestDSCHostileHeadName(t *testing.T) {
 	route := "/cart/\xff\x00" + strings.Repeat("é", 50_000)
 	td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().PutStr("http.route", route)
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
-	h.consumeLogsData(exceptionLogs(0))
+	h.consumeLogsData(exceptionLogs())
 	h.shutdown()
 	h.sentry.requireNoInvalid()
 	docs, dscs := errorEvents(t, h.sentry)

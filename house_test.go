@@ -151,7 +151,7 @@ func walkPackages(t *testing.T, fn func(pkg string, f *ast.File)) {
 			case strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "dist") || d.Name() == "testdata" || d.Name() == "bin" || d.Name() == "node_modules":
 				return filepath.SkipDir
 			}
-			if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
+			if _, serr := os.Stat(filepath.Join(p, "go.mod")); serr == nil {
 				return filepath.SkipDir // a nested module
 			}
 			return nil

@@ -91,7 +91,7 @@ func TestSend(t *testing.T) {
 			}
 			logs.Add(int64(req.Logs().LogRecordCount()))
 		default:
-			w.WriteHeader(404)
+			w.WriteHeader(http.StatusNotFound)
 		}
 	}))
 	defer srv.Close()
@@ -155,7 +155,7 @@ func TestRequestShapedTraces(t *testing.T) {
 
 func TestLogsOnlySendsNoTraces(t *testing.T) {
 	var tracesReqs, logsReqs atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		if r.URL.Path == "/v1/traces" {
 			tracesReqs.Add(1)

@@ -149,11 +149,13 @@ func TestCompression(t *testing.T) {
 	h, st, _ := newTestHandler(handlerConfig{})
 	var gz, zl bytes.Buffer
 	gw := gzip.NewWriter(&gz)
-	gw.Write(transactionEnv)
-	gw.Close()
+	if _, err := gw.Write(transactionEnv); err != nil || gw.Close() != nil {
+		t.Fatal("gzip", err)
+	}
 	zw := zlib.NewWriter(&zl)
-	zw.Write(logEnv)
-	zw.Close()
+	if _, err := zw.Write(logEnv); err != nil || zw.Close() != nil {
+		t.Fatal("zlib", err)
+	}
 	if r := post(t, h, "/api/1/envelope/", gz.Bytes(), map[string]string{"Content-Encoding": "gzip"}); r.status != 200 {
 		t.Fatalf("gzip: %d %v", r.status, r.body)
 	}
@@ -257,7 +259,7 @@ func TestRateLimit(t *testing.T) {
 		t.Errorf("totals %+v", tot)
 	}
 	// Invalid envelopes are still reported as invalid.
-	if r := post(t, h, "/api/1/envelope/", []byte("{}\n{"), nil); r.status != 400 {
+	if r = post(t, h, "/api/1/envelope/", []byte("{}\n{"), nil); r.status != 400 {
 		t.Errorf("invalid under a rate limit: %d", r.status)
 	}
 

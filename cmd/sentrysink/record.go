@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"os"
 	"sync"
 
@@ -57,8 +58,9 @@ func (r *recorder) record(project string, env *envelope.Envelope) {
 	defer r.mu.Unlock()
 	for i := range recs {
 		b, _ := json.Marshal(&recs[i])
-		r.w.Write(b)
-		r.w.WriteByte('\n')
+		// A bufio.Writer keeps its first error and stops writing; Close returns it.
+		_, _ = r.w.Write(b)
+		_ = r.w.WriteByte('\n')
 	}
 }
 
@@ -69,8 +71,10 @@ func (r *recorder) Flush() {
 }
 
 func (r *recorder) Close() error {
-	r.Flush()
-	return r.f.Close()
+	r.mu.Lock()
+	err := r.w.Flush()
+	r.mu.Unlock()
+	return errors.Join(err, r.f.Close())
 }
 
 type traceContext struct {

@@ -27,7 +27,7 @@ func TestRecordFile(t *testing.T) {
 	if r := post(t, hl, "/api/7/envelope/", errorEnv, nil); r.status != http.StatusTooManyRequests {
 		t.Fatalf("status %d, want 429", r.status)
 	}
-	if err := rec.Close(); err != nil {
+	if err = rec.Close(); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(path)

@@ -171,7 +171,7 @@ func (a *Assembler[T]) resolve(refs []Ref, verdict []Verdict) {
 		}
 		path := a.path[:0]
 		j := int32(i)
-		v := Held
+		var v Verdict
 		for steps := 0; ; steps++ {
 			if a.known[j] {
 				v = verdict[j]
@@ -188,11 +188,12 @@ func (a *Assembler[T]) resolve(refs []Ref, verdict []Verdict) {
 				j = p
 				continue
 			}
-			if r.Parent == r.ID || steps >= len(refs) {
+			switch {
+			case r.Parent == r.ID || steps >= len(refs):
 				v = Held // a cycle or self-parent: no root will come
-			} else if !a.heldLocked(k) && a.sent.has(k) {
+			case !a.heldLocked(k) && a.sent.has(k):
 				v = Late
-			} else {
+			default:
 				v = Held
 			}
 			break

@@ -335,7 +335,8 @@ func (r *Resolver) lookup(ctx context.Context, slug string) (string, *lookupErro
 	if lerr != nil {
 		return "", lerr
 	}
-	if lerr := r.createProject(ctx, team, slug); lerr != nil {
+	lerr = r.createProject(ctx, team, slug)
+	if lerr != nil {
 		return "", lerr
 	}
 	dsn, found, lerr = r.fetchKeys(ctx, slug)

@@ -250,13 +250,13 @@ func TestPaginationNoActiveKey(t *testing.T) {
 
 func TestLinkToOtherHostNotFollowed(t *testing.T) {
 	var evilHits atomic.Int64
-	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		evilHits.Add(1)
 		_, _ = io.WriteString(w, "[]")
 	}))
 	defer evil.Close()
 	f := newFakeAPI(t)
-	f.override = func(w http.ResponseWriter, r *http.Request) bool {
+	f.override = func(w http.ResponseWriter, _ *http.Request) bool {
 		w.Header().Set("Link", `<`+evil.URL+`/api/0/projects/acme/x/keys/?cursor=1:1:0>; rel="next"; results="true"; cursor="1:1:0"`)
 		_ = json.NewEncoder(w).Encode([]fakeKey{key("inactive", 1, false)})
 		return true
@@ -391,7 +391,7 @@ func TestConcurrentResolveSharesOneLookup(t *testing.T) {
 	hit := make(chan struct{})
 	release := make(chan struct{})
 	var once sync.Once
-	f.override = func(w http.ResponseWriter, r *http.Request) bool {
+	f.override = func(_ http.ResponseWriter, _ *http.Request) bool {
 		once.Do(func() { close(hit) })
 		<-release
 		return false
@@ -429,7 +429,7 @@ func TestCallerCancelDoesNotFailOthers(t *testing.T) {
 	f.addProject("slow", []fakeKey{key("ps", 3, true)})
 	hit := make(chan struct{})
 	release := make(chan struct{})
-	f.override = func(w http.ResponseWriter, r *http.Request) bool {
+	f.override = func(_ http.ResponseWriter, _ *http.Request) bool {
 		close(hit)
 		<-release
 		return false
@@ -472,7 +472,7 @@ func TestRateLimit429Reset(t *testing.T) {
 	f.addProject("b", []fakeKey{key("pb", 2, true)})
 	clk := newClock()
 	reset := clk.Now().Add(2 * time.Minute)
-	f.override = func(w http.ResponseWriter, r *http.Request) bool {
+	f.override = func(w http.ResponseWriter, _ *http.Request) bool {
 		if clk.Now().Before(reset) {
 			w.Header().Set("X-Sentry-Rate-Limit-Reset", strconv.FormatInt(reset.Unix(), 10))
 			w.Header().Set("X-Sentry-Rate-Limit-Remaining", "0")
@@ -514,7 +514,7 @@ func TestRateLimitRetryAfter(t *testing.T) {
 	f.addProject("a", []fakeKey{key("pa", 1, true)})
 	var limited atomic.Bool
 	limited.Store(true)
-	f.override = func(w http.ResponseWriter, r *http.Request) bool {
+	f.override = func(w http.ResponseWriter, _ *http.Request) bool {
 		if limited.Load() {
 			w.Header().Set("Retry-After", "90")
 			w.WriteHeader(http.StatusTooManyRequests)
@@ -543,7 +543,7 @@ func TestRateLimitRemainingZeroBlocksAhead(t *testing.T) {
 	f.addProject("b", []fakeKey{key("pb", 2, true)})
 	clk := newClock()
 	reset := clk.Now().Add(10 * time.Second)
-	f.override = func(w http.ResponseWriter, r *http.Request) bool {
+	f.override = func(w http.ResponseWriter, _ *http.Request) bool {
 		w.Header().Set("X-Sentry-Rate-Limit-Remaining", "0")
 		w.Header().Set("X-Sentry-Rate-Limit-Reset", strconv.FormatInt(reset.Unix(), 10))
 		return false
@@ -565,7 +565,7 @@ func TestStaleDSNKeptOnTransientRefreshFailure(t *testing.T) {
 	f := newFakeAPI(t)
 	f.addProject("a", []fakeKey{key("pa", 1, true)})
 	var status atomic.Int64
-	f.override = func(w http.ResponseWriter, r *http.Request) bool {
+	f.override = func(w http.ResponseWriter, _ *http.Request) bool {
 		if s := status.Load(); s != 0 {
 			w.WriteHeader(int(s))
 			return true
@@ -598,24 +598,24 @@ func TestStaleDSNKeptOnTransientRefreshFailure(t *testing.T) {
 
 func TestAuthTokenNeverInErrors(t *testing.T) {
 	cases := map[string]func(w http.ResponseWriter, r *http.Request){
-		"401 echoing token": func(w http.ResponseWriter, r *http.Request) {
+		"401 echoing token": func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(http.StatusUnauthorized)
 			_, _ = io.WriteString(w, `{"detail":"bad token `+testToken+`"}`)
 		},
-		"500": func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) },
-		"malformed json": func(w http.ResponseWriter, r *http.Request) {
+		"500": func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) },
+		"malformed json": func(w http.ResponseWriter, _ *http.Request) {
 			_, _ = io.WriteString(w, `[{"isActive": true, "dsn": {"public": "https://pubkey@host/1"`+testToken)
 		},
-		"invalid dsn": func(w http.ResponseWriter, r *http.Request) {
+		"invalid dsn": func(w http.ResponseWriter, _ *http.Request) {
 			_, _ = io.WriteString(w, `[{"isActive": true, "dsn": {"public": "ht tp://pubkey@ho st/1"}}]`)
 		},
-		"hijacked connection": func(w http.ResponseWriter, r *http.Request) {
+		"hijacked connection": func(w http.ResponseWriter, _ *http.Request) {
 			conn, _, err := w.(http.Hijacker).Hijack()
 			if err == nil {
 				_ = conn.Close()
 			}
 		},
-		"huge body": func(w http.ResponseWriter, r *http.Request) {
+		"huge body": func(w http.ResponseWriter, _ *http.Request) {
 			_, _ = io.WriteString(w, "["+strings.Repeat(" ", maxResponseBytes)+"]")
 		},
 		"redirect elsewhere with token in URL": func(w http.ResponseWriter, r *http.Request) {
@@ -644,7 +644,7 @@ func TestAuthTokenNeverInErrors(t *testing.T) {
 
 func TestHugeResponseRejected(t *testing.T) {
 	f := newFakeAPI(t)
-	f.override = func(w http.ResponseWriter, r *http.Request) bool {
+	f.override = func(w http.ResponseWriter, _ *http.Request) bool {
 		_, _ = io.WriteString(w, "["+strings.Repeat(" ", maxResponseBytes)+"]")
 		return true
 	}

@@ -84,7 +84,8 @@ func jsOpenParen(rest string) int {
 		case ')':
 			depth++
 		case '(':
-			if depth--; depth == 0 {
+			depth--
+			if depth == 0 {
 				return i
 			}
 		}

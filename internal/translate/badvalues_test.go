@@ -109,7 +109,8 @@ func testBadValuesTraces(t *testing.T, o Options) {
 	require.Zero(t, r.InvalidSpans)
 	require.Zero(t, r.InvalidErrors)
 	spans := 0
-	for _, x := range r.Transactions {
+	for i := range r.Transactions {
+		x := &r.Transactions[i]
 		m, err := checkTransaction(x.Payload)
 		require.NoError(t, err)
 		assert.LessOrEqual(t, len(x.Payload), DefaultMaxEventBytes)

@@ -134,8 +134,8 @@ func TestSkipCountsMatchSerialising(t *testing.T) {
 
 func sum(txs []Transaction) int {
 	n := 0
-	for _, x := range txs {
-		n += x.Spans
+	for i := range txs {
+		n += txs[i].Spans
 	}
 	return n
 }

@@ -323,7 +323,8 @@ func (s *state) sentryAttrs(w *jw, n *int, ri *resInfo, which int) {
 	if *n > 0 {
 		b = append(b, ',')
 	}
-	w.b = append(b, s.frag.b[bl.a:bl.b]...)
+	b = append(b, s.frag.b[bl.a:bl.b]...)
+	w.b = b
 	*n += bl.n
 	s.seen.addBlock(bl)
 }
@@ -373,7 +374,8 @@ func (s *state) copyBlock(w *jw, n *int, bl *block) {
 	if *n > 0 {
 		b = append(b, ',')
 	}
-	w.b = append(b, s.frag.b[bl.a:bl.b]...)
+	b = append(b, s.frag.b[bl.a:bl.b]...)
+	w.b = b
 	*n += bl.n
 	s.seen.addBlock(bl)
 }

@@ -356,7 +356,7 @@ func (a *app) consume(s *service, parent trace.SpanContext, head request) {
 }
 
 // log emits a record carrying the trace context of ctx, as a log bridge does.
-func (a *app) log(ctx context.Context, s *service, sev otellog.Severity, body string, attrs ...attribute.KeyValue) {
+func (*app) log(ctx context.Context, s *service, sev otellog.Severity, body string, attrs ...attribute.KeyValue) {
 	var r otellog.Record
 	now := time.Now()
 	r.SetTimestamp(now)
@@ -421,7 +421,8 @@ func (a *app) writeSummary(errs []string) error {
 		sum.SDK.LogsExported += s.logs.exported.Load()
 		sum.SDK.LogsFailed += s.logs.failed.Load()
 	}
-	for _, r := range a.requests {
+	for k := range a.requests {
+		r := &a.requests[k]
 		ss := sum.ByService[r.Service]
 		ss.Requests++
 		ss.Spans += 1 + len(r.Children)
@@ -449,7 +450,7 @@ func (a *app) writeSummary(errs []string) error {
 		return err
 	}
 	tmp := a.o.summaryFile + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, a.o.summaryFile)

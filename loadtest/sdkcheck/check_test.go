@@ -28,7 +28,7 @@ otelcol_exporter_queue_size{data_type="traces",exporter="sentry"} 0
 	for _, tc := range []struct{ name, text string }{{"prometheus", prom}, {"console, last export", console}} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, "m")
-			if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
+			if err := os.WriteFile(path, []byte(tc.text), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			m, err := readMetrics(path)
