@@ -46,7 +46,7 @@ func BenchmarkPushTracesSplit1000(b *testing.B) {
 		}
 		benchSettle(e)
 	}
-	if e.asm.asm.Bytes() != 0 {
+	if e.assemblyHeldBytes() != 0 {
 		b.Fatal("spans left held")
 	}
 	b.ReportMetric(float64(children.SpanCount()+roots.SpanCount())*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
@@ -106,7 +106,7 @@ func heldHeap(tb testing.TB, attrs int) (heap, estimate float64, spans int) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(batches) // the input stays, so the difference is what assembly holds
-	return float64(int64(after.HeapAlloc) - int64(before.HeapAlloc)), float64(e.asm.asm.Bytes()), spans
+	return float64(int64(after.HeapAlloc) - int64(before.HeapAlloc)), float64(e.assemblyHeldBytes()), spans
 }
 
 // TestAssemblyEstimateCoversTheHeap fails when held spans take more heap than

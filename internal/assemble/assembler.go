@@ -85,13 +85,6 @@ func New[T any](cfg Config) *Assembler[T] {
 	return &Assembler[T]{cfg: cfg, traces: map[[16]byte]*trace[T]{}, sent: newRecent(cfg.Remember), byID: map[spanKey]int32{}}
 }
 
-// Bytes is what the held spans weigh, as sized by the caller.
-func (a *Assembler[T]) Bytes() int64 {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.bytes
-}
-
 // Held reports whether the span (trace, id) is held.
 func (a *Assembler[T]) Held(traceID [16]byte, id [8]byte) bool {
 	a.mu.Lock()

@@ -344,13 +344,3 @@ func (p *FactsPool) Put(f *[]Facts) {
 	}
 	p.pool.Put(f)
 }
-
-// ForgetCurrent empties the current generation's traces and span ids,
-// keeping their buffers, so that every trace is new to the index again. It
-// serves benchmarks of steady traffic; the exporter never calls it.
-func (x *Index) ForgetCurrent() {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	clear(x.cur.traces)
-	x.cur.ids = x.cur.ids[:0]
-}
