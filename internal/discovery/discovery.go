@@ -20,7 +20,9 @@
 // for [Config.NegativeTTL]. Concurrent Resolve calls for one slug share a
 // single lookup. The lookup runs detached from the callers' contexts (bounded
 // by a 30 s timeout) so one caller giving up does not fail the others; every
-// caller still returns as soon as its own context is done.
+// caller still returns as soon as its own context is done. The lookups belong
+// to the Resolver: [Resolver.Shutdown] cancels those in flight and waits for
+// them, and no lookup starts after it.
 //
 // The first active key (isActive) with a well-formed dsn.public wins, in the
 // order the API lists them.
@@ -119,7 +121,14 @@ type Resolver struct {
 	lookups    atomic.Int64
 	maxEntries int
 
+	// lookupCtx is the parent of every lookup; Shutdown cancels it and
+	// waits for the lookups (lookupWG) to return.
+	lookupCtx    context.Context
+	cancelLookup context.CancelFunc
+	lookupWG     sync.WaitGroup
+
 	mu        sync.Mutex
+	closed    bool                     // Shutdown began: no lookup starts
 	cache     map[string]*list.Element // of *entry
 	order     *list.List               // front = oldest
 	inflight  map[string]*call
@@ -158,14 +167,17 @@ func New(client *http.Client, cfg Config, now func() time.Time) *Resolver {
 	if cfg.NegativeTTL <= 0 {
 		cfg.NegativeTTL = DefaultNegativeTTL
 	}
+	lookupCtx, cancel := context.WithCancel(context.Background())
 	r := &Resolver{
-		client:     client,
-		cfg:        cfg,
-		now:        now,
-		maxEntries: MaxCacheEntries,
-		cache:      make(map[string]*list.Element),
-		order:      list.New(),
-		inflight:   make(map[string]*call),
+		lookupCtx:    lookupCtx,
+		cancelLookup: cancel,
+		client:       client,
+		cfg:          cfg,
+		now:          now,
+		maxEntries:   MaxCacheEntries,
+		cache:        make(map[string]*list.Element),
+		order:        list.New(),
+		inflight:     make(map[string]*call),
 	}
 	u, err := url.Parse(strings.TrimRight(cfg.URL, "/"))
 	switch {
@@ -180,9 +192,6 @@ func New(client *http.Client, cfg Config, now func() time.Time) *Resolver {
 	}
 	return r
 }
-
-// Lookups returns the number of API calls made so far.
-func (r *Resolver) Lookups() int64 { return r.lookups.Load() }
 
 // Resolve returns the public DSN of the project with that slug.
 //
@@ -214,6 +223,13 @@ func (r *Resolver) Resolve(ctx context.Context, slug string) (string, error) {
 	}
 	c, ok := r.inflight[slug]
 	if !ok {
+		if r.closed {
+			r.mu.Unlock()
+			if stale != nil {
+				return stale.dsn, nil
+			}
+			return "", fmt.Errorf("discovery: project %q: %w: the resolver is shut down", slug, ErrUnresolved)
+		}
 		if now.Before(r.rateUntil) {
 			until := r.rateUntil
 			r.mu.Unlock()
@@ -229,7 +245,8 @@ func (r *Resolver) Resolve(ctx context.Context, slug string) (string, error) {
 		}
 		c = &call{done: make(chan struct{})}
 		r.inflight[slug] = c
-		go r.run(context.WithoutCancel(ctx), slug, c)
+		// Added under r.mu, before Shutdown can set closed and wait.
+		r.lookupWG.Go(func() { r.run(r.lookupCtx, slug, c) })
 	}
 	r.mu.Unlock()
 
@@ -238,6 +255,29 @@ func (r *Resolver) Resolve(ctx context.Context, slug string) (string, error) {
 		return c.dsn, c.err
 	case <-ctx.Done():
 		return "", fmt.Errorf("discovery: project %q: %w: %w", slug, ErrUnresolved, context.Cause(ctx))
+	}
+}
+
+// Shutdown cancels the lookups in flight and waits until they have returned,
+// or until ctx is done (then it returns ctx's error). Their callers get an
+// error wrapping ErrUnresolved. From then on Resolve calls no API: it answers
+// from the cache (a DSN past its TTL included) or with an error wrapping
+// ErrUnresolved. It is safe to call more than once.
+func (r *Resolver) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.cancelLookup()
+	done := make(chan struct{})
+	go func() {
+		r.lookupWG.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

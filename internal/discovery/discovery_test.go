@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 const (
@@ -757,4 +758,51 @@ func TestSlug(t *testing.T) {
 		assert.LessOrEqual(t, len(got), MaxSlugLen)
 		assert.Equal(t, got, Slug(got), "idempotent for %q", in)
 	}
+}
+
+// TestShutdownMidLookup: Shutdown cancels a lookup that the API never
+// answers, waits for it, and leaves no goroutine behind; the caller gets an
+// error, and nothing calls the API afterwards.
+func TestShutdownMidLookup(t *testing.T) {
+	f := newFakeAPI(t)
+	f.addProject("hung", []fakeKey{key("ph", 3, true)})
+	f.addProject("known", []fakeKey{key("pk", 4, true)})
+	asked := make(chan struct{}, 1)
+	f.override = func(_ http.ResponseWriter, r *http.Request) bool {
+		if !strings.Contains(r.URL.Path, "/hung/") {
+			return false
+		}
+		asked <- struct{}{}
+		<-r.Context().Done() // hangs until the client gives up
+		return true
+	}
+	clk := newClock()
+	r := newResolver(f, clk, nil)
+	dsn, err := r.Resolve(t.Context(), "known")
+	require.NoError(t, err)
+
+	resolved := make(chan error, 1)
+	go func() {
+		_, err := r.Resolve(t.Context(), "hung")
+		resolved <- err
+	}()
+	<-asked
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // a guard; Shutdown returns at once
+	defer cancel()
+	require.NoError(t, r.Shutdown(ctx))
+	require.ErrorIs(t, <-resolved, ErrUnresolved)
+
+	calls := len(f.callList())
+	_, err = r.Resolve(t.Context(), "other")
+	require.ErrorIs(t, err, ErrUnresolved)
+	assert.ErrorContains(t, err, "shut down")
+	clk.Advance(DefaultTTL + time.Second)
+	got, err := r.Resolve(t.Context(), "known")
+	require.NoError(t, err)
+	assert.Equal(t, dsn, got, "past its TTL, the cached DSN is still served, without the API")
+	assert.Len(t, f.callList(), calls, "no API call after Shutdown")
+	require.NoError(t, r.Shutdown(ctx), "a second Shutdown")
+
+	f.srv.Close()
+	goleak.VerifyNone(t)
 }
