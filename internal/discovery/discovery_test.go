@@ -783,8 +783,8 @@ func TestShutdownMidLookup(t *testing.T) {
 
 	resolved := make(chan error, 1)
 	go func() {
-		_, err := r.Resolve(t.Context(), "hung")
-		resolved <- err
+		_, herr := r.Resolve(t.Context(), "hung")
+		resolved <- herr
 	}()
 	<-asked
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // a guard; Shutdown returns at once
