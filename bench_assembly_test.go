@@ -111,8 +111,8 @@ func heldHeap(tb testing.TB, attrs int) (heap, estimate float64, spans int) {
 
 // TestAssemblyEstimateCoversTheHeap fails when held spans take more heap than
 // assembly counts against assembly::max_bytes, so that the bound is a bound
-// on memory. Without the race detector, whose instrumentation changes
-// allocation sizes.
+// on memory. Under the race detector, whose instrumentation changes
+// allocation sizes, it skips; `make test` runs it again without -race.
 func TestAssemblyEstimateCoversTheHeap(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector changes what allocations weigh")

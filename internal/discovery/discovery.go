@@ -45,8 +45,9 @@
 // The cache holds at most [MaxCacheEntries] slugs; when full, the entry
 // stored (or refreshed) longest ago is evicted.
 //
-// Response bodies are read up to 1 MiB. Errors never contain the auth token
-// or a DSN; they name the slug, the request path and the HTTP status.
+// Response bodies are read up to 1 MiB. Errors must never contain the auth
+// token or a DSN; they name the slug, the request path and the HTTP status.
+// The Resolver must not call the API once [Resolver.Shutdown] has begun.
 package discovery
 
 import (
