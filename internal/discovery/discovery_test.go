@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -389,40 +390,46 @@ func TestAutoCreateFails(t *testing.T) {
 func TestConcurrentResolveSharesOneLookup(t *testing.T) {
 	f := newFakeAPI(t)
 	f.addProject("hot", []fakeKey{key("ph", 3, true)})
-	hit := make(chan struct{})
-	release := make(chan struct{})
-	var once sync.Once
-	f.override = func(_ http.ResponseWriter, _ *http.Request) bool {
-		once.Do(func() { close(hit) })
-		<-release
-		return false
-	}
-	r := newResolver(f, newClock(), nil)
+	// In a synctest bubble, with the API's handler called in memory (a
+	// network wait is never durably blocked): synctest.Wait returns once
+	// every caller waits, one on the API and the rest on its look-up.
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		f.override = func(_ http.ResponseWriter, _ *http.Request) bool {
+			<-release
+			return false
+		}
+		client := &http.Client{Transport: inMemory(f.serve)}
+		r := New(client, Config{URL: "http://api.test", OrgSlug: testOrg, AuthToken: testToken}, newClock().Now)
 
-	const n = 50
-	var wg sync.WaitGroup
-	var started sync.WaitGroup
-	started.Add(n)
-	dsns := make([]string, n)
-	errs := make([]error, n)
-	for i := range n {
-		wg.Go(func() {
-			started.Done()
-			dsns[i], errs[i] = r.Resolve(t.Context(), "hot")
-		})
-	}
-	started.Wait()
-	<-hit
-	time.Sleep(20 * time.Millisecond) // let the stragglers join the in-flight lookup
-	close(release)
-	wg.Wait()
+		const n = 50
+		var wg sync.WaitGroup
+		dsns := make([]string, n)
+		errs := make([]error, n)
+		for i := range n {
+			wg.Go(func() { dsns[i], errs[i] = r.Resolve(t.Context(), "hot") })
+		}
+		synctest.Wait()
+		assert.EqualValues(t, 1, r.Lookups(), "every caller waits on one look-up")
+		close(release)
+		wg.Wait()
 
-	for i := range n {
-		require.NoError(t, errs[i])
-		assert.Equal(t, "https://ph@o1.ingest.sentry.io/3", dsns[i])
-	}
-	assert.EqualValues(t, 1, r.Lookups())
-	assert.Len(t, f.callList(), 1)
+		for i := range n {
+			require.NoError(t, errs[i])
+			assert.Equal(t, "https://ph@o1.ingest.sentry.io/3", dsns[i])
+		}
+		assert.EqualValues(t, 1, r.Lookups())
+		assert.Len(t, f.callList(), 1)
+	})
+}
+
+// inMemory is a transport that calls h directly, with no network between.
+type inMemory http.HandlerFunc
+
+func (h inMemory) RoundTrip(req *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	h(rec, req)
+	return rec.Result(), nil
 }
 
 func TestCallerCancelDoesNotFailOthers(t *testing.T) {
