@@ -110,7 +110,7 @@ mutate:
 	@mkdir -p $(BIN)/mutate
 	@for p in $(MUTATE_PKGS); do \
 	  n=$$(basename $$p); echo "== $$p"; \
-	  $(GO) run $(GREMLINS) unleash --workers 2 --timeout-coefficient 5 -E 'accounttest/' \
+	  $(GO) run $(GREMLINS) unleash --workers 2 --timeout-coefficient 30 -E 'accounttest/' \
 	    -o $(BIN)/mutate/$$n.json ./$$p > $(BIN)/mutate/$$n.txt 2>&1 || { cat $(BIN)/mutate/$$n.txt; exit 1; }; \
 	  grep -E 'LIVED|TIMED OUT|NOT VIABLE|^Killed|^Timed|efficacy|coverage' $(BIN)/mutate/$$n.txt; \
 	  $(GO) run ./cmd/mutantcheck -report $(BIN)/mutate/$$n.json -pkg ./$$p | tee $(BIN)/mutate/$$n-cases.txt || exit 1; \
