@@ -386,10 +386,8 @@ func newHarnessWith(t *testing.T, sentry *fakeSentry, clk clocks, configure func
 	require.NoError(t, te.Start(context.Background(), componenttest.NewNopHost()))
 	require.NoError(t, le.Start(context.Background(), componenttest.NewNopHost()))
 	exp := shared.byConfig[cfg].exp
-	return &harness{
-		t: t, sentry: sentry, tel: tel, exp: exp,
-		traces: settlingTraces{Traces: te, exp: exp}, logs: settlingLogs{Logs: le, exp: exp},
-	}
+	return &harness{t: t, sentry: sentry, tel: tel, exp: exp,
+		traces: settlingTraces{Traces: te, exp: exp}, logs: settlingLogs{Logs: le, exp: exp}}
 }
 
 // shutdown stops both pipelines (the final client report goes out here).
