@@ -36,6 +36,8 @@ lint: $(GOLANGCI_LINT)
 
 ## generate: regenerate internal/metadata* and the lifecycle tests from metadata.yaml (mdatagen v0.159.0 from ./tools).
 ## mdatagen names the package after the folder, so it runs on a copy in a folder named sentryexporter.
+## (v0.165.0, the collector release ocb builds, is not served by this project's module proxy, nor is
+## v0.161.0's internal/schemagen: tools/go.mod stays at v0.159.0 until they are.)
 generate:
 	rm -rf $(CURDIR)/.gen && mkdir -p $(CURDIR)/.gen/sentryexporter
 	cp metadata.yaml doc.go go.mod go.sum $(CURDIR)/.gen/sentryexporter/
