@@ -25,14 +25,16 @@ vet:
 
 ## lint: golangci-lint (the version tools/go.mod pins, built into bin/) with .golangci.yml, contrib's
 ## linters and settings, over this module and the conformance/ and loadtest/ modules. tools/ holds
-## no Go code of its own, only the tools' pins.
+## no Go code of its own, only the tools' pins. Every module is linted, then the target fails if any had a finding.
 GOLANGCI_LINT := $(BIN)/golangci-lint
 $(GOLANGCI_LINT): tools/go.mod tools/go.sum
 	cd tools && $(GO) build -o $(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 lint: $(GOLANGCI_LINT)
-	$(GOLANGCI_LINT) run ./...
-	cd conformance && $(GOLANGCI_LINT) run --config ../.golangci.yml ./...
-	cd loadtest && $(GOLANGCI_LINT) run --config ../.golangci.yml ./...
+	@status=0; \
+	$(GOLANGCI_LINT) run ./... || status=1; \
+	(cd conformance && $(GOLANGCI_LINT) run --config ../.golangci.yml ./...) || status=1; \
+	(cd loadtest && $(GOLANGCI_LINT) run --config ../.golangci.yml ./...) || status=1; \
+	exit $$status
 
 ## generate: regenerate internal/metadata* and the lifecycle tests from metadata.yaml (mdatagen v0.159.0 from ./tools).
 ## mdatagen names the package after the folder, so it runs on a copy in a folder named sentryexporter.
