@@ -1,7 +1,6 @@
 package sentryexporter
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -99,8 +98,8 @@ func TestStaticRoutingThreeProjects(t *testing.T) {
 	})
 	for range 2 {
 		td, ld := gatewayBatch("payments", "search", "checkout", "unknown")
-		require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
-		require.NoError(t, h.logs.ConsumeLogs(context.Background(), ld))
+		require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
+		require.NoError(t, h.logs.ConsumeLogs(t.Context(), ld))
 	}
 	h.shutdown()
 	sentry.requireNoInvalid()
@@ -147,8 +146,8 @@ func TestStaticRoutingDefault(t *testing.T) {
 		c.Routing.DSNs = map[string]configopaque.String{"payments": configopaque.String(sentry.dsnFor("2"))}
 	})
 	td, ld := gatewayBatch("payments", "other")
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
-	require.NoError(t, h.logs.ConsumeLogs(context.Background(), ld))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
+	require.NoError(t, h.logs.ConsumeLogs(t.Context(), ld))
 	h.shutdown()
 	got := byProject(sentry)
 	assert.Equal(t, 2, got["1"]["transaction"])
@@ -238,18 +237,18 @@ func TestDiscoveryRouting(t *testing.T) {
 	// The API is rate limited first: "payments" cannot be resolved, its data is dropped.
 	mgmt.limitOnce = true
 	td, ld := gatewayBatch("payments")
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
 	assert.EqualValues(t, 6, h.sum("otelcol_exporter_sentry_dropped_items", map[string]string{"project": "unroutable", "category": "span"}))
 	callsDuringLimit := mgmt.calls
-	require.NoError(t, h.logs.ConsumeLogs(context.Background(), ld))
+	require.NoError(t, h.logs.ConsumeLogs(t.Context(), ld))
 	assert.Equal(t, callsDuringLimit, mgmt.calls, "no API call before the reset")
 
 	clock.Advance(31 * time.Second)
 	td, ld = gatewayBatch("payments", "Search Service")
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
-	require.NoError(t, h.logs.ConsumeLogs(context.Background(), ld))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
+	require.NoError(t, h.logs.ConsumeLogs(t.Context(), ld))
 	td, _ = gatewayBatch("payments", "Search Service")
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
 	h.shutdown()
 	sentry.requireNoInvalid()
 
@@ -284,7 +283,7 @@ func TestDiscoveryHangingAPIEndsWithTheDrain(t *testing.T) {
 		c.Pending.DrainTimeout = 50 * time.Millisecond
 	})
 	pushed := make(chan error, 1)
-	go func() { pushed <- h.exp.pushTraces(context.Background(), makeTraces(0, 2, false)) }()
+	go func() { pushed <- h.exp.pushTraces(t.Context(), makeTraces(0, 2, false)) }()
 	<-asked
 	h.exp.beginShutdown()
 	select {
@@ -314,11 +313,11 @@ func TestDiscoverySlowAPIHoldsAPushBriefly(t *testing.T) {
 	h.exp.discoveryWait = 20 * time.Millisecond
 
 	pushed := make(chan error, 1)
-	go func() { pushed <- h.traces.ConsumeTraces(context.Background(), makeTraces(0, 2, false)) }()
+	go func() { pushed <- h.traces.ConsumeTraces(t.Context(), makeTraces(0, 2, false)) }()
 	select {
 	case err := <-pushed:
 		require.NoError(t, err)
-	case <-time.After(10 * time.Second): // a hang guard; the look-up itself never ends before the gate opens
+	case <-time.After(2 * time.Second): // the README's bound, 100 x this test's discoveryWait; the look-up never ends before the gate opens
 		t.Fatal("the push waits on the management API")
 	}
 	assert.EqualValues(t, 2*3, h.sum("otelcol_exporter_sentry_dropped_items",
@@ -326,7 +325,7 @@ func TestDiscoverySlowAPIHoldsAPushBriefly(t *testing.T) {
 
 	close(mgmt.gate) // the look-up in the background completes and is cached
 	require.Eventually(t, func() bool {
-		if err := h.traces.ConsumeTraces(context.Background(), makeTraces(10, 1, false)); err != nil {
+		if err := h.traces.ConsumeTraces(t.Context(), makeTraces(10, 1, false)); err != nil {
 			return false
 		}
 		return byProject(sentry)["5"]["transaction"] > 0

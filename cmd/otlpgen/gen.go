@@ -186,7 +186,8 @@ func (g *generator) batch(minSpans int, now time.Time) (ptrace.Traces, plog.Logs
 	ld := plog.NewLogs()
 	spansBy := make([]ptrace.SpanSlice, len(g.services))
 	logsBy := make([]plog.LogRecordSlice, len(g.services))
-	for i, s := range g.services {
+	for i := range g.services {
+		s := &g.services[i]
 		rs := td.ResourceSpans().AppendEmpty()
 		setResource(rs.Resource(), s)
 		ss := rs.ScopeSpans().AppendEmpty()
@@ -214,13 +215,13 @@ func (g *generator) batch(minSpans int, now time.Time) (ptrace.Traces, plog.Logs
 		by[i].add(t)
 	}
 	bc := batchCounts{counts: c, byService: make(map[string]counts, len(g.services))}
-	for i, s := range g.services {
-		bc.byService[s.name] = by[i]
+	for i := range g.services {
+		bc.byService[g.services[i].name] = by[i]
 	}
 	return td, ld, bc
 }
 
-func setResource(r pcommon.Resource, s service) {
+func setResource(r pcommon.Resource, s *service) {
 	a := r.Attributes()
 	a.PutStr("service.name", s.name)
 	a.PutStr("service.version", s.version)

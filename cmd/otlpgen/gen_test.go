@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -92,7 +91,7 @@ func TestSend(t *testing.T) {
 			}
 			logs.Add(int64(req.Logs().LogRecordCount()))
 		default:
-			w.WriteHeader(404)
+			w.WriteHeader(http.StatusNotFound)
 		}
 	}))
 	defer srv.Close()
@@ -100,7 +99,7 @@ func TestSend(t *testing.T) {
 	g := newGenerator(2, 3, 1, 0.1)
 	for range 3 {
 		td, ld, c := g.batch(50, time.Now())
-		s.send(context.Background(), td, ld, c)
+		s.send(t.Context(), td, ld, c)
 	}
 	tot := s.totals(time.Second)
 	if tot.Spans != spans.Load() || tot.Logs != logs.Load() || tot.Requests != 6 || len(tot.HTTPErrors) != 0 {
@@ -156,7 +155,7 @@ func TestRequestShapedTraces(t *testing.T) {
 
 func TestLogsOnlySendsNoTraces(t *testing.T) {
 	var tracesReqs, logsReqs atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		if r.URL.Path == "/v1/traces" {
 			tracesReqs.Add(1)
@@ -168,7 +167,7 @@ func TestLogsOnlySendsNoTraces(t *testing.T) {
 	s := &sender{opts: options{signals: "logs"}, client: srv.Client(), tracesURL: srv.URL + "/v1/traces", logsURL: srv.URL + "/v1/logs"}
 	g := newGenerator(3, 3, 2, 0)
 	td, ld, c := g.batch(100, time.Now())
-	s.send(context.Background(), td, ld, c)
+	s.send(t.Context(), td, ld, c)
 	if tracesReqs.Load() != 0 || logsReqs.Load() == 0 || s.spans.Load() != 0 || s.logs.Load() != int64(c.logs) {
 		t.Fatalf("traces requests %d, logs requests %d, spans %d, logs %d of %d", tracesReqs.Load(), logsReqs.Load(), s.spans.Load(), s.logs.Load(), c.logs)
 	}

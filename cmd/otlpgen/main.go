@@ -150,7 +150,7 @@ func run(args []string) error {
 	printTotals(os.Stdout, tot)
 	if o.summaryFile != "" {
 		b, _ := json.MarshalIndent(tot, "", "  ")
-		if err := os.WriteFile(o.summaryFile, append(b, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(o.summaryFile, append(b, '\n'), 0o600); err != nil {
 			return err
 		}
 	}

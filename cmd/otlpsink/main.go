@@ -42,7 +42,7 @@ func run(args []string) error {
 	}
 	srv := &http.Server{Handler: newHandler(st), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	if *addrFile != "" {
-		if err := os.WriteFile(*addrFile, []byte(ln.Addr().String()+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(*addrFile, []byte(ln.Addr().String()+"\n"), 0o600); err != nil {
 			ln.Close()
 			return err
 		}

@@ -332,8 +332,7 @@ func readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer, oldRela
 }
 
 func bodyError(err error) int {
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return http.StatusRequestEntityTooLarge
 	}
 	return http.StatusBadRequest

@@ -106,7 +106,7 @@ func run(args []string) error {
 		defer rec.Close()
 		cfg.Record = rec.record
 	}
-	for _, p := range strings.Split(*hangProjects, ",") {
+	for p := range strings.SplitSeq(*hangProjects, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			if cfg.HangProjects == nil {
 				cfg.HangProjects = map[string]bool{}
@@ -128,7 +128,7 @@ func run(args []string) error {
 	}
 	addr := ln.Addr().String()
 	if *addrFile != "" {
-		if err := os.WriteFile(*addrFile, []byte(addr+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(*addrFile, []byte(addr+"\n"), 0o600); err != nil {
 			ln.Close()
 			return err
 		}
@@ -235,8 +235,10 @@ func newLineWriter(f *os.File) *lineWriter {
 
 func (l *lineWriter) WriteLine(b []byte) {
 	l.mu.Lock()
-	l.w.Write(b)
-	l.w.WriteByte('\n')
+	// A bufio.Writer keeps its first error and stops writing; the lines are a
+	// best-effort log of what arrived (the records are what the scripts check).
+	_, _ = l.w.Write(b)
+	_ = l.w.WriteByte('\n')
 	l.mu.Unlock()
 }
 
