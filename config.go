@@ -1,7 +1,7 @@
 // The configuration and its validation: a bad value is an error at config
 // time, never a surprise at run time.
 
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package sentryexporter
 
 import (
 	"encoding"

@@ -4,7 +4,7 @@
 // spans, held error events, then the send stage: pending envelopes, final
 // client reports).
 
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package sentryexporter
 
 import (
 	"context"

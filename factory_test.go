@@ -1,7 +1,6 @@
 package sentryexporter
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -65,15 +64,15 @@ func TestCreateExporters(t *testing.T) {
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.DSN = "https://public@testing.invalid/1"
 	set := exportertest.NewNopSettings(metadata.Type)
-	te, err := f.CreateTraces(context.Background(), set, cfg)
+	te, err := f.CreateTraces(t.Context(), set, cfg)
 	require.NoError(t, err)
-	le, err := f.CreateLogs(context.Background(), set, cfg)
+	le, err := f.CreateLogs(t.Context(), set, cfg)
 	require.NoError(t, err)
-	require.NoError(t, te.Shutdown(context.Background()))
-	require.NoError(t, le.Shutdown(context.Background()))
+	require.NoError(t, te.Shutdown(t.Context()))
+	require.NoError(t, le.Shutdown(t.Context()))
 
 	cfg.DSN = "https://secretkey123@o1.ingest.sentry.io/notanumber"
-	_, err = f.CreateTraces(context.Background(), set, cfg)
+	_, err = f.CreateTraces(t.Context(), set, cfg)
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "secretkey123")
 }

@@ -362,7 +362,7 @@ func newHarness(t *testing.T, configure func(*Config)) *harness {
 // newHarnessWith builds the exporter on the given clock against sentry.
 func newHarnessWith(t *testing.T, sentry *fakeSentry, clk clocks, configure func(*Config)) *harness {
 	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.WithoutCancel(t.Context()))) }) // t.Context is done once cleanup runs
 
 	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk}
 	f := factoryOf(shared)
@@ -379,15 +379,17 @@ func newHarnessWith(t *testing.T, sentry *fakeSentry, clk clocks, configure func
 	}
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
-	te, err := f.CreateTraces(context.Background(), set, cfg)
+	te, err := f.CreateTraces(t.Context(), set, cfg)
 	require.NoError(t, err)
-	le, err := f.CreateLogs(context.Background(), set, cfg)
+	le, err := f.CreateLogs(t.Context(), set, cfg)
 	require.NoError(t, err)
-	require.NoError(t, te.Start(context.Background(), componenttest.NewNopHost()))
-	require.NoError(t, le.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, te.Start(t.Context(), componenttest.NewNopHost()))
+	require.NoError(t, le.Start(t.Context(), componenttest.NewNopHost()))
 	exp := shared.byConfig[cfg].exp
-	return &harness{t: t, sentry: sentry, tel: tel, exp: exp,
-		traces: settlingTraces{Traces: te, exp: exp}, logs: settlingLogs{Logs: le, exp: exp}}
+	return &harness{
+		t: t, sentry: sentry, tel: tel, exp: exp,
+		traces: settlingTraces{Traces: te, exp: exp}, logs: settlingLogs{Logs: le, exp: exp},
+	}
 }
 
 // shutdown stops both pipelines (the final client report goes out here).

@@ -41,7 +41,7 @@ func newFaultHarness(t *testing.T, sickDSN string, hook func(*http.Client), conf
 	clock := newFakeClock()
 	healthy := newFakeSentry(t, clock)
 	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.WithoutCancel(t.Context()))) }) // t.Context is done once cleanup runs
 
 	clk := clock.clocks()
 	clk.finalReport = 100 * time.Millisecond
@@ -72,13 +72,13 @@ func newFaultHarness(t *testing.T, sickDSN string, hook func(*http.Client), conf
 	require.NoError(t, cfg.Validate())
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
-	te, err := f.CreateTraces(context.Background(), set, cfg)
+	te, err := f.CreateTraces(t.Context(), set, cfg)
 	require.NoError(t, err)
-	le, err := f.CreateLogs(context.Background(), set, cfg)
+	le, err := f.CreateLogs(t.Context(), set, cfg)
 	require.NoError(t, err)
 	exp := shared.byConfig[cfg].exp
-	require.NoError(t, te.Start(context.Background(), componenttest.NewNopHost()))
-	require.NoError(t, le.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, te.Start(t.Context(), componenttest.NewNopHost()))
+	require.NoError(t, le.Start(t.Context(), componenttest.NewNopHost()))
 	return &faultHarness{
 		harness: &harness{t: t, sentry: healthy, clock: clock, tel: tel, traces: te, logs: le, exp: exp},
 		in:      map[string]*account.Counts{healthyProject: {}, sickProject: {}},

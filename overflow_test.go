@@ -1,7 +1,6 @@
 package sentryexporter
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"sync"
@@ -98,9 +97,9 @@ func TestSingleProjectNeverWaits(t *testing.T) {
 		noDedupe(c)
 	})
 	raw := h.traces.(settlingTraces)
-	require.NoError(t, raw.Traces.ConsumeTraces(context.Background(), makeTraces(0, 2, true)))
+	require.NoError(t, raw.Traces.ConsumeTraces(t.Context(), makeTraces(0, 2, true)))
 	<-met
-	require.NoError(t, raw.Traces.ConsumeTraces(context.Background(), makeTraces(2, 2, true)))
+	require.NoError(t, raw.Traces.ConsumeTraces(t.Context(), makeTraces(2, 2, true)))
 	h.shutdown()
 	assert.EqualValues(t, 4, h.dropped("transaction", "network_error"), "one in flight (cancelled), the rest queued")
 	assert.EqualValues(t, 12, h.dropped("span", "network_error"))

@@ -280,9 +280,10 @@ func TestScenarioRealTimeRetryAfter(t *testing.T) {
 	after := time.Now()
 	rh.consumeTraces(1, 1, false)
 	require.Len(t, sentry.envelopes(), 1, "inside the window nothing is sent")
+	reading := time.Now()
 	remaining := rh.gaugeFloat("otelcol_exporter_sentry_rate_limit_remaining", "1", "all")
 	read := time.Now()
-	assert.LessOrEqual(t, remaining, 60-read.Sub(after).Seconds()+0.001, "the window started when Sentry answered")
+	assert.LessOrEqual(t, remaining, 60-reading.Sub(after).Seconds()+0.001, "the window started when Sentry answered")
 	assert.GreaterOrEqual(t, remaining, 60-read.Sub(before).Seconds()-0.001)
 	rh.shutdown()
 }
@@ -305,7 +306,7 @@ func TestScenarioClientReportsExact(t *testing.T) {
 	assert.EqualValues(t, 18, h.dropped("span", "ratelimit_backoff"))
 }
 
-// Scenario 9: a limit announced on a 200 answer is honoured, and so is a
+// Scenario 9: a limit announced on a 200 answer is honored, and so is a
 // log_byte-only limit (sentry-go ignores both span and log_byte).
 func TestScenarioLimitOn200AndLogByte(t *testing.T) {
 	h := newHarness(t, nil)

@@ -1,7 +1,6 @@
 package sentryexporter
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"sync"
@@ -38,17 +37,37 @@ func TestProjectStatus(t *testing.T) {
 		wantErr   []string
 	}{
 		{"all answer", []projectHealth{{"1", ok}, {"2", ok}}, false, componentstatus.StatusOK, nil},
-		{"the only project's key refused", []projectHealth{{"1", refused}}, false, componentstatus.StatusPermanentError,
-			[]string{"project 1 refused its key (HTTP 401)"}},
-		{"every project's key refused", []projectHealth{{"1", refused}, {"2", refused}}, false, componentstatus.StatusPermanentError,
-			[]string{"project 1 refused", "project 2 refused"}},
+		{
+			"the only project's key refused",
+			[]projectHealth{{"1", refused}},
+			false, componentstatus.StatusPermanentError,
+			[]string{"project 1 refused its key (HTTP 401)"},
+		},
+		{
+			"every project's key refused",
+			[]projectHealth{{"1", refused}, {"2", refused}},
+			false, componentstatus.StatusPermanentError,
+			[]string{"project 1 refused", "project 2 refused"},
+		},
 		{"every key refused, but discovery may add projects", []projectHealth{{"1", refused}}, true, componentstatus.StatusRecoverableError, nil},
-		{"one key refused among healthy projects", []projectHealth{{"1", ok}, {"2", refused}}, false, componentstatus.StatusRecoverableError,
-			[]string{"project 2 refused its key (HTTP 401)"}},
-		{"one project unreachable", []projectHealth{{"1", ok}, {"7", down}}, false, componentstatus.StatusRecoverableError,
-			[]string{"project 7: no answer or only 5xx from Sentry since 2026-12-02T10:00:00Z"}},
-		{"one refused, one unreachable", []projectHealth{{"1", down}, {"2", refused}}, false, componentstatus.StatusRecoverableError,
-			[]string{"project 2 refused", "project 1: no answer"}},
+		{
+			"one key refused among healthy projects",
+			[]projectHealth{{"1", ok}, {"2", refused}},
+			false, componentstatus.StatusRecoverableError,
+			[]string{"project 2 refused its key (HTTP 401)"},
+		},
+		{
+			"one project unreachable",
+			[]projectHealth{{"1", ok}, {"7", down}},
+			false, componentstatus.StatusRecoverableError,
+			[]string{"project 7: no answer or only 5xx from Sentry since 2026-12-02T10:00:00Z"},
+		},
+		{
+			"one refused, one unreachable",
+			[]projectHealth{{"1", down}, {"2", refused}},
+			false, componentstatus.StatusRecoverableError,
+			[]string{"project 2 refused", "project 1: no answer"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,19 +139,19 @@ func TestStatusThroughAnswers(t *testing.T) {
 	cfg.RetryConfig.Enabled = false
 	cfg.ClientReports.Enabled = false
 	set := exportertest.NewNopSettings(metadata.Type)
-	te, err := f.CreateTraces(context.Background(), set, cfg)
+	te, err := f.CreateTraces(t.Context(), set, cfg)
 	require.NoError(t, err)
-	le, err := f.CreateLogs(context.Background(), set, cfg)
+	le, err := f.CreateLogs(t.Context(), set, cfg)
 	require.NoError(t, err)
 	tracesHost, logsHost := &statusHost{Host: componenttest.NewNopHost()}, &statusHost{Host: componenttest.NewNopHost()}
-	require.NoError(t, te.Start(context.Background(), tracesHost))
-	require.NoError(t, le.Start(context.Background(), logsHost))
+	require.NoError(t, te.Start(t.Context(), tracesHost))
+	require.NoError(t, le.Start(t.Context(), logsHost))
 	exp := shared.byConfig[cfg].exp
 	push := func() {
 		for _, svc := range []string{"healthy", "sick"} {
 			td := makeTraces(0, 1, false)
 			td.ResourceSpans().At(0).Resource().Attributes().PutStr("service.name", svc)
-			require.NoError(t, te.ConsumeTraces(context.Background(), td))
+			require.NoError(t, te.ConsumeTraces(t.Context(), td))
 		}
 		exp.settle()
 		exp.reportStatus()
@@ -165,6 +184,6 @@ func TestStatusThroughAnswers(t *testing.T) {
 	push()
 	assert.Len(t, tracesHost.events, n, "reported when it changes, not on every tick")
 
-	require.NoError(t, te.Shutdown(context.Background()))
-	require.NoError(t, le.Shutdown(context.Background()))
+	require.NoError(t, te.Shutdown(t.Context()))
+	require.NoError(t, le.Shutdown(t.Context()))
 }

@@ -162,7 +162,7 @@ func newFixture(t *testing.T, projects int, configure func(*Config), reports boo
 		f.lanes = append(f.lanes, l)
 		f.limits = append(f.limits, limits)
 	}
-	require.NoError(t, f.stage.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, f.stage.Start(t.Context(), componenttest.NewNopHost()))
 	return f
 }
 
@@ -212,7 +212,7 @@ func TestOfferDelivers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t, 1, nil, false)
 		released := 0
-		f.lanes[0].Offer(context.Background(), txs(1, 5), func() { released++ })
+		f.lanes[0].Offer(t.Context(), txs(1, 5), func() { released++ })
 		synctest.Wait()
 		assert.Equal(t, 1, released)
 		assert.Len(t, f.sentry.got(), 5)
@@ -235,9 +235,9 @@ func TestRetryWaitsWithoutAWorker(t *testing.T) {
 			return answer{status: http.StatusOK}
 		}
 		start := time.Now()
-		f.lanes[0].Offer(context.Background(), txs(1, 1), nil)
+		f.lanes[0].Offer(t.Context(), txs(1, 1), nil)
 		synctest.Wait()
-		f.lanes[0].Offer(context.Background(), txs(2, 1), nil)
+		f.lanes[0].Offer(t.Context(), txs(2, 1), nil)
 		synctest.Wait()
 		got := f.sentry.got()
 		require.Len(t, got, 2)
@@ -282,7 +282,7 @@ func TestRetryBudget(t *testing.T) {
 				}, false)
 				f.sentry.respond = func(string, int, *envelope.Envelope) answer { return tt.answer }
 				start := time.Now()
-				f.lanes[0].Offer(context.Background(), txs(1, 1), nil)
+				f.lanes[0].Offer(t.Context(), txs(1, 1), nil)
 				time.Sleep(time.Minute)
 				synctest.Wait()
 				var at []time.Duration
@@ -314,9 +314,9 @@ func TestRateLimitDropsQueued(t *testing.T) {
 			return answer{status: 200}
 		}
 		out := append(txs(1, 3), errEvent(10), errEvent(11))
-		f.lanes[0].Offer(context.Background(), out, nil)
+		f.lanes[0].Offer(t.Context(), out, nil)
 		synctest.Wait()
-		f.lanes[0].Offer(context.Background(), txs(4, 1), nil)
+		f.lanes[0].Offer(t.Context(), txs(4, 1), nil)
 		synctest.Wait()
 		assert.Equal(t, []string{"1", "10", "11"}, f.sentry.ids())
 		assert.Equal(t, map[string]int64{
@@ -379,10 +379,10 @@ func TestMemoryDropsOldest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, unhang := memoryFixture(t)
 		hung := f.lanes[0]
-		hung.Offer(context.Background(), big(1), nil)
+		hung.Offer(t.Context(), big(1), nil)
 		synctest.Wait()             // in flight, hanging
 		for i := 2; i <= 300; i++ { // three times the budget
-			hung.Offer(context.Background(), big(i), nil)
+			hung.Offer(t.Context(), big(i), nil)
 		}
 		synctest.Wait()
 		assert.LessOrEqual(t, f.stage.mem.Held(), f.stage.mem.Max(), "within the budget")
@@ -408,12 +408,12 @@ func TestMemoryHungGivesWay(t *testing.T) {
 		f, unhang := memoryFixture(t)
 		hung, healthy := f.lanes[0], f.lanes[1]
 		for i := 1; i <= 300; i++ {
-			hung.Offer(context.Background(), big(i), nil)
+			hung.Offer(t.Context(), big(i), nil)
 		}
 		synctest.Wait()
 		require.Positive(t, f.sums("dropped_items")["category=transaction,project=1,reason=queue_overflow"], "the budget is full")
 		for i := range 40 { // bursts of 4 (~40 KiB), each sent before the next comes
-			healthy.Offer(context.Background(), big(1000+i), nil)
+			healthy.Offer(t.Context(), big(1000+i), nil)
 			if i%4 == 3 {
 				synctest.Wait()
 			}
@@ -447,11 +447,11 @@ func TestSplitOn413(t *testing.T) {
 			for i := range items {
 				items[i] = []byte(`{"body":"log ` + strconv.Itoa(i) + `"}`)
 			}
-			return enc.AppendLogs(context.Background(), nil, items, &encode.Arena{})
+			return enc.AppendLogs(t.Context(), nil, items, &encode.Arena{})
 		}
-		f.lanes[0].Offer(context.Background(), logs(100), nil) // 100 → 413 → 50 + 50 → both 413 → counted
+		f.lanes[0].Offer(t.Context(), logs(100), nil) // 100 → 413 → 50 + 50 → both 413 → counted
 		synctest.Wait()
-		f.lanes[0].Offer(context.Background(), logs(40), nil) // 40 → 413 → 20 + 20 → stored
+		f.lanes[0].Offer(t.Context(), logs(40), nil) // 40 → 413 → 20 + 20 → stored
 		synctest.Wait()
 		var counts []int
 		for _, a := range f.sentry.got() {
@@ -477,7 +477,7 @@ func TestNoAnswerOneProbe(t *testing.T) {
 			defer down.Unlock()
 			return answer{status: 200, hang: isDown}
 		}
-		f.lanes[0].Offer(context.Background(), txs(1, 50), nil)
+		f.lanes[0].Offer(t.Context(), txs(1, 50), nil)
 		for range 6 {
 			time.Sleep(10 * time.Second)
 			synctest.Wait()
@@ -511,11 +511,11 @@ func TestShutdownSettlesEverything(t *testing.T) {
 			}
 			return answer{hang: true}
 		}
-		f.lanes[0].Offer(context.Background(), txs(1, 2), nil)  // both fail, then wait to retry
-		f.lanes[1].Offer(context.Background(), txs(10, 3), nil) // one hangs, two queued
+		f.lanes[0].Offer(t.Context(), txs(1, 2), nil)  // both fail, then wait to retry
+		f.lanes[1].Offer(t.Context(), txs(10, 3), nil) // one hangs, two queued
 		synctest.Wait()
 		start := time.Now()
-		f.stage.Shutdown(context.Background())
+		f.stage.Shutdown(t.Context())
 		assert.Equal(t, 5*time.Second, time.Since(start), "the drain time, then done")
 		d := f.sums("dropped_items")
 		assert.Equal(t, int64(2), d["category=transaction,project=1,reason=send_error"], "retries end at shutdown, counted with their 503")
@@ -536,8 +536,8 @@ func TestClientReportRidesAlong(t *testing.T) {
 			}
 			return answer{status: 200}
 		}
-		f.lanes[0].acct.Dropped(context.Background(), account.ReasonQueueOverflow, account.Counts{account.CatSpan: 7})
-		f.lanes[0].Offer(context.Background(), txs(1, 1), nil)
+		f.lanes[0].acct.Dropped(t.Context(), account.ReasonQueueOverflow, account.Counts{account.CatSpan: 7})
+		f.lanes[0].Offer(t.Context(), txs(1, 1), nil)
 		time.Sleep(10 * time.Second)
 		synctest.Wait()
 		got := f.sentry.got()
@@ -547,7 +547,7 @@ func TestClientReportRidesAlong(t *testing.T) {
 			assert.Equal(t, envelope.ItemTypeClientReport, a.env.Items[1].Type)
 			assert.Contains(t, string(a.env.Items[1].Payload), `"quantity":7`)
 		}
-		f.lanes[0].Offer(context.Background(), txs(2, 1), nil)
+		f.lanes[0].Offer(t.Context(), txs(2, 1), nil)
 		synctest.Wait()
 		assert.Len(t, f.sentry.got()[2].env.Items, 1, "delivered once: not sent again")
 		f.shutdown()
@@ -594,7 +594,7 @@ func TestNotStartedIsANetworkError(t *testing.T) {
 	request, err := newRequestTemplate("http://sentry.test/api/1/envelope/", "Sentry sentry_key=public", "test")
 	require.NoError(t, err)
 	p := poster{request: request, acct: account.NewAccountant(tel.Builder, "1", nil), now: time.Now, bufs: &bufferPools{}}
-	res := p.attemptEncoded(context.Background(), &envelope.Envelope{}, EncodingByClient)
+	res := p.attemptEncoded(t.Context(), &envelope.Envelope{}, EncodingByClient)
 	assert.Equal(t, account.ReasonNetworkError, res.Reason)
 	assert.True(t, res.retryable())
 	assert.Equal(t, map[string]int64{"project=1,status=network_error": 1}, tel.Sums(t, "otelcol_exporter_sentry_requests"))
@@ -628,7 +628,7 @@ func TestBrownout(t *testing.T) {
 		const total = 200 * 20
 		stored := func() int64 { return f.sums("sent_items")["category=transaction,project=1"] }
 		for i := range total {
-			f.lanes[0].Offer(context.Background(), txs(i, 1), nil)
+			f.lanes[0].Offer(t.Context(), txs(i, 1), nil)
 			time.Sleep(5 * time.Millisecond)
 		}
 		atEnd := stored()
@@ -664,7 +664,7 @@ func TestBacklogDoesNotStarveNew(t *testing.T) {
 			defer mu.Unlock()
 			return answer{status: 200, hang: away}
 		}
-		f.lanes[0].Offer(context.Background(), txs(1, 400), nil) // the first hangs, 399 wait
+		f.lanes[0].Offer(t.Context(), txs(1, 400), nil) // the first hangs, 399 wait
 		synctest.Wait()
 		mu.Lock()
 		away = false
@@ -672,7 +672,7 @@ func TestBacklogDoesNotStarveNew(t *testing.T) {
 		close(f.sentry.release)
 		f.sentry.release = make(chan struct{})
 		time.Sleep(200 * time.Millisecond) // the way opens: the limit grows from the probe
-		f.lanes[0].Offer(context.Background(), txs(1001, 10), nil)
+		f.lanes[0].Offer(t.Context(), txs(1001, 10), nil)
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		ids := f.sentry.ids()
