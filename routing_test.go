@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/goleak"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 )
@@ -229,7 +230,7 @@ func TestDiscoveryRouting(t *testing.T) {
 		c.DSN = ""
 		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{
 			URL: mgmt.srv.URL, OrgSlug: "my-org", AuthToken: "sntrys_token",
-			AutoCreateProjects: true, Team: "platform",
+			AutoCreateProjects: true, Team: "platform", CacheTTL: defaultDiscoveryTTL,
 		})
 	})
 	h.clock = clock
@@ -279,7 +280,7 @@ func TestDiscoveryHangingAPIEndsWithTheDrain(t *testing.T) {
 	clock := newFakeClock()
 	h := newHarnessWith(t, newFakeSentry(t, clock), clock.clocks(), func(c *Config) {
 		c.DSN = ""
-		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: api.URL, OrgSlug: "my-org", AuthToken: "sntrys_token"})
+		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: api.URL, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
 		c.Pending.DrainTimeout = 50 * time.Millisecond
 	})
 	pushed := make(chan error, 1)
@@ -296,6 +297,34 @@ func TestDiscoveryHangingAPIEndsWithTheDrain(t *testing.T) {
 		map[string]string{"project": "unroutable", "category": "span", "reason": "unroutable"}))
 }
 
+// Shutting down while a look-up hangs in the background ends it: the
+// exporter's shutdown stops discovery (Resolver.Shutdown), and no goroutine
+// of it outlives the exporter (goleak).
+func TestDiscoveryShutdownMidLookup(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	asked := make(chan struct{}, 1)
+	api := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		<-r.Context().Done() // never answers
+	}))
+	t.Cleanup(api.Close)
+	clock := newFakeClock()
+	h := newHarnessWith(t, newFakeSentry(t, clock), clock.clocks(), func(c *Config) {
+		c.DSN = ""
+		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: api.URL, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
+	})
+	h.exp.discoveryWait = time.Millisecond // the push gives up at once; the look-up goes on in the background
+	require.NoError(t, h.exp.pushTraces(t.Context(), makeTraces(0, 1, false)))
+	<-asked
+	h.shutdown()
+	// the test servers' own goroutines stay until their cleanup
+	goleak.VerifyNone(t, before, goleak.IgnoreAnyFunction("net/http.(*conn).serve"),
+		goleak.IgnoreAnyFunction("net/http.(*Server).Serve"))
+}
+
 // A slow management API holds a push for at most discoveryWait: the items of
 // the project being looked up are counted unroutable (the other resources of
 // the batch go on), and the look-up, finished in the background, serves the
@@ -308,7 +337,7 @@ func TestDiscoverySlowAPIHoldsAPushBriefly(t *testing.T) {
 	mgmt.gate = make(chan struct{})
 	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
 		c.DSN = ""
-		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: mgmt.srv.URL, OrgSlug: "my-org", AuthToken: "sntrys_token"})
+		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: mgmt.srv.URL, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
 	})
 	h.exp.discoveryWait = 20 * time.Millisecond
 

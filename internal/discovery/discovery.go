@@ -68,10 +68,6 @@ import (
 )
 
 const (
-	// DefaultURL is used when Config.URL is empty.
-	DefaultURL = "https://sentry.io"
-	// DefaultTTL is used when Config.TTL is 0.
-	DefaultTTL = 10 * time.Minute
 	// DefaultNegativeTTL is used when Config.NegativeTTL is 0.
 	DefaultNegativeTTL = 30 * time.Second
 	// MaxCacheEntries bounds the number of cached slugs (positive and
@@ -90,7 +86,7 @@ const (
 // Config configures a Resolver.
 type Config struct {
 	// URL is the base URL of the Sentry web API, e.g. https://sentry.io.
-	// DefaultURL when empty.
+	// URL is Sentry's (the exporter's config gives https://sentry.io by default).
 	URL string
 	// OrgSlug is the organization that owns the projects.
 	OrgSlug string
@@ -101,7 +97,8 @@ type Config struct {
 	Team string
 	// AutoCreateProjects creates a project that does not exist.
 	AutoCreateProjects bool
-	// TTL is how long a resolved DSN is cached; DefaultTTL when 0.
+	// TTL is how long a resolved DSN is cached (the exporter's config: 10
+	// minutes by default, always positive).
 	TTL time.Duration
 	// NegativeTTL is how long a failure is cached (data for that project
 	// is dropped meanwhile); DefaultNegativeTTL when 0.
@@ -158,12 +155,6 @@ func New(client *http.Client, cfg Config, now func() time.Time) *Resolver {
 	}
 	if now == nil {
 		now = time.Now
-	}
-	if cfg.URL == "" {
-		cfg.URL = DefaultURL
-	}
-	if cfg.TTL <= 0 {
-		cfg.TTL = DefaultTTL
 	}
 	if cfg.NegativeTTL <= 0 {
 		cfg.NegativeTTL = DefaultNegativeTTL

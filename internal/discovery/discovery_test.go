@@ -174,8 +174,11 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// testTTL is the exporter's default cache_ttl.
+const testTTL = 10 * time.Minute
+
 func newResolver(f *fakeAPI, clk *clock, mod func(*Config)) *Resolver {
-	cfg := Config{URL: f.srv.URL, OrgSlug: testOrg, AuthToken: testToken}
+	cfg := Config{URL: f.srv.URL, OrgSlug: testOrg, AuthToken: testToken, TTL: testTTL}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -195,7 +198,7 @@ func TestResolveAndCacheTTL(t *testing.T) {
 	assert.EqualValues(t, 1, r.Lookups())
 	assert.Equal(t, []string{"GET /api/0/projects/acme/checkout/keys/"}, f.callList())
 
-	clk.Advance(DefaultTTL - time.Second)
+	clk.Advance(testTTL - time.Second)
 	dsn, err = r.Resolve(ctx, "checkout")
 	require.NoError(t, err)
 	assert.Equal(t, "https://pub42@o1.ingest.sentry.io/42", dsn)
@@ -400,7 +403,7 @@ func TestConcurrentResolveSharesOneLookup(t *testing.T) {
 			return false
 		}
 		client := &http.Client{Transport: inMemory(f.serve)}
-		r := New(client, Config{URL: "http://api.test", OrgSlug: testOrg, AuthToken: testToken}, newClock().Now)
+		r := New(client, Config{URL: "http://api.test", OrgSlug: testOrg, AuthToken: testToken, TTL: testTTL}, newClock().Now)
 
 		const n = 50
 		var wg sync.WaitGroup
@@ -588,7 +591,7 @@ func TestStaleDSNKeptOnTransientRefreshFailure(t *testing.T) {
 	require.Equal(t, want, dsn)
 
 	status.Store(http.StatusBadGateway)
-	clk.Advance(DefaultTTL)
+	clk.Advance(testTTL)
 	dsn, err = r.Resolve(t.Context(), "a")
 	require.NoError(t, err, "transient failure keeps the last good DSN")
 	assert.Equal(t, want, dsn)
@@ -644,7 +647,7 @@ func TestAuthTokenNeverInErrors(t *testing.T) {
 		})
 	}
 	// Transport failure without any server.
-	r := New(nil, Config{URL: "http://127.0.0.1:1", OrgSlug: testOrg, AuthToken: testToken}, nil)
+	r := New(nil, Config{URL: "http://127.0.0.1:1", OrgSlug: testOrg, AuthToken: testToken, TTL: testTTL}, nil)
 	_, err := r.Resolve(t.Context(), "svc")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.NotContains(t, err.Error(), testToken)
@@ -690,7 +693,7 @@ func TestBaseURLWithPath(t *testing.T) {
 		_ = json.NewEncoder(w).Encode([]fakeKey{key("p", 1, true)})
 		return true
 	}
-	r := New(f.srv.Client(), Config{URL: f.srv.URL + "/sentry/", OrgSlug: testOrg, AuthToken: testToken}, nil)
+	r := New(f.srv.Client(), Config{URL: f.srv.URL + "/sentry/", OrgSlug: testOrg, AuthToken: testToken, TTL: testTTL}, nil)
 	_, err := r.Resolve(t.Context(), "svc")
 	require.NoError(t, err)
 	assert.Equal(t, "/sentry/api/0/projects/acme/svc/keys/", got)
@@ -803,7 +806,7 @@ func TestShutdownMidLookup(t *testing.T) {
 	_, err = r.Resolve(t.Context(), "other")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.ErrorContains(t, err, "shut down")
-	clk.Advance(DefaultTTL + time.Second)
+	clk.Advance(testTTL + time.Second)
 	got, err := r.Resolve(t.Context(), "known")
 	require.NoError(t, err)
 	assert.Equal(t, dsn, got, "past its TTL, the cached DSN is still served, without the API")
