@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
@@ -266,5 +267,47 @@ func TestSeed(t *testing.T) {
 	a, b, c := first("5"), first("5"), first("6")
 	if a == "" || a != b || a == c {
 		t.Errorf("first trace ids: seed 5 %q and %q, seed 6 %q", a, b, c)
+	}
+}
+
+// With exceptionLogOnSpan each exception log names the span that records the
+// exception event (the exporter's dedupe key); by default it names another.
+func TestExceptionLogOnSpan(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		g := newGenerator(9, 2, 2, 0.5)
+		g.exceptionLogOnSpan = on
+		td, ld, c := g.batch(300, time.Now())
+		recorded := map[pcommon.SpanID]bool{}
+		for _, rs := range td.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, sp := range ss.Spans().All() {
+					for _, ev := range sp.Events().All() {
+						if ev.Name() == "exception" {
+							recorded[sp.SpanID()] = true
+						}
+					}
+				}
+			}
+		}
+		same, logged := 0, 0
+		for _, rl := range ld.ResourceLogs().All() {
+			for _, sl := range rl.ScopeLogs().All() {
+				for _, lr := range sl.LogRecords().All() {
+					if _, ok := lr.Attributes().Get("exception.type"); !ok {
+						continue
+					}
+					logged++
+					if recorded[lr.SpanID()] {
+						same++
+					}
+				}
+			}
+		}
+		if logged != c.exceptions-c.spanExceptions || logged == 0 {
+			t.Fatalf("%d exception logs, counted %d", logged, c.exceptions-c.spanExceptions)
+		}
+		if want := map[bool]int{false: 0, true: logged}[on]; same != want {
+			t.Errorf("exceptionLogOnSpan=%t: %d of %d exception logs on the recording span, want %d", on, same, logged, want)
+		}
 	}
 }

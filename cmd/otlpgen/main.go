@@ -40,22 +40,23 @@ import (
 )
 
 type options struct {
-	endpoint       string
-	duration       time.Duration
-	rate           float64
-	services       int
-	logsPerTrace   int
-	exceptionRatio float64
-	workers        int
-	batch          int
-	gzip           bool
-	spansPerTrace  int
-	signals        string
-	timeout        time.Duration
-	summaryFile    string
-	timelineFile   string
-	seed           uint64
-	quiet          bool
+	endpoint        string
+	duration        time.Duration
+	rate            float64
+	services        int
+	logsPerTrace    int
+	exceptionRatio  float64
+	workers         int
+	batch           int
+	gzip            bool
+	spansPerTrace   int
+	signals         string
+	timeout         time.Duration
+	summaryFile     string
+	timelineFile    string
+	seed            uint64
+	exceptionOnSpan bool
+	quiet           bool
 }
 
 func main() {
@@ -83,6 +84,7 @@ func run(args []string) error {
 	fs.StringVar(&o.summaryFile, "summary-file", "", "also write the totals as JSON to this file")
 	fs.StringVar(&o.timelineFile, "timeline-file", "", "also write one line per second of the wall clock (Unix seconds) to this file: requests answered, spans, logs and exceptions delivered, and what failed (columns named in its first line)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the generated traces (worker w uses seed + w·7919); 0: from the clock")
+	fs.BoolVar(&o.exceptionOnSpan, "exception-log-on-span", false, "log each exception with the span id of the span that records it, so that the exporter merges the two into one error event (by default the log names the db span: two events)")
 	fs.BoolVar(&o.quiet, "quiet", false, "print only the final totals")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -135,6 +137,7 @@ func run(args []string) error {
 		wg.Go(func() {
 			g := newGenerator(seed+uint64(w)*7919, o.services, o.logsPerTrace, o.exceptionRatio)
 			g.spansPerTrace = o.spansPerTrace
+			g.exceptionLogOnSpan = o.exceptionOnSpan
 			logsOnly := o.signals == "logs"
 			minSpans := o.batch
 			if logsOnly { // --batch counts log records: about logsPerTrace of them per trace
