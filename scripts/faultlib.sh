@@ -137,34 +137,23 @@ stop_rss() {
 	stop_pid "$RSS_PID" 5
 }
 
-# rss_slope FILE FROM_MS TO_MS [MA_MS]: the least-squares slope of RSS over the samples in
-# [FROM_MS, TO_MS], in MiB per minute ("n/a" under 10 samples). With MA_MS, of the trailing
-# moving average of RSS over MA_MS instead (each sample replaced by the mean of the samples
-# in the MA_MS up to it): over one period of a periodic fault it removes what repeats each
-# period, and keeps a trend's slope.
+# rss_slope FILE FROM_MS TO_MS [hwm]: the least-squares slope of RSS (VmRSS; with hwm, the
+# peak so far, VmHWM) over the samples in [FROM_MS, TO_MS], in MiB per minute ("n/a" under
+# 10 samples).
 rss_slope() {
-	awk -v a="$2" -v b="$3" -v ma="${4:-0}" '
-		{ t[NR] = $1; r[NR] = $2 / 1024 }
+	awk -v a="$2" -v b="$3" -v col="$([[ ${4:-} == hwm ]] && echo 3 || echo 2)" '
+		$1 >= a && $1 <= b { x = ($1 - a) / 60000; y = $col / 1024; n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
 		END {
-			lo = 1
-			for (i = 1; i <= NR; i++) {
-				if (ma > 0) {
-					while (t[lo] <= t[i] - ma) { win -= r[lo]; lo++ }
-					win += r[i]
-				}
-				if (t[i] < a || t[i] > b) continue
-				y = ma > 0 ? win / (i - lo + 1) : r[i]
-				x = (t[i] - a) / 60000; n++; sx += x; sy += y; sxx += x * x; sxy += x * y
-			}
 			d = n * sxx - sx * sx
 			if (n < 10 || d <= 0) { print "n/a"; exit }
 			printf "%.1f\n", (n * sxy - sx * sy) / d
 		}' "$1"
 }
 
-# rss_at FILE MS: RSS in MiB of the last sample at or before MS (the first one if none).
+# rss_at FILE MS [hwm]: RSS (with hwm, VmHWM) in MiB of the last sample at or before MS
+# (the first one if none).
 rss_at() {
-	awk -v t="$2" 'NR == 1 { v = $2 } $1 <= t { v = $2 } END { printf "%d\n", v / 1024 }' "$1"
+	awk -v t="$2" -v c="$([[ ${3:-} == hwm ]] && echo 3 || echo 2)" 'NR == 1 { v = $c } $1 <= t { v = $c } END { printf "%d\n", v / 1024 }' "$1"
 }
 
 # rss_max FILE FROM_MS TO_MS: the most RSS (MiB) sampled in [FROM_MS, TO_MS].
