@@ -11,7 +11,7 @@
 # It fails unless:
 #   - RSS does not run away: over the last third of the load, the least-squares slope of
 #     the peak RSS so far (VmHWM, sampled every second: RSS swings with each cycle, its
-#     peak only grows while memory runs away) is at most FLAP_MAX_SLOPE (16) MiB/min
+#     peak only grows while memory runs away) is at most FLAP_MAX_SLOPE (32) MiB/min
 #     (docs/faults.md); the slope of VmRSS itself is printed too;
 #   - nothing is lost uncounted: per category, what otlpgen delivered = stored by the sink
 #     + otelcol_exporter_sentry_dropped_items from the collector's final metric export at
@@ -19,8 +19,8 @@
 #   - the sink saw no invalid envelope.
 #
 # Environment: FLAP_DURATION (2m), FLAP_PERIOD (10s), FLAP_RATE (3000), FLAP_SERVICES
-# (100), FLAP_MAX_SLOPE (16), FLAP_SETTLE (seconds, 2 x FLAP_PERIOD), FLAP_SEED (1), FLAP_EXPORTER_YAML, FAULTS_SINK_DELAY (50ms),
-# KEEP_WORKDIR=1.
+# (100), FLAP_MAX_SLOPE (32), FLAP_SETTLE (seconds, 2 x FLAP_PERIOD), FLAP_SEED (1),
+# FLAP_EXPORTER_YAML, FAULTS_SINK_DELAY (50ms), KEEP_WORKDIR=1.
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -32,7 +32,7 @@ DURATION_S=$(secs "${FLAP_DURATION:-2m}")
 PERIOD_S=$(secs "${FLAP_PERIOD:-10s}")
 RATE=${FLAP_RATE:-3000}
 SERVICES=${FLAP_SERVICES:-100}
-MAX_SLOPE=${FLAP_MAX_SLOPE:-16}
+MAX_SLOPE=${FLAP_MAX_SLOPE:-32}
 SEED=${FLAP_SEED:-1}
 SETTLE_S=${FLAP_SETTLE:-$((2 * PERIOD_S))}
 
