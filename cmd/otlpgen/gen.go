@@ -136,6 +136,10 @@ type generator struct {
 	// the server root, an internal span, then db and http.client children in turn);
 	// 0 keeps the default shape of 3 or 4 spans.
 	spansPerTrace int
+	// exceptionLogOnSpan logs each exception with the id of the span that records it
+	// (the root) instead of the db span where it happened: the exporter then merges
+	// the two renderings into one error event (its dedupe key holds the span id).
+	exceptionLogOnSpan bool
 }
 
 func newGenerator(seed uint64, nServices, logsPerTrace int, exceptionRate float64) *generator {
@@ -395,6 +399,9 @@ func (g *generator) trace(s *service, spans ptrace.SpanSlice, logs plog.LogRecor
 		lr.SetObservedTimestamp(pcommon.NewTimestampFromTime(now))
 		lr.SetTraceID(tid)
 		lr.SetSpanID(dbID)
+		if g.exceptionLogOnSpan {
+			lr.SetSpanID(rootID)
+		}
 		lr.SetSeverityNumber(plog.SeverityNumberError)
 		lr.SetSeverityText("ERROR")
 		lr.Body().SetStr(rt.method + " " + rt.route + " failed: " + exc.message)
