@@ -87,7 +87,7 @@ type AssemblyConfig struct {
 	Wait time.Duration `mapstructure:"wait"`
 	// MaxBytes bounds the (estimated) bytes of spans held, over all
 	// projects; when full, the oldest held spans are sent without their root
-	// (reason memory_bound). Default 64 MiB.
+	// (reason memory_bound); at most half of memory::max_bytes. Default 48 MiB.
 	MaxBytes int64 `mapstructure:"max_bytes"`
 
 	_ struct{}
@@ -151,7 +151,7 @@ type MemoryConfig struct {
 	// routing::max_projects) whatever the others hold, and more while there
 	// is room; when it is full, the oldest envelopes not in flight are
 	// dropped and counted (queue_overflow), first those of the projects
-	// furthest past their share. Default 128 MiB (docs/memory.md).
+	// furthest past their share. Default 96 MiB (docs/memory.md).
 	MaxBytes int64 `mapstructure:"max_bytes"`
 
 	_ struct{}

@@ -71,7 +71,7 @@ func TestUnmarshalFullConfig(t *testing.T) {
 		MaxConcurrentRequests: 32,
 		SendDefaultPII:        true,
 		Logs:                  LogsConfig{ResourceAttributes: []string{"service.name", "k8s.pod.name"}},
-		Memory:                MemoryConfig{MaxBytes: 96 << 20},
+		Memory:                MemoryConfig{MaxBytes: 80 << 20},
 		Pending:               PendingConfig{DrainTimeout: 3 * time.Second, MaxRequestsInFlight: 64},
 		ErrorEvents:           ErrorEventsConfig{DedupeWindow: 2 * time.Second},
 		ClientReports:         ClientReportsConfig{Interval: 10 * time.Second},

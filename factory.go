@@ -39,8 +39,9 @@ const (
 	defaultDedupeWindow = 5 * time.Second
 	// defaultMemoryMaxBytes is the one memory budget (docs/memory.md): with
 	// Go's heap growing to about twice what is live, it keeps a 100-project
-	// gateway under 512 MiB RSS whatever Sentry does (make partition).
-	defaultMemoryMaxBytes = 128 << 20
+	// gateway well under 512 MiB RSS whatever Sentry does (make partition,
+	// make flap; 128 MiB reached 476 MiB in make flap, too close).
+	defaultMemoryMaxBytes = 96 << 20
 	// Shutdown: pending envelopes get this long, then each final client report
 	// gets finalReportTimeout: the exporter's own part stays under 10 s.
 	defaultDrainTimeout = 5 * time.Second
@@ -52,11 +53,11 @@ const (
 	// covers requests up to ~20 s; @sentry/opentelemetry's exporter, which
 	// assembles in process, waits up to 300 s (its `timeout`).
 	defaultAssemblyWait = 30 * time.Second
-	// defaultAssemblyMaxBytes: ~30,000-100,000 held spans (1.4 × protobuf +
-	// 512 B each), about 13,000-40,000 split spans/s waiting half a 5 s flush
+	// defaultAssemblyMaxBytes: ~22,000-75,000 held spans (1.4 × protobuf +
+	// 512 B each), about 10,000-30,000 split spans/s waiting half a 5 s flush
 	// interval. It counts against the memory budget, of which it may take
 	// half at most: envelopes keep the rest.
-	defaultAssemblyMaxBytes = 64 << 20
+	defaultAssemblyMaxBytes = 48 << 20
 	// In flight over all projects: 512 requests is 4 projects at the default
 	// max_concurrent_requests (docs/memory.md).
 	defaultMaxRequestsInFlight = 512

@@ -6,20 +6,23 @@
 # (unless their client gave up first). FLAP_SERVICES (100) services, each routed to its own
 # project (one service: a `dsn`, no routing), 2 logs per trace, 10 % exceptions, the batch
 # processor, the exporter at its defaults; FLAP_RATE (3,000) spans/s for FLAP_DURATION
-# (2 min). Then the sink keeps flapping while the collector drains (at most FLAP_SETTLE,
+# (4 min: the issue's 2 minutes of flapping are the warm-up; the process reaches its
+# plateau within them, and the last minute shows whether it stays there). Then the sink keeps flapping while the collector drains (at most FLAP_SETTLE,
 # 2 x FLAP_PERIOD: one up window at least) and gets SIGTERM. The collector's RSS is sampled every second.
 # It fails unless:
-#   - RSS does not run away: over the last third of the load, the least-squares slope of
-#     the peak RSS so far (VmHWM, sampled every second: RSS swings with each cycle, its
-#     peak only grows while memory runs away) is at most FLAP_MAX_SLOPE (32) MiB/min
-#     (docs/faults.md); the slope of VmRSS itself is printed too;
+#   - RSS does not run away: over the last FLAP_SLOPE_WINDOW (60 s) of the load, the
+#     least-squares slope of the peak RSS so far (VmHWM, sampled every second: RSS swings
+#     with each cycle, its peak only grows while memory runs away) is at most
+#     FLAP_MAX_SLOPE (32) MiB/min (docs/faults.md); the slope of VmRSS itself is printed too;
+#   - peak RSS stays within FLAP_MAX_RSS_MIB (512), the bound of docs/memory.md under any
+#     failure;
 #   - nothing is lost uncounted: per category, what otlpgen delivered = stored by the sink
 #     + otelcol_exporter_sentry_dropped_items from the collector's final metric export at
 #     shutdown; each item stored once (sent_items = stored); the collector refused nothing;
 #   - the sink saw no invalid envelope.
 #
-# Environment: FLAP_DURATION (2m), FLAP_PERIOD (10s), FLAP_RATE (3000), FLAP_SERVICES
-# (100), FLAP_MAX_SLOPE (32), FLAP_SETTLE (seconds, 2 x FLAP_PERIOD), FLAP_SEED (1),
+# Environment: FLAP_DURATION (4m), FLAP_PERIOD (10s), FLAP_RATE (3000), FLAP_SERVICES
+# (100), FLAP_MAX_SLOPE (32), FLAP_SLOPE_WINDOW (60), FLAP_MAX_RSS_MIB (512), FLAP_SETTLE (seconds, 2 x FLAP_PERIOD), FLAP_SEED (1),
 # FLAP_EXPORTER_YAML, FAULTS_SINK_DELAY (50ms), KEEP_WORKDIR=1.
 set -euo pipefail
 
@@ -28,7 +31,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=faultlib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/faultlib.sh"
 
-DURATION_S=$(secs "${FLAP_DURATION:-2m}")
+DURATION_S=$(secs "${FLAP_DURATION:-4m}")
+SLOPE_WINDOW_S=${FLAP_SLOPE_WINDOW:-60}
+MAX_RSS_MIB=${FLAP_MAX_RSS_MIB:-512}
 PERIOD_S=$(secs "${FLAP_PERIOD:-10s}")
 RATE=${FLAP_RATE:-3000}
 SERVICES=${FLAP_SERVICES:-100}
@@ -58,7 +63,7 @@ stop_rss
 stop_pid "$PID_sink" 10
 
 origin=$("$SINK" --query "$D/sink.json" fault_origin_unix_ms)
-from=$((LOAD_END_MS - DURATION_S * 1000 / 3))
+from=$((LOAD_END_MS - SLOPE_WINDOW_S * 1000))
 slope=$(rss_slope "$D/rss" "$from" "$LOAD_END_MS" hwm)
 raw_slope=$(rss_slope "$D/rss" "$from" "$LOAD_END_MS")
 echo
@@ -74,7 +79,8 @@ for ((t = PERIOD_S / 2; t <= DURATION_S; t += PERIOD_S)); do
 		'!/^#/ && $1 >= a && $1 < b { s += $c; if ($h > m) m = $h } END { print s + 0, m + 0 }' "$D/sink.tl")"
 	printf '%7ss %6s %9s %9s %9s %9s\n' "$t" "$phase" "$(rss_at "$D/rss" "$at")" "$(rss_at "$D/rss" "$at" hwm)" "$st" "$he"
 done
-echo "over the last third (last $((DURATION_S / 3)) s of the load): slope of peak RSS (VmHWM) $slope MiB/min, of VmRSS $raw_slope MiB/min; peak RSS $(hwm_mib "$D/rss") MiB"
+peak=$(hwm_mib "$D/rss")
+echo "over the last ${SLOPE_WINDOW_S} s of the load: slope of peak RSS (VmHWM) $slope MiB/min, of VmRSS $raw_slope MiB/min; peak RSS $peak MiB"
 printf '%-9s %10s %10s %10s %12s %12s\n' category delivered stored dropped unaccounted sent_items
 unacc=0 twice=0
 while read -r c in stored dropped sent; do
@@ -86,7 +92,8 @@ done < <(items_by_category "$D/final.prom" "$D/gen.json" "$D/sink.json")
 echo "dropped by category/reason (from the $FINAL_FROM): $(dropped_by "$D/final.prom")"
 echo
 
-verdict "$([[ $slope != n/a ]] && le "$slope" "$MAX_SLOPE" || echo 0)" "peak RSS flat over the last third: slope <= $MAX_SLOPE MiB/min" "$slope MiB/min"
+verdict "$([[ $slope != n/a ]] && le "$slope" "$MAX_SLOPE" || echo 0)" "peak RSS flat over the last ${SLOPE_WINDOW_S} s: slope <= $MAX_SLOPE MiB/min" "$slope MiB/min"
+verdict "$(le "$peak" "$MAX_RSS_MIB")" "peak RSS (VmHWM) <= $MAX_RSS_MIB MiB" "$peak MiB"
 verdict "$((unacc == 0 ? 1 : 0))" "every span, log, error stored or counted" "$unacc unaccounted"
 verdict "$((twice == 0 ? 1 : 0))" "each item stored once (sent_items = stored, per category)" "$twice categories differ"
 verdict "$([[ "$("$SINK" --query "$D/gen.json" http_errors)" == "{}" ]] && echo 1 || echo 0)" "the collector refused no request" "$("$SINK" --query "$D/gen.json" http_errors)"
