@@ -43,7 +43,7 @@ func TestCreateDefaultConfig(t *testing.T) {
 		TracesAs:              TracesAsTransactions, // accepted by every Sentry
 		MaxConcurrentRequests: 128,
 		Logs:                  LogsConfig{ResourceAttributes: []string{"service.name", "service.namespace"}}, // billed by bytes
-		Memory:                MemoryConfig{MaxBytes: 96 << 20},                                             // a 100-project gateway under 512 MiB RSS
+		Memory:                MemoryConfig{MaxBytes: 96 << 20},                                              // a 100-project gateway under 512 MiB RSS
 		Pending:               PendingConfig{DrainTimeout: 5 * time.Second, MaxRequestsInFlight: 512},
 		ErrorEvents:           ErrorEventsConfig{FromSpanExceptions: true, FromLogs: true, DedupeWindow: 5 * time.Second},
 		ClientReports:         ClientReportsConfig{Enabled: true, Interval: 30 * time.Second}, // sentry-go's tick

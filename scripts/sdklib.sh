@@ -52,10 +52,11 @@ $(telemetry_yaml "$metrics" console)
 EOF
 }
 
-# final_metrics STDOUT_FILE PROM_FILE: the file sdkcheck reads, the final console export
-# if the collector printed one, else the last scrape.
+# final_metrics STDOUT_FILE PROM_FILE: the file sdkcheck reads (Prometheus text): the final
+# console export if the collector printed one (sentrysink --print-metrics renders it), else
+# the last scrape.
 final_metrics() {
-	if grep -q '"ScopeMetrics"' "$1" 2>/dev/null; then echo "$1"; else
+	if "$SINK" --print-metrics "$1" >"$1.prom" 2>/dev/null; then echo "$1.prom"; else
 		log "no final console export in $1; using the last /metrics scrape"
 		echo "$2"
 	fi

@@ -195,7 +195,7 @@ func TestFailedAndTimeline(t *testing.T) {
 	for range 5 {
 		td, ld, c := g.batch(40, time.Now())
 		want.add(c.counts)
-		s.send(context.Background(), td, ld, c)
+		s.send(t.Context(), td, ld, c)
 	}
 	tot := s.totals(time.Second)
 	if tot.Spans != int64(want.spans) || tot.Logs != 0 || tot.Exceptions != int64(want.spanExceptions) {
@@ -230,7 +230,7 @@ func TestSeed(t *testing.T) {
 	first := func(seed string) string {
 		var mu sync.Mutex
 		id := ""
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 			b, _ := io.ReadAll(r.Body)
 			if r.URL.Path != "/v1/traces" {
 				return
@@ -252,8 +252,10 @@ func TestSeed(t *testing.T) {
 		}))
 		defer srv.Close()
 		dir := t.TempDir()
-		if err := run([]string{"--endpoint", srv.URL, "--duration", "300ms", "--rate", "100", "--workers", "1", "--batch", "10",
-			"--seed", seed, "--quiet", "--timeline-file", filepath.Join(dir, "tl")}); err != nil {
+		if err := run([]string{
+			"--endpoint", srv.URL, "--duration", "300ms", "--rate", "100", "--workers", "1", "--batch", "10",
+			"--seed", seed, "--quiet", "--timeline-file", filepath.Join(dir, "tl"),
+		}); err != nil {
 			t.Fatal(err)
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, "tl")); err != nil || !strings.HasPrefix(string(b), genTimelineHeader+"\n") {

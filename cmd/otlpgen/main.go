@@ -171,7 +171,7 @@ func run(args []string) error {
 		}
 	}
 	if o.timelineFile != "" {
-		if err := os.WriteFile(o.timelineFile, s.timelineText(), 0o644); err != nil {
+		if err := os.WriteFile(o.timelineFile, s.timelineText(), 0o600); err != nil {
 			return err
 		}
 	}

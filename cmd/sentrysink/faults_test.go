@@ -119,10 +119,18 @@ func TestScheduleWindows(t *testing.T) {
 		at   time.Duration
 		want time.Duration // -1: up
 	}{
-		{hang, 0, -1}, {hang, 1999 * time.Millisecond, -1}, {hang, 2 * time.Second, 5 * time.Second},
-		{hang, 4 * time.Second, 5 * time.Second}, {hang, 5 * time.Second, -1}, {hang, time.Hour, -1},
-		{flap, 0, -1}, {flap, 9 * time.Second, -1}, {flap, 10 * time.Second, 20 * time.Second},
-		{flap, 19 * time.Second, 20 * time.Second}, {flap, 20 * time.Second, -1}, {flap, 35 * time.Second, 40 * time.Second},
+		{hang, 0, -1},
+		{hang, 1999 * time.Millisecond, -1},
+		{hang, 2 * time.Second, 5 * time.Second},
+		{hang, 4 * time.Second, 5 * time.Second},
+		{hang, 5 * time.Second, -1},
+		{hang, time.Hour, -1},
+		{flap, 0, -1},
+		{flap, 9 * time.Second, -1},
+		{flap, 10 * time.Second, 20 * time.Second},
+		{flap, 19 * time.Second, 20 * time.Second},
+		{flap, 20 * time.Second, -1},
+		{flap, 35 * time.Second, 40 * time.Second},
 	} {
 		if got := at(c.s, c.at); got != c.want {
 			t.Errorf("%+v at %s: down until %s, want %s", c.s, c.at, got, c.want)
@@ -238,7 +246,7 @@ func TestPrintMetrics(t *testing.T) {
 `
 	dir := t.TempDir()
 	path := filepath.Join(dir, "console.out")
-	if err := os.WriteFile(path, []byte(console), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(console), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
@@ -253,14 +261,14 @@ otelcol_process_uptime{} 1.5
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 	prom := "otelcol_exporter_queue_size{data_type=\"traces\"} 0\n"
-	if err := os.WriteFile(path, []byte(prom), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(prom), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	b.Reset()
 	if err := printMetrics(&b, path); err != nil || b.String() != prom {
 		t.Errorf("Prometheus text: %q, %v", b.String(), err)
 	}
-	if err := os.WriteFile(path, []byte("{\"no\":1}\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("{\"no\":1}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := printMetrics(&b, path); err == nil {

@@ -130,7 +130,7 @@ func newTimelineWriter(path string) (*timelineWriter, error) {
 		return nil, err
 	}
 	tw := &timelineWriter{f: f, w: bufio.NewWriter(f)}
-	tw.w.WriteString(timelineHeader + "\n")
+	_, _ = tw.w.WriteString(timelineHeader + "\n") // a bufio.Writer keeps its first error for Flush
 	return tw, tw.w.Flush()
 }
 
@@ -139,8 +139,8 @@ func (tw *timelineWriter) write(lines []string) {
 		return
 	}
 	for _, l := range lines {
-		tw.w.WriteString(l)
-		tw.w.WriteByte('\n')
+		_, _ = tw.w.WriteString(l) // a bufio.Writer keeps its first error for Flush, checked below
+		_ = tw.w.WriteByte('\n')
 	}
 	if err := tw.w.Flush(); err != nil {
 		fmt.Fprintln(os.Stderr, "sentrysink: timeline file:", err)

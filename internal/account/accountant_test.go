@@ -68,7 +68,7 @@ func TestReasonWireNames(t *testing.T) {
 	want := map[account.Reason]string{
 		account.ReasonRateLimitBackoff: "ratelimit_backoff", account.ReasonRateLimited: "rate_limited",
 		account.ReasonSendError: "send_error", account.ReasonNetworkError: "network_error",
-		account.ReasonInvalid: "invalid",
+		account.ReasonInvalid:    "invalid",
 		account.ReasonUnroutable: "unroutable", account.ReasonDeduplicated: "deduplicated",
 		account.ReasonQueueOverflow: "queue_overflow",
 	}

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -58,16 +55,13 @@ func (p series) matches(name string, filter []string) bool {
 	return true
 }
 
-// readMetrics reads a collector's metrics from path: either the Prometheus text of its
-// /metrics endpoint, or the JSON its `console` periodic reader writes to stdout (one
-// object per export, the last one wins: it is the final export made at shutdown).
+// readMetrics reads a collector's metrics from path, in the Prometheus text of its
+// /metrics endpoint (the scripts render the final console export that way with
+// sentrysink --print-metrics).
 func readMetrics(path string) (metrics, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
-	}
-	if i := bytes.IndexByte(b, '{'); i >= 0 && len(bytes.TrimSpace(b[:i])) == 0 {
-		return parseConsole(b)
 	}
 	return parsePrometheus(b)
 }
@@ -127,60 +121,4 @@ func parseLabels(s string, into map[string]string) {
 		into[strings.TrimSpace(k)] = v.String()
 		s = strings.TrimPrefix(strings.TrimPrefix(rest[min(i+1, len(rest)):], ","), " ")
 	}
-}
-
-// parseConsole reads the stdout metric exporter's JSON (metricdata.ResourceMetrics,
-// one object per export) and returns the last export.
-func parseConsole(b []byte) (metrics, error) {
-	type kv struct {
-		Key   string `json:"Key"`
-		Value struct {
-			Value any `json:"Value"`
-		} `json:"Value"`
-	}
-	type export struct {
-		ScopeMetrics []struct {
-			Metrics []struct {
-				Name string `json:"Name"`
-				Data struct {
-					DataPoints []struct {
-						Attributes []kv `json:"Attributes"`
-						Value      any  `json:"Value"`
-					} `json:"DataPoints"`
-				} `json:"Data"`
-			} `json:"Metrics"`
-		} `json:"ScopeMetrics"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	var last *export
-	for {
-		var e export
-		if err := dec.Decode(&e); err == io.EOF {
-			break
-		} else if err != nil {
-			// stop at the first non-JSON text (a log line): keep what was read
-			break
-		}
-		last = &e
-	}
-	if last == nil {
-		return nil, fmt.Errorf("no metrics export found")
-	}
-	var out metrics
-	for _, sm := range last.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			for _, dp := range m.Data.DataPoints {
-				v, ok := dp.Value.(float64)
-				if !ok {
-					continue
-				}
-				s := series{name: trimTotal(m.Name), labels: map[string]string{}, value: v}
-				for _, a := range dp.Attributes {
-					s.labels[a.Key] = fmt.Sprint(a.Value.Value)
-				}
-				out = append(out, s)
-			}
-		}
-	}
-	return out, nil
 }
