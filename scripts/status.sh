@@ -73,8 +73,7 @@ routing:
     inventory: http://$KEY@127.0.0.1:$SICK_PORT/2
 EOF
 )"
-# the health extension, as testdata/gateway.yaml has it (without attributes, so that each
-# component's entry in the verbose body is one flat JSON object)
+# the health extension, as testdata/gateway.yaml has it (without the events' attributes)
 awk -v h="$health" '
 	/^service:$/ {
 		print "extensions:\n  healthcheckv2:\n    use_v2: true\n    component_health:\n      include_permanent_errors: false\n      include_recoverable_errors: false\n    http:\n      endpoint: 127.0.0.1:" h "\n      status:\n        enabled: true\n        path: /status\n"
@@ -99,7 +98,8 @@ exporter_status() {
 	probe_codes+=" $code"
 	http_get "$health" '/status?verbose' >"$D/status.json" || : >"$D/status.json"
 	grep -q "$KEY" "$D/status.json" && key_seen=1
-	entry=$(grep -o '"exporter:sentry":{[^{}]*}' "$D/status.json" | head -n 1 || true)
+	# up to the first "}" of the entry: its status and error come before its attributes
+	entry=$(grep -o '"exporter:sentry":{[^}]*' "$D/status.json" | head -n 1 || true)
 	st=$(grep -o '"status":"[A-Za-z]*"' <<<"$entry" | head -n 1 | cut -d'"' -f4 || true)
 	er=$(grep -o '"error":"[^"]*"' <<<"$entry" | head -n 1 | cut -d'"' -f4 || true)
 	[[ "$er" != *"project 1"* ]] || project1_named=1
