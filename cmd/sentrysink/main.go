@@ -34,6 +34,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/otel-sentry/sentryexporter/cmd/internal/selfsigned"
 	"github.com/otel-sentry/sentryexporter/envelope"
 )
 
@@ -61,6 +62,7 @@ func run(args []string) error {
 	recordFile := fs.String("record-file", "", "append one JSON line per stored transaction, span, log and error event (ids, names, segment ids) to this file; flushed every 200 ms and on exit")
 	printFreePort := fs.Int("print-free-port", 0, "print this many free loopback TCP ports, one a line, and exit")
 	printSummaryFile := fs.String("print-summary", "", "print the --summary-file at this path for people, and exit")
+	tlsCertFile := fs.String("tls-cert-file", "", "serve HTTPS (HTTP/2 and HTTP/1.1) with a self-signed certificate made at start for 127.0.0.1 and localhost, written to this file (PEM) for clients to trust (the exporter's tls::ca_file)")
 	queryFile := fs.String("query", "", "print the values of the dotted keys given as arguments (items.transaction, invalid_envelopes…) of the --summary-file at this path, and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -126,6 +128,12 @@ func run(args []string) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
+	if *tlsCertFile != "" {
+		if srv.TLSConfig, err = selfsigned.Config(*tlsCertFile); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	addr := ln.Addr().String()
 	if *addrFile != "" {
 		if err := os.WriteFile(*addrFile, []byte(addr+"\n"), 0o644); err != nil {
@@ -133,13 +141,23 @@ func run(args []string) error {
 			return err
 		}
 	}
-	out.WriteLine(fmt.Appendf(nil, "sentrysink listening on http://%s/api/<project>/envelope/ (delay=%s hang=%t rate_limit=%q)", addr, *delay, *hang, cfg.RateLimit))
+	scheme := "http"
+	if srv.TLSConfig != nil {
+		scheme = "https"
+	}
+	out.WriteLine(fmt.Appendf(nil, "sentrysink listening on %s://%s/api/<project>/envelope/ (delay=%s hang=%t rate_limit=%q)", scheme, addr, *delay, *hang, cfg.RateLimit))
 	out.Flush()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	go func() {
+		if srv.TLSConfig != nil {
+			serveErr <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		serveErr <- srv.Serve(ln)
+	}()
 
 	var tick <-chan time.Time
 	if *statsEvery > 0 {
