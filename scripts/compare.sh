@@ -26,7 +26,11 @@
 # "compression: gzip"), COMPARE_OTELCOL (another build of the compare collector, e.g. an older
 # commit's), COMPARE_PROFILE=DIR (one extra run per sentry mode with a
 # COMPARE_WINDOW-second CPU profile and an allocation profile from the pprof extension into
-# DIR), KEEP_WORKDIR=1.
+# DIR), COMPARE_SPANS (spans per trace, 10; 3 or more), COMPARE_TLS=1 (both sinks serve HTTPS with
+# a self-signed certificate the exporters trust through tls::ca_file; HTTP/2 unless the
+# exporter's settings say otherwise), COMPARE_PERF=DIR (one extra run per mode under
+# `perf record -e cpu-clock -g`, its samples by stage of the pipeline with perfstages.awk into
+# DIR/<mode>.stages), KEEP_WORKDIR=1.
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -41,6 +45,9 @@ WINDOW=${COMPARE_WINDOW:-10}
 MODES=${COMPARE_MODES:-sentry otlphttp sentry-spans sentry-logs otlphttp-logs}
 SENTRY_EXTRA=${COMPARE_SENTRY_EXTRA:-}
 PROFILE_DIR=${COMPARE_PROFILE:-}
+SPANS=${COMPARE_SPANS:-10}
+TLS=${COMPARE_TLS:-0}
+PERF_DIR=${COMPARE_PERF:-}
 TICKS=$(getconf CLK_TCK)
 
 for b in "$OTELCOL" "$SINK" "$GEN" "$OSINK"; do
@@ -49,6 +56,10 @@ done
 make_workdir compare
 install_trap
 [[ -z "$PROFILE_DIR" ]] || mkdir -p "$PROFILE_DIR"
+if [[ -n "$PERF_DIR" ]]; then
+	command -v perf >/dev/null || die "COMPARE_PERF needs perf (Debian: linux-perf)"
+	mkdir -p "$PERF_DIR"
+fi
 
 # cpu_ticks PID: utime+stime of PID in clock ticks. Fields counted after the ")" that ends
 # the command name, which may itself hold spaces.
@@ -61,9 +72,26 @@ cpu_ticks() {
 
 now_s() { date +%s.%N; }
 
-# write_config FILE HTTP_PORT EXPORTER SINK_PORT [PPROF_PORT]
+# wait_summary FILE PID LOG: wait (10 s at most) for a sink's first summary file, which it
+# writes just after its address file: on a loaded machine the first read could come first.
+wait_summary() {
+	local file=$1 pid=$2 logfile=$3 i
+	for ((i = 0; i < 100; i++)); do
+		[[ -s "$file" ]] && return 0
+		kill -0 "$pid" 2>/dev/null || die "the sink exited during startup: $(cat "$logfile")"
+		sleep 0.1
+	done
+	die "the sink wrote no summary file ($file)"
+}
+
+# write_config FILE HTTP_PORT EXPORTER SINK_PORT [PPROF_PORT] [CA_FILE]: with CA_FILE, the
+# sink serves HTTPS with that certificate and the exporter trusts it.
 write_config() {
-	local file=$1 http=$2 exporter=$3 sink=$4 pprof=${5:-} ext="" extlist=""
+	local file=$1 http=$2 exporter=$3 sink=$4 pprof=${5:-} ca=${6:-} ext="" extlist="" scheme=http tls=""
+	if [[ -n "$ca" ]]; then
+		scheme=https
+		tls=$'\n    tls:\n      ca_file: '"$ca"
+	fi
 	if [[ -n "$pprof" ]]; then
 		ext=$'extensions:\n  pprof:\n    endpoint: 127.0.0.1:'"$pprof"
 		extlist="  extensions: [pprof]"
@@ -72,20 +100,20 @@ write_config() {
 	case "$exporter" in
 	sentry)
 		exp="  sentry:
-    dsn: http://public@127.0.0.1:$sink/1
+    dsn: $scheme://public@127.0.0.1:$sink/1$tls
 $(printf '%s\n' "$SENTRY_EXTRA" | sed '/^$/d; s/^/    /')"
 		;;
 	sentry-spans)
 		name=sentry
 		exp="  sentry:
-    dsn: http://public@127.0.0.1:$sink/1
+    dsn: $scheme://public@127.0.0.1:$sink/1$tls
     traces_as: spans
 $(printf '%s\n' "$SENTRY_EXTRA" | sed '/^$/d; s/^/    /')"
 		;;
 	otlphttp)
 		name=otlp_http
 		exp="  otlp_http:
-    endpoint: http://127.0.0.1:$sink"
+    endpoint: $scheme://127.0.0.1:$sink$tls"
 		;;
 	esac
 	cat >"$file" <<EOF
@@ -116,9 +144,13 @@ EOF
 
 declare -A VAL # VAL[mode.round.cpu|bytes|rate]
 
-# run MODE ROUND [PROFILE_FILE]: one measurement.
+# run MODE ROUND [PROFILE_FILE [PERF_FILE]]: one measurement.
 run() {
-	local mode=$1 round=$2 prof=${3:-} dir="$WORKDIR/$1.$2"
+	local mode=$1 round=$2 prof=${3:-} perfdata=${4:-} dir="$WORKDIR/$1.$2" ca="" tlsflag=()
+	if [[ "$TLS" == 1 ]]; then
+		ca="$dir/sink.crt"
+		tlsflag=(--tls-cert-file "$ca")
+	fi
 	mkdir -p "$dir"
 	local exporter signal
 	case "$mode" in
@@ -128,12 +160,13 @@ run() {
 	*) die "unknown mode $mode" ;;
 	esac
 	if [[ "$exporter" == otlphttp ]]; then
-		start sink "$dir/sink.log" "$OSINK" --listen 127.0.0.1:0 --addr-file "$dir/sink.addr" --summary-file "$dir/sink.json"
+		start sink "$dir/sink.log" "$OSINK" --listen 127.0.0.1:0 --addr-file "$dir/sink.addr" --summary-file "$dir/sink.json" "${tlsflag[@]}"
 	else
 		start sink "$dir/sink.log" "$SINK" --listen 127.0.0.1:0 --addr-file "$dir/sink.addr" \
-			--quiet --stats-every 0 --summary-file "$dir/sink.json"
+			--quiet --stats-every 0 --summary-file "$dir/sink.json" "${tlsflag[@]}"
 	fi
 	wait_addr_file "$dir/sink.addr" "$PID_sink" "$dir/sink.log"
+	wait_summary "$dir/sink.json" "$PID_sink" "$dir/sink.log"
 	local sink_addr http pprof=""
 	sink_addr=$(<"$dir/sink.addr")
 	if [[ -n "$prof" ]]; then
@@ -141,13 +174,13 @@ run() {
 	else
 		read -r http <<<"$(free_ports 1)"
 	fi
-	write_config "$dir/collector.yaml" "$http" "$exporter" "${sink_addr##*:}" "$pprof"
+	write_config "$dir/collector.yaml" "$http" "$exporter" "${sink_addr##*:}" "$pprof" "$ca"
 	start collector "$dir/collector.log" "$OTELCOL" --config "$dir/collector.yaml"
 	wait_port "$http" "$PID_collector" "the collector (see $dir/collector.log)" 60
 
 	local dur=$((WARMUP + WINDOW + 3))
 	start gen "$dir/gen.log" "$GEN" --endpoint "127.0.0.1:$http" --duration "${dur}s" --rate "$RATE" \
-		--signals "$signal" --spans-per-trace 10 --logs-per-trace 2 --exception-ratio 0.05 \
+		--signals "$signal" --spans-per-trace "$SPANS" --logs-per-trace 2 --exception-ratio 0.05 \
 		--workers 4 --batch 200 --quiet --summary-file "$dir/gen.json"
 	local gen_pid=$PID_gen
 	nap "$WARMUP"
@@ -157,6 +190,10 @@ run() {
 		curl -s -o "$prof" "http://127.0.0.1:$pprof/debug/pprof/profile?seconds=$WINDOW" &
 		prof_pid=$!
 	fi
+	if [[ -n "$perfdata" ]]; then
+		perf record -q -e cpu-clock -F 1000 -g -p "$PID_collector" -o "$perfdata" -- sleep "$WINDOW" >/dev/null 2>&1 &
+		prof_pid=$!
+	fi
 	c0=$(cpu_ticks "$PID_collector")
 	w0=$(now_s)
 	read -r i0 b0 u0 <<<"$("$SINK" --query "$dir/sink.json" "$key" wire_bytes uptime_seconds)"
@@ -164,7 +201,9 @@ run() {
 	c1=$(cpu_ticks "$PID_collector")
 	w1=$(now_s)
 	read -r i1 b1 u1 <<<"$("$SINK" --query "$dir/sink.json" "$key" wire_bytes uptime_seconds)"
-	if [[ -n "$prof_pid" ]]; then
+	if [[ -n "$perfdata" ]]; then
+		wait "$prof_pid" || log "[$mode] perf record failed"
+	elif [[ -n "$prof_pid" ]]; then
 		wait "$prof_pid" || log "[$mode] profile download failed"
 		# allocations since start (sample_index=alloc_space): what drives the GC
 		curl -s -o "${prof%.pb.gz}.allocs.pb.gz" "http://127.0.0.1:$pprof/debug/pprof/allocs" || log "[$mode] allocs profile download failed"
@@ -207,6 +246,21 @@ done
 if [[ -n "$PROFILE_DIR" ]]; then
 	for m in "${mode_list[@]}"; do
 		run "$m" profile "$PROFILE_DIR/$m.pb.gz"
+	done
+fi
+if [[ -n "$PERF_DIR" ]]; then
+	for m in "${mode_list[@]}"; do
+		run "$m" perf "" "$PERF_DIR/$m.perf.data"
+		# µs of CPU per trace (SPANS spans) or per 100 log records, from this run's own figure
+		unit=trace per=$(awk -v c="${VAL[$m.perf.cpu]}" -v s="$SPANS" 'BEGIN { print c * s }')
+		if [[ "$m" == *logs ]]; then
+			unit="100 logs" per=$(awk -v c="${VAL[$m.perf.cpu]}" 'BEGIN { print c * 100 }')
+		fi
+		perf script -i "$PERF_DIR/$m.perf.data" -F comm,tid,time,ip,sym 2>/dev/null |
+			awk -f "$ROOT/scripts/perfstages.awk" -v per="$per" -v unit="$unit" >"$PERF_DIR/$m.stages" ||
+			log "[$m] perf script failed"
+		log "[$m] CPU by stage ($PERF_DIR/$m.stages):"
+		cat "$PERF_DIR/$m.stages" >&2
 	done
 fi
 
@@ -257,7 +311,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; els
 has() { [[ " $MODES " == *" $1 "* ]]; }
 
 echo
-echo "make compare: medians of $ROUNDS alternating rounds, ${RATE} items/s offered, ${WINDOW}s window after ${WARMUP}s warm-up"
+echo "make compare: medians of $ROUNDS alternating rounds, ${RATE} items/s offered, ${WINDOW}s window after ${WARMUP}s warm-up, traces of $SPANS spans$([[ "$TLS" != 1 ]] || echo ", over TLS")"
 [[ -z "$SENTRY_EXTRA" ]] || echo "sentry exporter extra settings: $(tr '\n' ' ' <<<"$SENTRY_EXTRA")"
 printf '%-40s %12s %12s %8s\n' "per item" "otlphttp" "sentry" "ratio"
 row() { # LABEL SENTRY_MODE PEER_MODE FIELD UNIT
