@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -126,7 +127,7 @@ func (p *poster) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc
 		p.acct.Request(ctx, 0)
 		return Result{Reason: account.ReasonNetworkError}
 	}
-	resp, err := client.Do(req)
+	resp, err := roundTrip(client, req)
 	if err != nil {
 		p.acct.Request(ctx, 0)
 		p.errLog.Log(p.logger, "network", "Sending to Sentry failed", zap.String("error", redactedError(err)))
@@ -145,6 +146,23 @@ func (p *poster) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc
 		res.NewLimits = true
 	}
 	return res
+}
+
+// roundTrip sends req through c's transport, as c.Do would but without
+// what an envelope POST never uses: following redirects (Do copies the
+// request's headers for them on every request, and would not re-send a
+// POST's body anyway) and Client.Timeout (newClient clears it; `timeout` is
+// on the request's context). A client with a cookie jar (confighttp's
+// `cookies`) goes through Do. Errors are wrapped as Do wraps them.
+func roundTrip(c *http.Client, req *http.Request) (*http.Response, error) {
+	if c.Jar != nil || c.Timeout != 0 || c.Transport == nil {
+		return c.Do(req)
+	}
+	resp, err := c.Transport.RoundTrip(req)
+	if err != nil {
+		return nil, &url.Error{Op: "Post", URL: req.URL.String(), Err: err}
+	}
+	return resp, nil
 }
 
 // classify says what an answer means for the envelope.
