@@ -26,7 +26,9 @@
 # "compression: gzip"), COMPARE_OTELCOL (another build of the compare collector, e.g. an older
 # commit's), COMPARE_PROFILE=DIR (one extra run per sentry mode with a
 # COMPARE_WINDOW-second CPU profile and an allocation profile from the pprof extension into
-# DIR), COMPARE_SPANS (spans per trace, 10; 3 or more), COMPARE_TLS=1 (both sinks serve HTTPS with
+# DIR), COMPARE_ALT (a second build of the compare collector, e.g. an older commit's: a mode
+# with the suffix @alt in COMPARE_MODES, such as "sentry@alt", runs it, alternating with the
+# others, and gets rows of its own), COMPARE_SPANS (spans per trace, 10; 3 or more), COMPARE_TLS=1 (both sinks serve HTTPS with
 # a self-signed certificate the exporters trust through tls::ca_file; HTTP/2 unless the
 # exporter's settings say otherwise), COMPARE_PERF=DIR (one extra run per mode under
 # `perf record -e cpu-clock -g`, its samples by stage of the pipeline with perfstages.awk into
@@ -37,6 +39,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 OTELCOL=${COMPARE_OTELCOL:-$BIN/otelcol-compare}
+ALT=${COMPARE_ALT:-}
 OSINK="$BIN/otlpsink"
 ROUNDS=${COMPARE_ROUNDS:-3}
 RATE=${COMPARE_RATE:-10000}
@@ -48,6 +51,7 @@ PROFILE_DIR=${COMPARE_PROFILE:-}
 SPANS=${COMPARE_SPANS:-10}
 TLS=${COMPARE_TLS:-0}
 PERF_DIR=${COMPARE_PERF:-}
+PERF_EVENTS=context-switches,syscalls:sys_enter_futex,syscalls:sys_enter_write,syscalls:sys_enter_read,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_nanosleep
 TICKS=$(getconf CLK_TCK)
 
 for b in "$OTELCOL" "$SINK" "$GEN" "$OSINK"; do
@@ -152,7 +156,12 @@ run() {
 		tlsflag=(--tls-cert-file "$ca")
 	fi
 	mkdir -p "$dir"
-	local exporter signal
+	local exporter signal otelcol=$OTELCOL
+	if [[ "$mode" == *@alt ]]; then
+		[[ -x "$ALT" ]] || die "mode $mode needs COMPARE_ALT, an executable collector"
+		otelcol=$ALT
+		mode=${mode%@alt}
+	fi
 	case "$mode" in
 	sentry | sentry-spans | otlphttp) exporter=$mode signal=traces ;;
 	sentry-logs) exporter=sentry signal=logs ;;
@@ -175,7 +184,7 @@ run() {
 		read -r http <<<"$(free_ports 1)"
 	fi
 	write_config "$dir/collector.yaml" "$http" "$exporter" "${sink_addr##*:}" "$pprof" "$ca"
-	start collector "$dir/collector.log" "$OTELCOL" --config "$dir/collector.yaml"
+	start collector "$dir/collector.log" "$otelcol" --config "$dir/collector.yaml"
 	wait_port "$http" "$PID_collector" "the collector (see $dir/collector.log)" 60
 
 	local dur=$((WARMUP + WINDOW + 3))
@@ -190,9 +199,13 @@ run() {
 		curl -s -o "$prof" "http://127.0.0.1:$pprof/debug/pprof/profile?seconds=$WINDOW" &
 		prof_pid=$!
 	fi
+	local stat_pid=""
 	if [[ -n "$perfdata" ]]; then
 		perf record -q -e cpu-clock -F 1000 -g -p "$PID_collector" -o "$perfdata" -- sleep "$WINDOW" >/dev/null 2>&1 &
 		prof_pid=$!
+		# context switches and the syscalls of a round trip, counted over the same window
+		perf stat -x, -o "${perfdata%.perf.data}.stat" -e "$PERF_EVENTS" -p "$PID_collector" -- sleep "$WINDOW" >/dev/null 2>&1 &
+		stat_pid=$!
 	fi
 	c0=$(cpu_ticks "$PID_collector")
 	w0=$(now_s)
@@ -203,6 +216,7 @@ run() {
 	read -r i1 b1 u1 <<<"$("$SINK" --query "$dir/sink.json" "$key" wire_bytes uptime_seconds)"
 	if [[ -n "$perfdata" ]]; then
 		wait "$prof_pid" || log "[$mode] perf record failed"
+		wait "$stat_pid" || log "[$mode] perf stat failed"
 	elif [[ -n "$prof_pid" ]]; then
 		wait "$prof_pid" || log "[$mode] profile download failed"
 		# allocations since start (sample_index=alloc_space): what drives the GC
@@ -223,13 +237,13 @@ run() {
 	}')
 	local cpu bytes rate cores
 	read -r cpu bytes rate cores <<<"$res"
-	VAL[$mode.$round.cpu]=$cpu
-	VAL[$mode.$round.bytes]=$bytes
-	VAL[$mode.$round.rate]=$rate
+	VAL[$1.$round.cpu]=$cpu
+	VAL[$1.$round.bytes]=$bytes
+	VAL[$1.$round.rate]=$rate
 	local invalid
 	invalid=$("$SINK" --query "$dir/sink.json" invalid_envelopes)
 	[[ "$invalid" == 0 ]] || die "[$mode] the sink rejected $invalid requests (see $dir)"
-	log "[$mode round $round] ${cpu} µs CPU/item, ${bytes} B/item, ${rate} items/s at the sink, ${cores} cores; gen: $(tail -n 1 "$dir/gen.log" | cut -c1-160)"
+	log "[$1 round $round] ${cpu} µs CPU/item, ${bytes} B/item, ${rate} items/s at the sink, ${cores} cores; gen: $(tail -n 1 "$dir/gen.log" | cut -c1-160)"
 }
 
 read -r -a mode_list <<<"$MODES"
@@ -259,6 +273,10 @@ if [[ -n "$PERF_DIR" ]]; then
 		perf script -i "$PERF_DIR/$m.perf.data" -F comm,tid,time,ip,sym 2>/dev/null |
 			awk -f "$ROOT/scripts/perfstages.awk" -v per="$per" -v unit="$unit" >"$PERF_DIR/$m.stages" ||
 			log "[$m] perf script failed"
+		# events per unit: counts over the window / (items/s x window) x items per unit
+		awk -F, -v rate="${VAL[$m.perf.rate]}" -v w="$WINDOW" -v per="$([[ "$m" == *logs* ]] && echo 100 || echo "$SPANS")" -v unit="$unit" '
+			$3 != "" && $1 ~ /^[0-9]+$/ { printf "%-50s %10.2f per %s\n", $3, $1 / (rate * w) * per, unit }' \
+			"$PERF_DIR/$m.stat" >>"$PERF_DIR/$m.stages" || true
 		log "[$m] CPU by stage ($PERF_DIR/$m.stages):"
 		cat "$PERF_DIR/$m.stages" >&2
 	done
@@ -324,6 +342,9 @@ row() { # LABEL SENTRY_MODE PEER_MODE FIELD UNIT
 row "CPU per span" sentry otlphttp cpu " µs"
 row "CPU per span, traces_as: spans" sentry-spans otlphttp cpu " µs"
 row "CPU per log record" sentry-logs otlphttp-logs cpu " µs"
+row "CPU per span, COMPARE_ALT build" sentry@alt otlphttp cpu " µs"
+row "CPU per span, spans mode, COMPARE_ALT" sentry-spans@alt otlphttp cpu " µs"
+row "CPU per log record, COMPARE_ALT build" sentry-logs@alt otlphttp-logs cpu " µs"
 row "bytes on the wire per span" sentry otlphttp bytes " B"
 row "bytes on the wire per span, spans mode" sentry-spans otlphttp bytes " B"
 row "bytes on the wire per log record" sentry-logs otlphttp-logs bytes " B"
