@@ -35,13 +35,16 @@ func clientInstrumented(tel component.TelemetrySettings) bool {
 // that is not sampled. A tracer that records spans, or one that makes span
 // contexts of its own (the SDK's, whatever its sampler), gives a span that
 // records or a new span id; a no-op tracer gives an invalid span context, or
-// the parent's. The span is never ended, so never exported.
+// the parent's. Under the parent-based samplers (the SDK's default) the
+// probe does not record, so ending it exports nothing; a sampler that
+// ignores the parent exports this one span per HTTP client built.
 func clientTraced(tp trace.TracerProvider) bool {
 	parent := trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID: trace.TraceID{0: 1}, SpanID: trace.SpanID{0: 1}, Remote: true,
 	})
 	ctx := trace.ContextWithRemoteSpanContext(context.Background(), parent)
 	_, span := tp.Tracer(otelhttp.ScopeName).Start(ctx, "sentryexporter.probe")
+	defer span.End()
 	sc := span.SpanContext()
 	return span.IsRecording() || sc.IsValid() && sc.SpanID() != parent.SpanID()
 }

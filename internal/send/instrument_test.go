@@ -53,7 +53,7 @@ func TestClientInstrumented(t *testing.T) {
 			assert.Equal(t, tc.want, clientInstrumented(tc.tel))
 		})
 	}
-	assert.Empty(t, spans.Ended(), "the probe span is never exported")
+	assert.Empty(t, spans.Ended(), "the probe span, under a parent not sampled, is not exported")
 }
 
 // TestClientTransport: without instrumentation to record, a project's client
