@@ -107,8 +107,8 @@ func benchStage(b *testing.B, url string, out encode.Outgoing, clientTel compone
 		Limits: &ratelimit.State{}, Acct: account.NewAccountant(tel.Builder, "1", reports), Reports: reports,
 	})
 	require.NoError(b, err)
-	require.NoError(b, stage.Start(context.Background(), componenttest.NewNopHost()))
-	b.Cleanup(func() { stage.Shutdown(context.Background()) })
+	require.NoError(b, stage.Start(b.Context(), componenttest.NewNopHost()))
+	b.Cleanup(func() { stage.Shutdown(context.WithoutCancel(b.Context())) })
 
 	items := make([]envelope.Item, 1)
 	batch := make([]encode.Outgoing, 1)
@@ -118,7 +118,7 @@ func benchStage(b *testing.B, url string, out encode.Outgoing, clientTel compone
 		items[0] = out.Env.Items[0]
 		batch[0] = out
 		batch[0].Env.Items = items
-		lane.Offer(context.Background(), batch, nil)
+		lane.Offer(b.Context(), batch, nil)
 		lane.WaitIdle()
 	})
 	sent := tel.Sums(b, "otelcol_exporter_sentry_sent_items")["category=transaction,project=1"]

@@ -30,7 +30,7 @@ func TestClientInstrumented(t *testing.T) {
 		sdkmetric.Stream{Aggregation: sdkmetric.AggregationDrop{}})
 	meterWith := func(opts ...sdkmetric.Option) *sdkmetric.MeterProvider {
 		mp := sdkmetric.NewMeterProvider(append(opts, sdkmetric.WithReader(sdkmetric.NewManualReader()))...)
-		t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+		t.Cleanup(func() { _ = mp.Shutdown(context.WithoutCancel(t.Context())) })
 		return mp
 	}
 	spans := tracetest.NewSpanRecorder()
@@ -65,7 +65,7 @@ func TestClientTransport(t *testing.T) {
 			tel.TracerProvider = sdktrace.NewTracerProvider()
 		}
 		s := New(testConfig(), Settings{Telemetry: tel, Logger: zap.NewNop(), Clock: RealClock()})
-		client, err := s.newClient(context.Background(), componenttest.NewNopHost())
+		client, err := s.newClient(t.Context(), componenttest.NewNopHost())
 		require.NoError(t, err)
 		_, bare := client.Transport.(*http.Transport)
 		_, wrapped := client.Transport.(*otelhttp.Transport)
