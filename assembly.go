@@ -5,7 +5,7 @@
 // of one project come out with another project's push, and go on through
 // their own project's pipeline (project.go).
 
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package sentryexporter
 
 import (
 	"context"
@@ -172,7 +172,7 @@ func (a *assembly) admit(ctx context.Context, p *project, td ptrace.Traces) (ptr
 // place puts released groups into dst (p's) or into a batch per other
 // project, counting fragments by reason. With p nil, every project's spans
 // go into the batches returned.
-func (a *assembly) place(ctx context.Context, p *project, dst ptrace.Traces, rel []assemble.Released[heldSpan]) map[*project]ptrace.Traces {
+func (*assembly) place(ctx context.Context, p *project, dst ptrace.Traces, rel []assemble.Released[heldSpan]) map[*project]ptrace.Traces {
 	var others map[*project]ptrace.Traces
 	type scopeKey struct {
 		p    *project

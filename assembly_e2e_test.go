@@ -2,7 +2,6 @@ package sentryexporter
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -107,6 +106,17 @@ func (h *harness) fragments(why string) int64 {
 	return h.sum("otelcol_exporter_sentry_assembly_fragments", map[string]string{"assembly_reason": why})
 }
 
+// assemblyHeldBytes is the estimated bytes assembly holds over all projects:
+// what counts against assembly::max_bytes, summed from the projects' shares
+// the held_bytes gauge reads.
+func (e *sentryExporter) assemblyHeldBytes() int64 {
+	var n int64
+	for _, p := range e.allProjects() {
+		n += p.heldBytes.Load()
+	}
+	return n
+}
+
 // heldBytes reads otelcol_exporter_sentry_assembly_held_bytes summed over projects.
 func (h *harness) heldBytes() int64 {
 	m, err := h.tel.GetMetric("otelcol_exporter_sentry_assembly_held_bytes")
@@ -127,11 +137,11 @@ func TestAssemblySplitRequests(t *testing.T) {
 	h := newHarness(t, noDedupe)
 	children, roots := splitTraces(requests(0, 40, 7, false))
 	require.Equal(t, 360, children.SpanCount())
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), children))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
 	assert.Zero(t, h.sentry.countType(envelope.ItemTypeTransaction), "children wait for their roots")
 	assert.Positive(t, h.heldBytes())
 	h.clock.Advance(2 * time.Second)
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), roots))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), roots))
 
 	txs := transactions(t, h.sentry)
 	require.Len(t, txs, 40, "one transaction per request")
@@ -174,7 +184,7 @@ func TestAssemblyOrphanStorm(t *testing.T) {
 		if i%4 == 0 {
 			errs += n
 		}
-		require.NoError(t, h.traces.ConsumeTraces(context.Background(), children))
+		require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
 		held := h.heldBytes()
 		assert.LessOrEqual(t, held, int64(bound), "push %d", i)
 		assert.Positive(t, held, "push %d", i)
@@ -191,7 +201,7 @@ func TestAssemblyOrphanStorm(t *testing.T) {
 	assert.EqualValues(t, in, s[account.CatSpan]+h.droppedAll("span"), "spans: in = stored + dropped")
 	assert.EqualValues(t, in, s[account.CatTransaction]+h.droppedAll("transaction"), "each orphan is its own transaction")
 	assert.EqualValues(t, errs, s[account.CatError]+h.droppedAll("error"), "errors: in = stored + dropped")
-	assert.Zero(t, h.exp.asm.asm.Bytes(), "nothing held after shutdown")
+	assert.Zero(t, h.exp.assemblyHeldBytes(), "nothing held after shutdown")
 }
 
 // Rate limits apply when held spans are released, not when they arrived:
@@ -200,11 +210,11 @@ func TestAssemblyOrphanStorm(t *testing.T) {
 func TestAssemblyRateLimitAtRelease(t *testing.T) {
 	h := newHarness(t, noDedupe)
 	children, roots := splitTraces(requests(0, 10, 2, false))
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), children))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
 	h.sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "60:transaction:key"}}))
 	h.consumeTraces(100, 1, false) // answered 429: transactions limited for 60 s
 	h.clock.Advance(2 * time.Second)
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), roots))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), roots))
 	assert.Empty(t, transactions(t, h.sentry)[1:], "nothing sent into the limit")
 	h.shutdown()
 	assert.Zero(t, h.sent("span"))
@@ -218,7 +228,7 @@ func TestAssemblyRateLimitAtRelease(t *testing.T) {
 func TestAssemblyShutdownFlush(t *testing.T) {
 	h := newHarness(t, noDedupe)
 	children, _ := splitTraces(requests(0, 4, 1, true))
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), children))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
 	assert.Zero(t, h.sentry.countType(envelope.ItemTypeTransaction))
 	h.shutdown()
 	h.sentry.requireNoInvalid()
@@ -234,9 +244,9 @@ func TestAssemblyShutdownFlush(t *testing.T) {
 func TestAssemblyLateChild(t *testing.T) {
 	h := newHarness(t, noDedupe)
 	children, roots := splitTraces(requests(0, 1, 0, false))
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), roots))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), roots))
 	require.Len(t, transactions(t, h.sentry), 1, "a root never waits")
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), children))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
 	assert.Len(t, transactions(t, h.sentry), 3, "the late children at once, each its own transaction")
 	assert.EqualValues(t, 2, h.fragments("after_root"))
 	assert.Zero(t, h.heldBytes())
@@ -248,12 +258,12 @@ func TestAssemblyLateChild(t *testing.T) {
 func TestAssemblyExpiry(t *testing.T) {
 	h := newHarness(t, func(c *Config) { noDedupe(c); c.Assembly.Wait = 10 * time.Second })
 	children, roots := splitTraces(requests(0, 3, 0, false))
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), children))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
 	h.clock.Advance(11 * time.Second)
 	h.consumeTraces(50, 1, false) // any push releases what expired
 	assert.EqualValues(t, 6, h.fragments("expired"))
 	assert.Len(t, transactions(t, h.sentry), 7)
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), roots))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), roots))
 	assert.Len(t, transactions(t, h.sentry), 10, "the roots go alone")
 	h.shutdown()
 }
@@ -262,7 +272,7 @@ func TestAssemblyExpiry(t *testing.T) {
 func TestAssemblyOff(t *testing.T) {
 	h := newHarness(t, func(c *Config) { noDedupe(c); c.Assembly.Wait = 0 })
 	children, _ := splitTraces(requests(0, 2, 0, false))
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), children))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
 	assert.Len(t, transactions(t, h.sentry), 4)
 	h.shutdown()
 }
@@ -273,10 +283,10 @@ func TestAssemblySpanV2Segments(t *testing.T) {
 	h := newHarness(t, func(c *Config) { noDedupe(c); c.TracesAs = TracesAsSpans })
 	children, roots := splitTraces(requests(0, 5, 2, false))
 	orphans, _ := splitTraces(requests(10, 2, 0, false))
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), children))
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), orphans))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), orphans))
 	h.clock.Advance(2 * time.Second)
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), roots))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), roots))
 	h.shutdown()
 	h.sentry.requireNoInvalid()
 	type item struct {
@@ -326,13 +336,13 @@ func TestAssemblySpanV2Segments(t *testing.T) {
 func TestAssemblyDedupeWaitsForHeldSpan(t *testing.T) {
 	h := newHarness(t, nil) // dedupe window 5 s
 	children, roots := splitTraces(makeTraces(0, 1, true))
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), children))
-	h.consumeLogsData(exceptionLogs(0))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
+	h.consumeLogsData(exceptionLogs())
 	h.clock.Advance(8 * time.Second) // past the window
 	h.consumeLogs(1)                 // a push releases what is due
 	docs, _ := errorEvents(t, h.sentry)
 	assert.Empty(t, docs, "the log's copy waits for its held span")
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), roots))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), roots))
 	docs, dscs := errorEvents(t, h.sentry)
 	require.Len(t, docs, 1, "merged at the span's release")
 	assert.Equal(t, "GET /cart/{id}", docs[0]["transaction"])
@@ -350,8 +360,8 @@ func TestAssemblyDedupeWaitsForHeldSpan(t *testing.T) {
 func TestAssemblyDedupeAtShutdown(t *testing.T) {
 	h := newHarness(t, nil)
 	children, _ := splitTraces(makeTraces(0, 1, true))
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), children))
-	h.consumeLogsData(exceptionLogs(0))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
+	h.consumeLogsData(exceptionLogs())
 	h.shutdown()
 	h.sentry.requireNoInvalid()
 	assert.Equal(t, 1, h.sentry.countType(envelope.ItemTypeEvent))
@@ -437,10 +447,10 @@ func TestAssemblyDistributedTwoProjects(t *testing.T) {
 		}
 		return out
 	}
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), batch(1)))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), batch(1)))
 	assert.Empty(t, byProject(), "children wait")
 	clock.Advance(2 * time.Second)
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), batch(2)))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), batch(2)))
 	got := byProject()
 	require.Len(t, got["3"], n, "the backend's requests go as soon as their server span is there")
 	for _, tx := range got["3"] {
@@ -449,7 +459,7 @@ func TestAssemblyDistributedTwoProjects(t *testing.T) {
 	}
 	assert.Empty(t, got["2"], "the frontend's children wait for its root")
 	clock.Advance(2 * time.Second)
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), batch(3)))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), batch(3)))
 	got = byProject()
 	require.Len(t, got["2"], n)
 	for _, tx := range got["2"] {
@@ -519,7 +529,7 @@ func TestAssemblyBatchSpanProcessorShape(t *testing.T) {
 			sp.SetEndTimestamp(pcommon.NewTimestampFromTime(testStart.Add(e.at)))
 		}
 		batch = batch[:0]
-		require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
+		require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
 	}
 	nextTick := 5 * time.Second
 	for _, e := range spans {
@@ -540,9 +550,9 @@ func TestAssemblyBatchSpanProcessorShape(t *testing.T) {
 	txs := transactions(t, h.sentry)
 	h.shutdown()
 	h.sentry.requireNoInvalid()
-	assert.Equal(t, requests, len(txs), "one transaction per request")
+	assert.Len(t, txs, requests, "one transaction per request")
 	for _, tx := range txs {
-		assert.Equal(t, children, len(tx.Spans))
+		assert.Len(t, tx.Spans, children)
 	}
 	for _, why := range []string{"expired", "memory_bound", "shutdown", "after_root"} {
 		assert.Zero(t, h.fragments(why), why)

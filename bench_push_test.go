@@ -1,7 +1,6 @@
 package sentryexporter
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -31,7 +30,7 @@ func BenchmarkPushTraces1000(b *testing.B) {
 // benchPushTraces pushes td to e, waiting each time until every envelope is
 // settled, and reports spans/s.
 func benchPushTraces(b *testing.B, e *sentryExporter, td ptrace.Traces) {
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := e.pushTraces(ctx, td); err != nil {
@@ -54,7 +53,7 @@ func BenchmarkPushTracesSpans1000(b *testing.B) {
 func BenchmarkPushLogs1000(b *testing.B) {
 	e := newBenchExporterWith(b, time.Now, func(*Config) {}, okTransport{})
 	ld := makeLogs(1000)
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := e.pushLogs(ctx, ld); err != nil {
@@ -81,7 +80,7 @@ func (w wrappedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func BenchmarkPushTracesWrapped(b *testing.B) {
 	e := newBenchExporterWith(b, time.Now, func(*Config) {}, wrappedTransport{okTransport{}})
 	td := smallTraces()
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := e.pushTraces(ctx, td); err != nil {

@@ -2,6 +2,7 @@ package sentryexporter
 
 import (
 	"context"
+	"encoding/binary"
 	"net/http"
 	"testing"
 	"time"
@@ -20,19 +21,19 @@ import (
 // benchExporter is an exporter that is never started: the benchmarks below
 // measure translation, envelope building and encoding, or the drop path,
 // without HTTP.
-func benchExporter(b testing.TB, now func() time.Time) *sentryExporter {
-	return newBenchExporter(b, now, func(*Config) {})
+func benchExporter(tb testing.TB, now func() time.Time) *sentryExporter {
+	return newBenchExporter(tb, now, func(*Config) {})
 }
 
 // newBenchExporter builds a never-started exporter of one project with the
-// default config as configure leaves it; it is shut down when b ends.
-func newBenchExporter(b testing.TB, now func() time.Time, configure func(*Config)) *sentryExporter {
-	return newBenchExporterWith(b, now, configure, nil)
+// default config as configure leaves it; it is shut down when tb ends.
+func newBenchExporter(tb testing.TB, now func() time.Time, configure func(*Config)) *sentryExporter {
+	return newBenchExporterWith(tb, now, configure, nil)
 }
 
 // newBenchExporterWith is newBenchExporter, started, with every HTTP client
 // on rt when rt is set.
-func newBenchExporterWith(b testing.TB, now func() time.Time, configure func(*Config), rt http.RoundTripper) *sentryExporter {
+func newBenchExporterWith(tb testing.TB, now func() time.Time, configure func(*Config), rt http.RoundTripper) *sentryExporter {
 	clk := realClocks()
 	clk.now, clk.send.Now = now, now
 	if rt != nil {
@@ -45,14 +46,15 @@ func newBenchExporterWith(b testing.TB, now func() time.Time, configure func(*Co
 	set.TelemetrySettings = componenttest.NewNopTelemetrySettings()
 	e, err := newExporter(cfg, set, clk)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	if rt != nil {
-		if err := e.start(context.Background(), componenttest.NewNopHost()); err != nil {
-			b.Fatal(err)
+		if err := e.start(tb.Context(), componenttest.NewNopHost()); err != nil {
+			tb.Fatal(err)
 		}
 	}
-	b.Cleanup(func() { _ = e.shutdown(context.Background()) }) // no lingering workers for goleak
+	// No lingering workers for goleak. tb.Context is done once cleanup runs, hence WithoutCancel.
+	tb.Cleanup(func() { _ = e.shutdown(context.WithoutCancel(tb.Context())) })
 	return e
 }
 
@@ -88,10 +90,12 @@ func benchEncodeTraces(b *testing.B, td ptrace.Traces) {
 	spans := td.SpanCount()
 	var buf []byte
 	b.ReportAllocs()
+	var round uint64
 	for b.Loop() {
-		// Every trace is new to the index, as in steady traffic, where a
-		// generation's map is sized when it starts and does not grow.
-		e.index.ForgetCurrent()
+		// Every trace is new to the index, as in steady traffic: the index
+		// retires a generation every ~60 rounds, as it would in production.
+		round++
+		renewTraceIDs(td, round)
 		res := e.translator.Traces(td, translate.TracesWant{Transactions: true, Errors: true, Segments: true})
 		facts := e.facts.Get()
 		*facts = e.index.Add(res.Segments, *facts)
@@ -107,6 +111,21 @@ func benchEncodeTraces(b *testing.B, td ptrace.Traces) {
 		res.Release()
 	}
 	b.ReportMetric(float64(spans)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}
+
+// renewTraceIDs writes round into bytes 1 to 7 of every span's trace id,
+// which makeTraces leaves zero, so each round's traces are new and distinct.
+func renewTraceIDs(td ptrace.Traces, round uint64) {
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, s := range ss.Spans().All() {
+				id := s.TraceID()
+				binary.BigEndian.PutUint64(id[:8], round)
+				id[0] = 0xab
+				s.SetTraceID(id)
+			}
+		}
+	}
 }
 
 // benchProtoTraces is the peer: what the otlphttp exporter pays to encode td.
@@ -127,7 +146,7 @@ func benchProtoTraces(b *testing.B, td ptrace.Traces) {
 func BenchmarkEncodeLogs1000(b *testing.B) {
 	e := benchExporter(b, time.Now)
 	ld := makeLogs(1000)
-	ctx := context.Background()
+	ctx := b.Context()
 	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {
@@ -154,7 +173,7 @@ func BenchmarkProtoMarshalLogs1000(b *testing.B) {
 }
 
 // BenchmarkDropPath is a whole push of 1,000 spans (with exceptions) while
-// an all-category limit is active: nothing is serialised, every item is
+// an all-category limit is active: nothing is serialized, every item is
 // counted. ns/dropped-span is the figure quoted in the README.
 func BenchmarkDropPath(b *testing.B) {
 	now := time.Now()
@@ -163,7 +182,7 @@ func BenchmarkDropPath(b *testing.B) {
 	e.def.limits.Merge(l)
 	td := makeTraces(0, 333, true)
 	spans := td.SpanCount()
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := e.pushTraces(ctx, td); err != nil {
@@ -180,7 +199,7 @@ func BenchmarkDropPathLogs(b *testing.B) {
 	l, _ := ratelimit.Parse("3600:log_byte:organization", now)
 	e.def.limits.Merge(l)
 	ld := makeLogs(1000)
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := e.pushLogs(ctx, ld); err != nil {

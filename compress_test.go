@@ -3,7 +3,6 @@ package sentryexporter
 import (
 	"bytes"
 	stdgzip "compress/gzip"
-	"context"
 	"fmt"
 	"net/http"
 	"sync"
@@ -129,7 +128,7 @@ func TestUnsupportedMediaTypeFallsBack(t *testing.T) {
 	assert.EqualValues(t, 1, h.sum(fallbacksMetric, nil))
 }
 
-// compression: gzip and none are honoured; gzip never tries zstd.
+// compression: gzip and none are honored; gzip never tries zstd.
 func TestConfiguredCompression(t *testing.T) {
 	for _, tc := range []struct {
 		compression configcompression.Type
@@ -246,7 +245,7 @@ func BenchmarkCompressByMode(b *testing.B) {
 			out = append(out, e.def.enc.Transaction(&res.Transactions[i], *facts))
 		}
 		for i := range res.SpanGroups {
-			out = e.def.enc.AppendSpans(context.Background(), out, &res.SpanGroups[i], &encode.Arena{})
+			out = e.def.enc.AppendSpans(b.Context(), out, &res.SpanGroups[i], &encode.Arena{})
 		}
 		var bodies [][]byte
 		raw := 0

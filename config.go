@@ -1,7 +1,7 @@
 // The configuration and its validation: a bad value is an error at config
 // time, never a surprise at run time.
 
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package sentryexporter
 
 import (
 	"encoding"
@@ -125,7 +125,7 @@ type RoutingConfig struct {
 // DiscoveryConfig resolves a project slug (the attribute value, slugified)
 // to its DSN through Sentry's management API, as the contrib exporter does.
 type DiscoveryConfig struct {
-	// URL of Sentry (https://sentry.io, or a self-hosted Sentry).
+	// URL of Sentry: https://sentry.io (the default), or a self-hosted Sentry.
 	URL string `mapstructure:"url"`
 	// OrgSlug is the organization the projects belong to.
 	OrgSlug string `mapstructure:"org_slug"`
@@ -235,8 +235,11 @@ type Config struct {
 
 var _ component.Config = (*Config)(nil)
 
-// Validate checks the keys this exporter owns; confmap.Validate already calls
-// the embedded configs' Validate and prefixes their errors with the key path.
+// Validate checks the keys of the top level and those that involve more
+// than one sub-config. confmap.Validate calls it, and the Validate of each
+// sub-config (and of the embedded configs) on its own, prefixing their
+// errors with their key path (`routing: ...`); every problem is reported at
+// once, and no error ever repeats a DSN's key.
 func (cfg *Config) Validate() error {
 	var errs []error
 	routed := len(cfg.Routing.DSNs) > 0 || cfg.Routing.Discovery.HasValue()
@@ -247,7 +250,11 @@ func (cfg *Config) Validate() error {
 			errs = append(errs, err) // dsn.Parse's errors never echo the key
 		}
 	}
-	errs = append(errs, cfg.Routing.validate(cfg.DSN != "")...)
+	if cfg.Routing.MaxProjects >= 1 {
+		if err := cfg.Routing.countProjects(cfg.DSN != ""); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if cfg.ClientConfig.Endpoint != "" {
 		if _, err := dsn.ParseEndpoint(cfg.ClientConfig.Endpoint); err != nil {
 			errs = append(errs, err)
@@ -261,63 +268,79 @@ func (cfg *Config) Validate() error {
 	if cfg.MaxConcurrentRequests < 1 {
 		errs = append(errs, errors.New("`max_concurrent_requests` must be at least 1"))
 	}
-	if cfg.ErrorEvents.DedupeWindow < 0 {
-		errs = append(errs, errors.New("`error_events::dedupe_window` must not be negative"))
+	if a := cfg.Assembly; a.Wait > 0 && cfg.Memory.MaxBytes >= minMemoryBytes && a.MaxBytes > cfg.Memory.MaxBytes/2 {
+		errs = append(errs, fmt.Errorf("`assembly::max_bytes` (%d) must be at most half of `memory::max_bytes` (%d): held spans count against it, and envelopes need the rest", a.MaxBytes, cfg.Memory.MaxBytes))
 	}
-	errs = append(errs, cfg.Pending.validate()...)
-	errs = append(errs, cfg.Memory.validate(cfg.Assembly)...)
-	if cfg.ClientReports.Enabled && cfg.ClientReports.Interval <= 0 {
-		errs = append(errs, errors.New("`client_reports::interval` must be positive"))
-	}
-	errs = append(errs, cfg.Assembly.validate()...)
 	return errors.Join(errs...)
 }
 
-func (a *AssemblyConfig) validate() []error {
-	var errs []error
-	if a.Wait < 0 {
-		errs = append(errs, errors.New("`assembly::wait` must not be negative (0 turns assembly off)"))
+// Validate checks the error-event keys.
+func (e *ErrorEventsConfig) Validate() error {
+	if e.DedupeWindow < 0 {
+		return errors.New("`dedupe_window` must not be negative")
 	}
-	if a.Wait > 0 && a.MaxBytes < 1 {
-		errs = append(errs, errors.New("`assembly::max_bytes` must be at least 1 when `assembly::wait` is set"))
-	}
-	return errs
+	return nil
 }
 
-// validate checks routing; withDefault is set when `dsn` is, whose project
-// counts against max_projects too.
-func (r *RoutingConfig) validate(withDefault bool) []error {
-	var errs []error
+// Validate checks the client-report keys.
+func (c *ClientReportsConfig) Validate() error {
+	if c.Enabled && c.Interval <= 0 {
+		return errors.New("`interval` must be positive")
+	}
+	return nil
+}
+
+// Validate checks the assembly keys.
+func (a *AssemblyConfig) Validate() error {
+	var p problems
+	if a.Wait < 0 {
+		p.add("`wait` must not be negative (0 turns assembly off)")
+	}
+	if a.Wait > 0 && a.MaxBytes < 1 {
+		p.add("`max_bytes` must be at least 1 when `wait` is set")
+	}
+	return p.err()
+}
+
+// Validate checks the routing keys; how many projects routing and `dsn`
+// make together is checked by Config.Validate.
+func (r *RoutingConfig) Validate() error {
+	var p problems
 	if r.Attribute == "" {
-		errs = append(errs, errors.New("`routing::attribute` must not be empty"))
+		p.add("`attribute` must not be empty")
 	}
 	if r.MaxProjects < 1 {
-		errs = append(errs, errors.New("`routing::max_projects` must be at least 1"))
-	} else if err := r.countProjects(withDefault); err != nil {
-		errs = append(errs, err)
+		p.add("`max_projects` must be at least 1")
 	}
 	for _, value := range slices.Sorted(maps.Keys(r.DSNs)) {
 		if _, err := dsn.Parse(string(r.DSNs[value])); err != nil {
 			// name the table key, never the DSN's key
-			errs = append(errs, fmt.Errorf("`routing::dsns::%s`: %s", value, strings.TrimPrefix(err.Error(), "`dsn` ")))
+			why := "it does not parse"
+			if de, ok := errors.AsType[*dsn.Error](err); ok {
+				why = de.Problem
+			}
+			p.add(fmt.Sprintf("`dsns::%s` is not a valid Sentry DSN: %s", value, why))
 		}
 	}
-	if r.Discovery.HasValue() {
-		d := r.Discovery.Get()
-		if u, err := url.Parse(d.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, errors.New("`routing::discovery::url` must be an http or https URL"))
-		}
-		if d.OrgSlug == "" {
-			errs = append(errs, errors.New("`routing::discovery::org_slug` is required"))
-		}
-		if d.AuthToken == "" {
-			errs = append(errs, errors.New("`routing::discovery::auth_token` is required"))
-		}
-		if d.CacheTTL < 0 {
-			errs = append(errs, errors.New("`routing::discovery::cache_ttl` must not be negative"))
-		}
+	return p.err()
+}
+
+// Validate checks the discovery keys (only when discovery is configured).
+func (d *DiscoveryConfig) Validate() error {
+	var p problems
+	if u, err := url.Parse(d.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		p.add("`url` must be an http or https URL")
 	}
-	return errs
+	if d.OrgSlug == "" {
+		p.add("`org_slug` is required")
+	}
+	if d.AuthToken == "" {
+		p.add("`auth_token` is required")
+	}
+	if d.CacheTTL <= 0 {
+		p.add("`cache_ttl` must be positive")
+	}
+	return p.err()
 }
 
 // countProjects refuses more static projects than max_projects: one per
@@ -338,27 +361,40 @@ func (r *RoutingConfig) countProjects(withDefault bool) error {
 	return fmt.Errorf("`routing::dsns` has %d entries: %d projects, more than `routing::max_projects` (%d) allows", len(r.DSNs), n, r.MaxProjects)
 }
 
-func (p *PendingConfig) validate() []error {
-	var errs []error
-	if p.DrainTimeout < 0 {
-		errs = append(errs, errors.New("`pending::drain_timeout` must not be negative"))
+// Validate checks the request budget and the drain.
+func (c *PendingConfig) Validate() error {
+	var p problems
+	if c.DrainTimeout < 0 {
+		p.add("`drain_timeout` must not be negative")
 	}
-	if p.MaxRequestsInFlight < 1 {
-		errs = append(errs, errors.New("`pending::max_requests_in_flight` must be at least 1"))
+	if c.MaxRequestsInFlight < 1 {
+		p.add("`max_requests_in_flight` must be at least 1")
 	}
-	return errs
+	return p.err()
+}
+
+// problems are what one sub-config's Validate found: one error of one line,
+// the problems joined by "; ", so that confmap's key-path prefix
+// ("pending: ...") stands before every one of them.
+type problems []string
+
+func (p *problems) add(problem string) { *p = append(*p, problem) }
+
+func (p problems) err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(p, "; "))
 }
 
 // minMemoryBytes is the smallest memory budget that still lets a project
 // hold a few envelopes: below it, nearly every envelope would be dropped.
 const minMemoryBytes = 1 << 20
 
-func (m *MemoryConfig) validate(assembly AssemblyConfig) []error {
-	var errs []error
+// Validate checks the memory budget.
+func (m *MemoryConfig) Validate() error {
 	if m.MaxBytes < minMemoryBytes {
-		errs = append(errs, fmt.Errorf("`memory::max_bytes` must be at least %d (1 MiB)", minMemoryBytes))
-	} else if assembly.Wait > 0 && assembly.MaxBytes > m.MaxBytes/2 {
-		errs = append(errs, fmt.Errorf("`assembly::max_bytes` (%d) must be at most half of `memory::max_bytes` (%d): held spans count against it, and envelopes need the rest", assembly.MaxBytes, m.MaxBytes))
+		return fmt.Errorf("`max_bytes` must be at least %d (1 MiB)", minMemoryBytes)
 	}
-	return errs
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configcompression"
+	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configretry"
@@ -39,32 +40,48 @@ func TestUnmarshalFullConfig(t *testing.T) {
 	require.NoError(t, sub.Unmarshal(cfg))
 	require.NoError(t, confmap.Validate(cfg))
 
-	want := NewFactory().CreateDefaultConfig().(*Config)
-	want.DSN = configopaque.String("https://public:secret@o1.ingest.sentry.io/sentry/42")
-	want.Environment = "staging"
-	want.Release = "checkout@1.2.3"
-	want.TracesAs = TracesAsSpans
-	want.MaxConcurrentRequests = 32
-	want.ErrorEvents = ErrorEventsConfig{DedupeWindow: 2 * time.Second}
-	want.SendDefaultPII = true
-	want.Logs = LogsConfig{ResourceAttributes: []string{"service.name", "k8s.pod.name"}}
-	want.Memory = MemoryConfig{MaxBytes: 96 << 20}
-	want.Pending = PendingConfig{DrainTimeout: 3 * time.Second, MaxRequestsInFlight: 64}
-	want.ClientReports = ClientReportsConfig{Enabled: true, Interval: 10 * time.Second}
-	want.Assembly = AssemblyConfig{Wait: 20 * time.Second, MaxBytes: 32 << 20}
-	want.ClientConfig.Endpoint = "https://relay.internal:3000/prefix"
-	want.ClientConfig.Timeout = 10 * time.Second
-	want.ClientConfig.Compression = configcompression.TypeZstd
-	want.ClientConfig.Headers = configopaque.MapList{{Name: "x-team", Value: "gateway"}}
+	// The expected value is a literal: a changed default cannot hide here.
+	client := confighttp.NewDefaultClientConfig()
+	client.Endpoint = "https://relay.internal:3000/prefix"
+	client.Timeout = 10 * time.Second
+	client.Compression = configcompression.TypeZstd
+	client.Headers = configopaque.MapList{{Name: "x-team", Value: "gateway"}}
 	q := exporterhelper.NewDefaultQueueConfig()
 	q.NumConsumers = 4
 	q.QueueSize = 50000
 	q.Sizer = exporterhelper.RequestSizerTypeItems
-	q.Batch = want.QueueConfig.Get().Batch
-	want.QueueConfig = configoptional.Some(q)
-	want.RetryConfig = configretry.BackOffConfig{
-		Enabled: true, InitialInterval: time.Second, MaxInterval: 10 * time.Second,
-		MaxElapsedTime: time.Minute, Multiplier: 2, RandomizationFactor: 0.1,
+	batch := exporterhelper.NewDefaultBatchConfig() // sending_queue::batch is not in the file: our default stays
+	batch.Sizer = exporterhelper.RequestSizerTypeItems
+	batch.MinSize, batch.MaxSize = 1_000, 2_000
+	q.Batch = configoptional.Some(batch)
+	want := &Config{
+		DSN: "https://public:secret@o1.ingest.sentry.io/sentry/42",
+		Routing: RoutingConfig{
+			Attribute:   "k8s.namespace.name",
+			MaxProjects: 10,
+			DSNs:        map[string]configopaque.String{"payments": "https://key2@o1.ingest.sentry.io/2"},
+			Discovery: configoptional.Some(DiscoveryConfig{
+				URL: "https://sentry.example.com", OrgSlug: "my-org", AuthToken: "sntrys_token",
+				AutoCreateProjects: true, Team: "platform", CacheTTL: 5 * time.Minute,
+			}),
+		},
+		Environment:           "staging",
+		Release:               "checkout@1.2.3",
+		TracesAs:              TracesAsSpans,
+		MaxConcurrentRequests: 32,
+		SendDefaultPII:        true,
+		Logs:                  LogsConfig{ResourceAttributes: []string{"service.name", "k8s.pod.name"}},
+		Memory:                MemoryConfig{MaxBytes: 96 << 20},
+		Pending:               PendingConfig{DrainTimeout: 3 * time.Second, MaxRequestsInFlight: 64},
+		ErrorEvents:           ErrorEventsConfig{DedupeWindow: 2 * time.Second},
+		ClientReports:         ClientReportsConfig{Interval: 10 * time.Second},
+		Assembly:              AssemblyConfig{Wait: 20 * time.Second, MaxBytes: 32 << 20},
+		ClientConfig:          client,
+		QueueConfig:           configoptional.Some(q),
+		RetryConfig: configretry.BackOffConfig{
+			Enabled: true, InitialInterval: time.Second, MaxInterval: 10 * time.Second,
+			MaxElapsedTime: time.Minute, Multiplier: 2, RandomizationFactor: 0.1,
+		},
 	}
 	assert.Equal(t, want, cfg)
 }
@@ -127,19 +144,18 @@ func TestConfigRejected(t *testing.T) {
 		{"bad_dsn.yaml", "no_project", "`dsn` is not a valid Sentry DSN: it has no project id"},
 		{"bad_dsn.yaml", "not_a_url", "`dsn` is not a valid Sentry DSN"},
 		{"bad_dsn.yaml", "concurrency", "`max_concurrent_requests` must be at least 1"},
-		{"bad_dsn.yaml", "client_reports", "`client_reports::interval` must be positive"},
-		{"bad_dsn.yaml", "dedupe_window", "`error_events::dedupe_window` must not be negative"},
-		{"bad_dsn.yaml", "assembly_wait", "`assembly::wait` must not be negative (0 turns assembly off)"},
-		{"bad_dsn.yaml", "assembly_max_bytes", "`assembly::max_bytes` must be at least 1 when `assembly::wait` is set"},
+		{"bad_dsn.yaml", "client_reports", "client_reports: `interval` must be positive"},
+		{"bad_dsn.yaml", "dedupe_window", "error_events: `dedupe_window` must not be negative"},
+		{"bad_dsn.yaml", "assembly_wait", "assembly: `wait` must not be negative (0 turns assembly off)"},
+		{"bad_dsn.yaml", "assembly_max_bytes", "assembly: `max_bytes` must be at least 1 when `wait` is set"},
 		{"bad_dsn.yaml", "endpoint", "`endpoint` must be an http or https URL"},
-		{"bad_dsn.yaml", "routing_bad_dsn", "`routing::dsns::payments`: is not a valid Sentry DSN: the project id (last path segment) must be numeric"},
+		{"bad_dsn.yaml", "routing_bad_dsn", "routing: `dsns::payments` is not a valid Sentry DSN: the project id (last path segment) must be numeric"},
 		{"bad_dsn.yaml", "routing_too_many", "`routing::dsns` has 1 entries and `dsn` adds one project: 2 projects, more than `routing::max_projects` (1) allows"},
-		{"bad_dsn.yaml", "discovery_incomplete", "`routing::discovery::url` must be an http or https URL"},
-		{"bad_dsn.yaml", "discovery_incomplete", "`routing::discovery::org_slug` is required"},
-		{"bad_dsn.yaml", "discovery_incomplete", "`routing::discovery::auth_token` is required"},
-		{"bad_dsn.yaml", "pending_zero", "`pending::max_requests_in_flight` must be at least 1"},
-		{"bad_dsn.yaml", "pending_zero", "`pending::drain_timeout` must not be negative"},
-		{"bad_dsn.yaml", "memory_too_small", "`memory::max_bytes` must be at least 1048576 (1 MiB)"},
+		{"bad_dsn.yaml", "discovery_incomplete", "routing::discovery: `url` must be an http or https URL"},
+		{"bad_dsn.yaml", "discovery_incomplete", "`org_slug` is required"},
+		{"bad_dsn.yaml", "discovery_incomplete", "`auth_token` is required"},
+		{"bad_dsn.yaml", "pending_zero", "pending: `drain_timeout` must not be negative; `max_requests_in_flight` must be at least 1"},
+		{"bad_dsn.yaml", "memory_too_small", "memory: `max_bytes` must be at least 1048576 (1 MiB)"},
 		{"bad_dsn.yaml", "assembly_over_half_memory", "`assembly::max_bytes` (67108864) must be at most half of `memory::max_bytes` (67108864)"},
 	}
 	for _, tt := range tests {

@@ -18,9 +18,9 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
 )
 
-// exceptionLogs is the log record of the exception makeTraces(i, 1, true)
+// exceptionLogs is the log record of the exception makeTraces(0, 1, true)
 // records on its db span: same trace, span, type and message.
-func exceptionLogs(i int) plog.Logs {
+func exceptionLogs() plog.Logs {
 	ld := plog.NewLogs()
 	rl := ld.ResourceLogs().AppendEmpty()
 	rl.Resource().Attributes().PutStr("service.name", "checkout")
@@ -28,8 +28,8 @@ func exceptionLogs(i int) plog.Logs {
 	lr.SetTimestamp(pcommon.NewTimestampFromTime(testStart.Add(9 * time.Millisecond)))
 	lr.SetSeverityNumber(plog.SeverityNumberError)
 	lr.Body().SetStr("checkout failed")
-	lr.SetTraceID(traceID(i))
-	lr.SetSpanID(spanID(i, 1))
+	lr.SetTraceID(traceID(0))
+	lr.SetSpanID(spanID(0, 1))
 	lr.Attributes().PutStr("exception.type", "*pq.Error")
 	lr.Attributes().PutStr("exception.message", "connection refused")
 	return ld
@@ -60,7 +60,7 @@ func TestOneExceptionOneEvent(t *testing.T) {
 	for _, order := range []string{"span first", "log first"} {
 		t.Run(order, func(t *testing.T) {
 			h := newHarness(t, nil) // default window: 5 s
-			first, second := func() { h.consumeTraces(0, 1, true) }, func() { h.consumeLogsData(exceptionLogs(0)) }
+			first, second := func() { h.consumeTraces(0, 1, true) }, func() { h.consumeLogsData(exceptionLogs()) }
 			if order == "log first" {
 				first, second = second, first
 			}
@@ -96,7 +96,7 @@ func TestExceptionOutsideWindow(t *testing.T) {
 	h := newHarness(t, nil)
 	h.consumeTraces(0, 1, true)
 	h.clock.Advance(6 * time.Second)
-	h.consumeLogsData(exceptionLogs(0)) // the span event is released first, then this one is held
+	h.consumeLogsData(exceptionLogs()) // the span event is released first, then this one is held
 	require.Equal(t, 1, h.sentry.countType(envelope.ItemTypeEvent))
 	h.shutdown() // releases the held log-derived event
 	h.sentry.requireNoInvalid()
@@ -117,7 +117,7 @@ func TestDedupeWindowOff(t *testing.T) {
 	h := newHarness(t, noDedupe)
 	h.consumeTraces(0, 1, true)
 	assert.Equal(t, 1, h.sentry.countType(envelope.ItemTypeEvent))
-	h.consumeLogsData(exceptionLogs(0))
+	h.consumeLogsData(exceptionLogs())
 	assert.Equal(t, 2, h.sentry.countType(envelope.ItemTypeEvent))
 	docs, _ := errorEvents(t, h.sentry)
 	assert.Equal(t, "GET /cart/{id}", docs[1]["transaction"], "the log-derived event gets its segment's transaction")
@@ -131,7 +131,7 @@ func TestDedupeBoundEndToEnd(t *testing.T) {
 	clock := newFakeClock()
 	sentry := newFakeSentry(t, clock)
 	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.WithoutCancel(t.Context()))) }) // t.Context is done once cleanup runs
 	cfg := createDefaultConfig().(*Config)
 	cfg.DSN = configopaque.String(sentry.dsn())
 	cfg.ClientReports.Enabled = false
@@ -140,12 +140,12 @@ func TestDedupeBoundEndToEnd(t *testing.T) {
 	e, err := newExporter(cfg, set, clock.clocks())
 	require.NoError(t, err)
 	e.dedupe.MaxEvents = 2
-	require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, e.start(t.Context(), componenttest.NewNopHost()))
 
-	require.NoError(t, e.pushTraces(context.Background(), makeTraces(0, 3, true)))
+	require.NoError(t, e.pushTraces(t.Context(), makeTraces(0, 3, true)))
 	e.settle()
 	assert.Equal(t, 1, sentry.countType(envelope.ItemTypeEvent), "two held, the third sent at once")
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.shutdown(t.Context()))
 	assert.Equal(t, 3, sentry.countType(envelope.ItemTypeEvent), "the held ones go out at shutdown")
 	sentry.requireNoInvalid()
 }
@@ -161,7 +161,7 @@ func TestLogErrorTakesSegmentRequest(t *testing.T) {
 	for _, order := range []string{"spans first", "log first"} {
 		t.Run(order, func(t *testing.T) {
 			h := newHarness(t, nil)
-			first, second := func() { h.consumeTraces(0, 1, false) }, func() { h.consumeLogsData(exceptionLogs(0)) }
+			first, second := func() { h.consumeTraces(0, 1, false) }, func() { h.consumeLogsData(exceptionLogs()) }
 			if order == "log first" {
 				first, second = second, first
 			}

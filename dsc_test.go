@@ -1,7 +1,6 @@
 package sentryexporter
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -63,14 +62,14 @@ func TestDSCIsTheTraceHeads(t *testing.T) {
 			head := withThreshold(makeTraces(0, 1, true), "ot=th:8")
 			down := withThreshold(downstreamSegment(), "ot=th:8")
 			if tt.headFirst {
-				require.NoError(t, h.traces.ConsumeTraces(context.Background(), head))
-				require.NoError(t, h.traces.ConsumeTraces(context.Background(), down))
+				require.NoError(t, h.traces.ConsumeTraces(t.Context(), head))
+				require.NoError(t, h.traces.ConsumeTraces(t.Context(), down))
 			}
 			before := 0 // envelopes sent before the head was seen
 			if !tt.headFirst {
-				require.NoError(t, h.traces.ConsumeTraces(context.Background(), down))
+				require.NoError(t, h.traces.ConsumeTraces(t.Context(), down))
 				before = len(h.sentry.envelopes())
-				require.NoError(t, h.traces.ConsumeTraces(context.Background(), head))
+				require.NoError(t, h.traces.ConsumeTraces(t.Context(), head))
 			}
 			h.shutdown()
 			h.sentry.requireNoInvalid()
@@ -112,7 +111,7 @@ func TestDSCLeavesOutURLHeads(t *testing.T) {
 	root.Attributes().Remove("http.route")
 	root.Attributes().PutStr("url.path", "/cart/42")
 	root.SetName("GET") // a span name "GET /cart/{id}" would name the route (semconv.go routeName)
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
 	h.shutdown()
 	h.sentry.requireNoInvalid()
 	envs := h.sentry.envelopes()
@@ -128,8 +127,8 @@ func TestDSCHostileHeadName(t *testing.T) {
 	td := makeTraces(0, 1, true)
 	route := "/cart/\xff\x00" + strings.Repeat("é", 50_000)
 	td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().PutStr("http.route", route)
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
-	h.consumeLogsData(exceptionLogs(0))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
+	h.consumeLogsData(exceptionLogs())
 	h.shutdown()
 	h.sentry.requireNoInvalid()
 	docs, dscs := errorEvents(t, h.sentry)
@@ -151,7 +150,7 @@ func TestDSCSampleRand(t *testing.T) {
 		} {
 			t.Run(string(tracesAs)+" "+tt.ts, func(t *testing.T) {
 				h := newHarness(t, func(c *Config) { c.TracesAs = tracesAs; noDedupe(c) })
-				require.NoError(t, h.traces.ConsumeTraces(context.Background(), withThreshold(makeTraces(0, 1, true), tt.ts)))
+				require.NoError(t, h.traces.ConsumeTraces(t.Context(), withThreshold(makeTraces(0, 1, true), tt.ts)))
 				h.shutdown()
 				h.sentry.requireNoInvalid()
 				n := 0

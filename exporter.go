@@ -4,7 +4,7 @@
 // spans, held error events, then the send stage: pending envelopes, final
 // client reports).
 
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package sentryexporter
 
 import (
 	"context"
@@ -55,11 +55,12 @@ type sentryExporter struct {
 	asmMem     *admit.Holder // the spans held for assembly, in the stage's memory budget
 	dedupeMem  *admit.Holder // the error events held in the dedupe window, in the same budget
 
-	def           *project            // the `dsn` project; nil when routing covers everything
-	static        map[string]*project // routing::dsns, by attribute value
-	resolver      *discovery.Resolver // routing::discovery; nil without
-	discoveryWait time.Duration       // longest a push waits for a look-up (discoveryWait; tests shorten it)
-	unroutable    *account.Accountant // drops of items that have no project
+	def             *project            // the `dsn` project; nil when routing covers everything
+	static          map[string]*project // routing::dsns, by attribute value
+	resolver        *discovery.Resolver // routing::discovery; nil without
+	discoveryClient *http.Client        // the resolver's, built at start
+	discoveryWait   time.Duration       // longest a push waits for a look-up (discoveryWait; tests shorten it)
+	unroutable      *account.Accountant // drops of items that have no project
 
 	mu       sync.Mutex
 	byDSN    map[string]*project // every project, static or discovered, by DSN
@@ -270,10 +271,11 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 		return err
 	}
 	if e.cfg.Routing.Discovery.HasValue() {
-		client, err := e.discoveryClient(ctx, host)
+		client, err := e.newDiscoveryClient(ctx, host)
 		if err != nil {
 			return err
 		}
+		e.discoveryClient = client
 		d := e.cfg.Routing.Discovery.Get()
 		e.resolver = discovery.New(client, discovery.Config{
 			URL: d.URL, OrgSlug: d.OrgSlug, AuthToken: string(d.AuthToken), Team: d.Team,
@@ -291,10 +293,10 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 	return nil
 }
 
-// discoveryClient is the management API's client: the same TLS, proxy and
+// newDiscoveryClient is the management API's client: the same TLS, proxy and
 // auth settings as the envelopes', without request compression (its bodies
 // are tiny JSON).
-func (e *sentryExporter) discoveryClient(ctx context.Context, host component.Host) (*http.Client, error) {
+func (e *sentryExporter) newDiscoveryClient(ctx context.Context, host component.Host) (*http.Client, error) {
 	apiCfg := e.cfg.ClientConfig
 	apiCfg.Endpoint = ""
 	apiCfg.Compression = ""
@@ -324,6 +326,14 @@ func (e *sentryExporter) shutdown(ctx context.Context) error {
 	e.dedupeLoopWG.Wait()
 	e.assemblyLoopWG.Wait()
 	e.statusLoopWG.Wait()
+	if e.resolver != nil {
+		// exporterhelper has drained: no push waits on a look-up any more;
+		// look-ups still going on in the background end here.
+		if err := e.resolver.Shutdown(ctx); err != nil {
+			e.logger.Warn("Sentry project discovery did not stop in time", zap.Error(err))
+		}
+		e.discoveryClient.CloseIdleConnections()
+	}
 	// Held spans go out first: their error events may merge with log-derived
 	// ones still in the dedupe window, which is released next.
 	e.flushHeld(ctx)

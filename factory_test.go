@@ -1,44 +1,62 @@
 package sentryexporter
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/config/configcompression"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
 )
 
+// TestCreateDefaultConfig compares the whole default config with a literal:
+// every default of ours is a number here, so a changed default fails this
+// test and is a decision, not a side effect. The library constructors give
+// the collector's own defaults, which we keep where a field is not listed.
 func TestCreateDefaultConfig(t *testing.T) {
-	cfg := createDefaultConfig().(*Config)
-	assert.Empty(t, cfg.DSN, "no DSN: the user must name a project")
-	assert.Equal(t, TracesAsTransactions, cfg.TracesAs, "transactions are accepted by every Sentry")
-	assert.Equal(t, 128, cfg.MaxConcurrentRequests)
-	assert.True(t, cfg.ErrorEvents.FromSpanExceptions)
-	assert.True(t, cfg.ErrorEvents.FromLogs)
-	assert.False(t, cfg.SendDefaultPII, "as in the SDKs: no cookies, IP addresses or user data by default")
-	assert.Equal(t, []string{"service.name", "service.namespace"}, cfg.Logs.ResourceAttributes,
-		"logs are billed by bytes: a small set, never the command line")
-	assert.Equal(t, 5*time.Second, cfg.ErrorEvents.DedupeWindow, "a span event and its log record become one error event when their pipelines flush within 5 s")
-	assert.True(t, cfg.ClientReports.Enabled)
-	assert.Equal(t, 30*time.Second, cfg.ClientReports.Interval, "sentry-go's client report tick")
-	assert.Equal(t, 30*time.Second, cfg.ClientConfig.Timeout)
-	assert.Equal(t, configcompression.TypeZstd, cfg.ClientConfig.Compression)
-	require.True(t, cfg.QueueConfig.HasValue())
-	q := cfg.QueueConfig.Get()
-	assert.Equal(t, exporterhelper.RequestSizerTypeItems, q.Sizer, "the queue is bounded by items, so memory is bounded")
-	assert.EqualValues(t, 50_000, q.QueueSize)
-	assert.False(t, q.BlockOnOverflow, "a full queue refuses data, it never blocks the receivers")
-	require.True(t, q.Batch.HasValue())
-	assert.EqualValues(t, 2_000, q.Batch.Get().MaxSize, "a batch is bounded too")
-	assert.True(t, cfg.RetryConfig.Enabled)
-	assert.EqualValues(t, 128<<20, cfg.Memory.MaxBytes, "keeps a 100-project gateway under 512 MiB RSS")
-	assert.Equal(t, 5*time.Second, cfg.Pending.DrainTimeout, "with the 2 s final report, the exporter stops within 10 s")
+	client := confighttp.NewDefaultClientConfig()
+	client.Timeout = 30 * time.Second               // one envelope, its answer included
+	client.Compression = configcompression.TypeZstd // Relay takes zstd; gzip per project as a fallback
+	queue := exporterhelper.NewDefaultQueueConfig()
+	queue.Sizer = exporterhelper.RequestSizerTypeItems // bounded by items, so memory is bounded
+	queue.QueueSize = 50_000
+	batch := exporterhelper.NewDefaultBatchConfig()
+	batch.Sizer = exporterhelper.RequestSizerTypeItems
+	batch.MinSize, batch.MaxSize = 1_000, 2_000
+	queue.Batch = configoptional.Some(batch)
+	retry := configretry.NewDefaultBackOffConfig()
+	retry.InitialInterval = time.Second // a waiting envelope holds no worker: retry early
+
+	want := &Config{
+		Routing: RoutingConfig{
+			Attribute:   "service.name",
+			MaxProjects: 100,
+			Discovery:   configoptional.Default(DiscoveryConfig{URL: "https://sentry.io", CacheTTL: 10 * time.Minute}),
+		},
+		TracesAs:              TracesAsTransactions, // accepted by every Sentry
+		MaxConcurrentRequests: 128,
+		Logs:                  LogsConfig{ResourceAttributes: []string{"service.name", "service.namespace"}}, // billed by bytes
+		Memory:                MemoryConfig{MaxBytes: 128 << 20},                                             // a 100-project gateway under 512 MiB RSS
+		Pending:               PendingConfig{DrainTimeout: 5 * time.Second, MaxRequestsInFlight: 512},
+		ErrorEvents:           ErrorEventsConfig{FromSpanExceptions: true, FromLogs: true, DedupeWindow: 5 * time.Second},
+		ClientReports:         ClientReportsConfig{Enabled: true, Interval: 30 * time.Second}, // sentry-go's tick
+		Assembly:              AssemblyConfig{Wait: 30 * time.Second, MaxBytes: 64 << 20},
+		ClientConfig:          client,
+		QueueConfig:           configoptional.Some(queue),
+		RetryConfig:           retry,
+	}
+	assert.Equal(t, want, createDefaultConfig())
+	assert.Empty(t, want.DSN, "no DSN: the user must name a project")
+	assert.False(t, want.SendDefaultPII, "as in the SDKs: no cookies, IP addresses or user data by default")
+	assert.False(t, queue.BlockOnOverflow, "a full queue refuses data, it never blocks the receivers")
+	assert.Error(t, createDefaultConfig().(*Config).Validate(), "invalid until a DSN is given")
 }
 
 func TestCreateExporters(t *testing.T) {
@@ -46,15 +64,15 @@ func TestCreateExporters(t *testing.T) {
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.DSN = "https://public@testing.invalid/1"
 	set := exportertest.NewNopSettings(metadata.Type)
-	te, err := f.CreateTraces(context.Background(), set, cfg)
+	te, err := f.CreateTraces(t.Context(), set, cfg)
 	require.NoError(t, err)
-	le, err := f.CreateLogs(context.Background(), set, cfg)
+	le, err := f.CreateLogs(t.Context(), set, cfg)
 	require.NoError(t, err)
-	require.NoError(t, te.Shutdown(context.Background()))
-	require.NoError(t, le.Shutdown(context.Background()))
+	require.NoError(t, te.Shutdown(t.Context()))
+	require.NoError(t, le.Shutdown(t.Context()))
 
 	cfg.DSN = "https://secretkey123@o1.ingest.sentry.io/notanumber"
-	_, err = f.CreateTraces(context.Background(), set, cfg)
+	_, err = f.CreateTraces(t.Context(), set, cfg)
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "secretkey123")
 }

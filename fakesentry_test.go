@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -293,10 +294,18 @@ type harness struct {
 	exp    *sentryExporter
 }
 
+// waitIdle waits until l holds nothing: every envelope it was offered is
+// settled (an envelope holds its bytes until its fate is recorded).
+func waitIdle(l *send.Lane) {
+	for l.Held() != 0 {
+		runtime.Gosched()
+	}
+}
+
 // settle waits until no project holds an envelope (queued or in flight).
 func (e *sentryExporter) settle() {
 	for _, p := range e.allProjects() {
-		p.lane.WaitIdle()
+		waitIdle(p.lane)
 	}
 }
 
@@ -353,7 +362,7 @@ func newHarness(t *testing.T, configure func(*Config)) *harness {
 // newHarnessWith builds the exporter on the given clock against sentry.
 func newHarnessWith(t *testing.T, sentry *fakeSentry, clk clocks, configure func(*Config)) *harness {
 	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.WithoutCancel(t.Context()))) }) // t.Context is done once cleanup runs
 
 	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk}
 	f := factoryOf(shared)
@@ -370,15 +379,17 @@ func newHarnessWith(t *testing.T, sentry *fakeSentry, clk clocks, configure func
 	}
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
-	te, err := f.CreateTraces(context.Background(), set, cfg)
+	te, err := f.CreateTraces(t.Context(), set, cfg)
 	require.NoError(t, err)
-	le, err := f.CreateLogs(context.Background(), set, cfg)
+	le, err := f.CreateLogs(t.Context(), set, cfg)
 	require.NoError(t, err)
-	require.NoError(t, te.Start(context.Background(), componenttest.NewNopHost()))
-	require.NoError(t, le.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, te.Start(t.Context(), componenttest.NewNopHost()))
+	require.NoError(t, le.Start(t.Context(), componenttest.NewNopHost()))
 	exp := shared.byConfig[cfg].exp
-	return &harness{t: t, sentry: sentry, tel: tel, exp: exp,
-		traces: settlingTraces{Traces: te, exp: exp}, logs: settlingLogs{Logs: le, exp: exp}}
+	return &harness{
+		t: t, sentry: sentry, tel: tel, exp: exp,
+		traces: settlingTraces{Traces: te, exp: exp}, logs: settlingLogs{Logs: le, exp: exp},
+	}
 }
 
 // shutdown stops both pipelines (the final client report goes out here).
@@ -424,6 +435,22 @@ func (h *harness) gauge(name, project string) int64 {
 	}
 	for _, dp := range m.Data.(metricdata.Gauge[int64]).DataPoints {
 		if got, ok := dp.Attributes.Value("project"); ok && got.AsString() == project {
+			return dp.Value
+		}
+	}
+	return -1
+}
+
+// gaugeFloat reads a float gauge of a project and category; -1 when absent.
+func (h *harness) gaugeFloat(name, project, category string) float64 {
+	m, err := h.tel.GetMetric(name)
+	if err != nil {
+		return -1
+	}
+	for _, dp := range m.Data.(metricdata.Gauge[float64]).DataPoints {
+		p, _ := dp.Attributes.Value("project")
+		c, _ := dp.Attributes.Value("category")
+		if p.AsString() == project && c.AsString() == category {
 			return dp.Value
 		}
 	}

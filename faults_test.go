@@ -41,7 +41,7 @@ func newFaultHarness(t *testing.T, sickDSN string, hook func(*http.Client), conf
 	clock := newFakeClock()
 	healthy := newFakeSentry(t, clock)
 	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.WithoutCancel(t.Context()))) }) // t.Context is done once cleanup runs
 
 	clk := clock.clocks()
 	clk.finalReport = 100 * time.Millisecond
@@ -72,13 +72,13 @@ func newFaultHarness(t *testing.T, sickDSN string, hook func(*http.Client), conf
 	require.NoError(t, cfg.Validate())
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
-	te, err := f.CreateTraces(context.Background(), set, cfg)
+	te, err := f.CreateTraces(t.Context(), set, cfg)
 	require.NoError(t, err)
-	le, err := f.CreateLogs(context.Background(), set, cfg)
+	le, err := f.CreateLogs(t.Context(), set, cfg)
 	require.NoError(t, err)
 	exp := shared.byConfig[cfg].exp
-	require.NoError(t, te.Start(context.Background(), componenttest.NewNopHost()))
-	require.NoError(t, le.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, te.Start(t.Context(), componenttest.NewNopHost()))
+	require.NoError(t, le.Start(t.Context(), componenttest.NewNopHost()))
 	return &faultHarness{
 		harness: &harness{t: t, sentry: healthy, clock: clock, tel: tel, traces: te, logs: le, exp: exp},
 		in:      map[string]*account.Counts{healthyProject: {}, sickProject: {}},
@@ -208,7 +208,7 @@ func TestNetworkFaults(t *testing.T) {
 			for range 3 {
 				h.push("healthy", healthyProject)
 			}
-			h.project("healthy").lane.WaitIdle()
+			waitIdle(h.project("healthy").lane)
 			h.requireHealthyGotAll()
 			if f.hangs {
 				require.Positive(t, h.project("sick").lane.Held(), "the fault is still in progress")
@@ -224,7 +224,7 @@ func TestNetworkFaults(t *testing.T) {
 				assert.Zero(t, h.gauge("otelcol_exporter_sentry_in_flight_bytes", healthyProject))
 				assert.EqualValues(t, 1, h.gauge("otelcol_exporter_sentry_concurrency_limit", sickProject), "a project whose request got no answer sends one at a time")
 			} else {
-				h.project("sick").lane.WaitIdle() // a fault that ends by itself: every envelope settles before shutdown
+				waitIdle(h.project("sick").lane) // a fault that ends by itself: every envelope settles before shutdown
 			}
 			took := h.shutdownTimed()
 			t.Logf("shutdown took %v", took)

@@ -1,7 +1,6 @@
 package sentryexporter
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"sync"
@@ -55,7 +54,7 @@ func TestQueueOverflowWithRouting(t *testing.T) {
 	for range 3 {
 		h.push("healthy", healthyProject)
 	}
-	h.project("healthy").lane.WaitIdle()
+	waitIdle(h.project("healthy").lane)
 	h.requireHealthyGotAll()
 	for _, cat := range []account.Category{account.CatError, account.CatTransaction, account.CatSpan, account.CatLogItem} {
 		assert.Zero(t, h.count("otelcol_exporter_sentry_dropped_items", healthyProject, cat), "the healthy project drops nothing (%s)", cat.Wire())
@@ -70,7 +69,7 @@ func TestQueueOverflowWithRouting(t *testing.T) {
 	}
 
 	once.Do(func() { close(release) })
-	h.project("sick").lane.WaitIdle()
+	waitIdle(h.project("sick").lane)
 	h.shutdown()
 	d := sick.discards()
 	for _, cat := range []account.Category{account.CatError, account.CatTransaction, account.CatSpan, account.CatLogItem} {
@@ -98,9 +97,9 @@ func TestSingleProjectNeverWaits(t *testing.T) {
 		noDedupe(c)
 	})
 	raw := h.traces.(settlingTraces)
-	require.NoError(t, raw.Traces.ConsumeTraces(context.Background(), makeTraces(0, 2, true)))
+	require.NoError(t, raw.Traces.ConsumeTraces(t.Context(), makeTraces(0, 2, true)))
 	<-met
-	require.NoError(t, raw.Traces.ConsumeTraces(context.Background(), makeTraces(2, 2, true)))
+	require.NoError(t, raw.Traces.ConsumeTraces(t.Context(), makeTraces(2, 2, true)))
 	h.shutdown()
 	assert.EqualValues(t, 4, h.dropped("transaction", "network_error"), "one in flight (cancelled), the rest queued")
 	assert.EqualValues(t, 12, h.dropped("span", "network_error"))

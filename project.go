@@ -7,7 +7,7 @@
 // (internal/account). It is in the root because it holds the exporter's
 // shared parts and calls each stage; the work of each stage is in its package.
 
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package sentryexporter
 
 import (
 	"context"
@@ -27,7 +27,7 @@ import (
 )
 
 // project is everything the exporter keeps per DSN: its rate limits, its
-// client-report aggregator, its counters (labelled with the project id), its
+// client-report aggregator, its counters (labeled with the project id), its
 // encoder, and its lane of the send stage (internal/send), with its own
 // queues, workers and connection pool. A quota on one project never delays
 // another, and neither does a Sentry that hangs: pushes hand envelopes to the

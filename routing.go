@@ -3,7 +3,7 @@
 // `dsn`). It is in the root because it reads the Config and owns the set of
 // projects; the look-up itself is internal/discovery.
 
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package sentryexporter
 
 import (
 	"context"
@@ -167,13 +167,13 @@ func (e *sentryExporter) pushTracesTo(ctx context.Context, p *project, td ptrace
 	if p != nil {
 		return p.pushTraces(ctx, td)
 	}
-	// No project: count what would have been sent, serialise nothing.
+	// No project: count what would have been sent, serialize nothing.
 	res := e.translator.Traces(td, translate.TracesWant{})
 	e.unroutable.Dropped(ctx, account.ReasonUnroutable, e.skippedTraces(&res))
 	return nil
 }
 
-// skippedTraces is what res did not serialise: its spans, its exception
+// skippedTraces is what res did not serialize: its spans, its exception
 // events (the translator counts them only with error_events::from_span_exceptions)
 // and, in transactions mode, its transactions (in spans mode none is ever
 // built, so none is dropped).
@@ -194,7 +194,7 @@ func (e *sentryExporter) pushLogsTo(ctx context.Context, p *project, ld plog.Log
 	return nil
 }
 
-// skippedLogs is what res did not serialise: its log records (and their
+// skippedLogs is what res did not serialize: its log records (and their
 // bytes) and its exception records (the translator counts them only with
 // error_events::from_logs).
 func skippedLogs(res *translate.LogsResult) account.Counts {

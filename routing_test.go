@@ -1,7 +1,6 @@
 package sentryexporter
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/goleak"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 )
@@ -99,8 +99,8 @@ func TestStaticRoutingThreeProjects(t *testing.T) {
 	})
 	for range 2 {
 		td, ld := gatewayBatch("payments", "search", "checkout", "unknown")
-		require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
-		require.NoError(t, h.logs.ConsumeLogs(context.Background(), ld))
+		require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
+		require.NoError(t, h.logs.ConsumeLogs(t.Context(), ld))
 	}
 	h.shutdown()
 	sentry.requireNoInvalid()
@@ -147,8 +147,8 @@ func TestStaticRoutingDefault(t *testing.T) {
 		c.Routing.DSNs = map[string]configopaque.String{"payments": configopaque.String(sentry.dsnFor("2"))}
 	})
 	td, ld := gatewayBatch("payments", "other")
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
-	require.NoError(t, h.logs.ConsumeLogs(context.Background(), ld))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
+	require.NoError(t, h.logs.ConsumeLogs(t.Context(), ld))
 	h.shutdown()
 	got := byProject(sentry)
 	assert.Equal(t, 2, got["1"]["transaction"])
@@ -230,7 +230,7 @@ func TestDiscoveryRouting(t *testing.T) {
 		c.DSN = ""
 		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{
 			URL: mgmt.srv.URL, OrgSlug: "my-org", AuthToken: "sntrys_token",
-			AutoCreateProjects: true, Team: "platform",
+			AutoCreateProjects: true, Team: "platform", CacheTTL: defaultDiscoveryTTL,
 		})
 	})
 	h.clock = clock
@@ -238,18 +238,18 @@ func TestDiscoveryRouting(t *testing.T) {
 	// The API is rate limited first: "payments" cannot be resolved, its data is dropped.
 	mgmt.limitOnce = true
 	td, ld := gatewayBatch("payments")
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
 	assert.EqualValues(t, 6, h.sum("otelcol_exporter_sentry_dropped_items", map[string]string{"project": "unroutable", "category": "span"}))
 	callsDuringLimit := mgmt.calls
-	require.NoError(t, h.logs.ConsumeLogs(context.Background(), ld))
+	require.NoError(t, h.logs.ConsumeLogs(t.Context(), ld))
 	assert.Equal(t, callsDuringLimit, mgmt.calls, "no API call before the reset")
 
 	clock.Advance(31 * time.Second)
 	td, ld = gatewayBatch("payments", "Search Service")
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
-	require.NoError(t, h.logs.ConsumeLogs(context.Background(), ld))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
+	require.NoError(t, h.logs.ConsumeLogs(t.Context(), ld))
 	td, _ = gatewayBatch("payments", "Search Service")
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
 	h.shutdown()
 	sentry.requireNoInvalid()
 
@@ -280,11 +280,11 @@ func TestDiscoveryHangingAPIEndsWithTheDrain(t *testing.T) {
 	clock := newFakeClock()
 	h := newHarnessWith(t, newFakeSentry(t, clock), clock.clocks(), func(c *Config) {
 		c.DSN = ""
-		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: api.URL, OrgSlug: "my-org", AuthToken: "sntrys_token"})
+		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: api.URL, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
 		c.Pending.DrainTimeout = 50 * time.Millisecond
 	})
 	pushed := make(chan error, 1)
-	go func() { pushed <- h.exp.pushTraces(context.Background(), makeTraces(0, 2, false)) }()
+	go func() { pushed <- h.exp.pushTraces(t.Context(), makeTraces(0, 2, false)) }()
 	<-asked
 	h.exp.beginShutdown()
 	select {
@@ -295,6 +295,34 @@ func TestDiscoveryHangingAPIEndsWithTheDrain(t *testing.T) {
 	}
 	assert.EqualValues(t, 2*3, h.sum("otelcol_exporter_sentry_dropped_items",
 		map[string]string{"project": "unroutable", "category": "span", "reason": "unroutable"}))
+}
+
+// Shutting down while a look-up hangs in the background ends it: the
+// exporter's shutdown stops discovery (Resolver.Shutdown), and no goroutine
+// of it outlives the exporter (goleak).
+func TestDiscoveryShutdownMidLookup(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	asked := make(chan struct{}, 1)
+	api := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		<-r.Context().Done() // never answers
+	}))
+	t.Cleanup(api.Close)
+	clock := newFakeClock()
+	h := newHarnessWith(t, newFakeSentry(t, clock), clock.clocks(), func(c *Config) {
+		c.DSN = ""
+		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: api.URL, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
+	})
+	h.exp.discoveryWait = time.Millisecond // the push gives up at once; the look-up goes on in the background
+	require.NoError(t, h.exp.pushTraces(t.Context(), makeTraces(0, 1, false)))
+	<-asked
+	h.shutdown()
+	// the test servers' own goroutines stay until their cleanup
+	goleak.VerifyNone(t, before, goleak.IgnoreAnyFunction("net/http.(*conn).serve"),
+		goleak.IgnoreAnyFunction("net/http.(*Server).Serve"))
 }
 
 // A slow management API holds a push for at most discoveryWait: the items of
@@ -309,16 +337,16 @@ func TestDiscoverySlowAPIHoldsAPushBriefly(t *testing.T) {
 	mgmt.gate = make(chan struct{})
 	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
 		c.DSN = ""
-		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: mgmt.srv.URL, OrgSlug: "my-org", AuthToken: "sntrys_token"})
+		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: mgmt.srv.URL, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
 	})
 	h.exp.discoveryWait = 20 * time.Millisecond
 
 	pushed := make(chan error, 1)
-	go func() { pushed <- h.traces.ConsumeTraces(context.Background(), makeTraces(0, 2, false)) }()
+	go func() { pushed <- h.traces.ConsumeTraces(t.Context(), makeTraces(0, 2, false)) }()
 	select {
 	case err := <-pushed:
 		require.NoError(t, err)
-	case <-time.After(10 * time.Second): // a hang guard; the look-up itself never ends before the gate opens
+	case <-time.After(2 * time.Second): // the README's bound, 100 x this test's discoveryWait; the look-up never ends before the gate opens
 		t.Fatal("the push waits on the management API")
 	}
 	assert.EqualValues(t, 2*3, h.sum("otelcol_exporter_sentry_dropped_items",
@@ -326,7 +354,7 @@ func TestDiscoverySlowAPIHoldsAPushBriefly(t *testing.T) {
 
 	close(mgmt.gate) // the look-up in the background completes and is cached
 	require.Eventually(t, func() bool {
-		if err := h.traces.ConsumeTraces(context.Background(), makeTraces(10, 1, false)); err != nil {
+		if err := h.traces.ConsumeTraces(t.Context(), makeTraces(10, 1, false)); err != nil {
 			return false
 		}
 		return byProject(sentry)["5"]["transaction"] > 0

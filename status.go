@@ -3,7 +3,7 @@
 // answers. It is in the root because component status belongs to the
 // component: the send stage only keeps each project's Health.
 
-package sentryexporter // import "github.com/otel-sentry/sentryexporter"
+package sentryexporter
 
 import (
 	"errors"

@@ -81,16 +81,20 @@ func (s *shop) routes() *http.ServeMux {
 
 func (s *shop) user(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	s.in.query(ctx, dbQuery{system: "postgresql", operation: "SELECT", collection: "users",
-		text: "SELECT id, name FROM users WHERE id = $1"})
+	s.in.query(ctx, dbQuery{
+		system: "postgresql", operation: "SELECT", collection: "users",
+		text: "SELECT id, name FROM users WHERE id = $1",
+	})
 	s.in.log(ctx, "info", "user loaded", logAttr{"app.user_id", r.PathValue("id")}, logAttr{"app.cache_hit", false})
-	fmt.Fprintf(w, `{"id":%q}`, r.PathValue("id"))
+	w.Header().Set("Content-Type", "application/json")
+	// The test's own client is the only caller, and JSON is no page to script.
+	fmt.Fprintf(w, `{"id":%q}`, r.PathValue("id")) //nolint:gosec // G705: see above
 }
 
 func (s *shop) checkout(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	s.in.log(ctx, "info", "checkout started", logAttr{"app.cart_items", int64(3)})
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.self+"/inventory/sku-42", nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.self+"/inventory/sku-42", http.NoBody)
 	if resp, err := s.in.client().Do(req); err == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
@@ -101,8 +105,10 @@ func (s *shop) checkout(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *shop) inventory(w http.ResponseWriter, r *http.Request) {
-	s.in.query(r.Context(), dbQuery{system: "postgresql", operation: "SELECT", collection: "stock",
-		text: "SELECT count FROM stock WHERE sku = $1"})
+	s.in.query(r.Context(), dbQuery{
+		system: "postgresql", operation: "SELECT", collection: "stock",
+		text: "SELECT count FROM stock WHERE sku = $1",
+	})
 	s.in.logError(r.Context(), &stockError{sku: r.PathValue("sku")}, "stock check degraded")
 	fmt.Fprint(w, `{"count":1}`)
 }

@@ -259,8 +259,10 @@ var checks = []check{
 			}
 			sb, ob := s.logs[body].raw, o.logs[body].raw
 			if float64(ob) > 1.5*float64(sb) {
-				out = append(out, diff{body + ": bytes", fmt.Sprintf("<= %d (1.5 x %d)", sb*3/2, sb),
-					fmt.Sprintf("%d (%.2fx)", ob, float64(ob)/float64(sb))})
+				out = append(out, diff{
+					body + ": bytes", fmt.Sprintf("<= %d (1.5 x %d)", sb*3/2, sb),
+					fmt.Sprintf("%d (%.2fx)", ob, float64(ob)/float64(sb)),
+				})
 			}
 		}
 		return out

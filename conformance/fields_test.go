@@ -51,9 +51,12 @@ func leakedSecrets(ev map[string]any) string {
 func clientIP(ev map[string]any) string {
 	var found []string
 	for _, path := range [][]string{
-		{"request", "env", "REMOTE_ADDR"}, {"user", "ip_address"},
-		{"contexts", "trace", "data", "client.address"}, {"contexts", "trace", "data", "network.peer.address"},
-		{"contexts", "trace", "data", "net.sock.peer.addr"}, {"contexts", "trace", "data", "http.client_ip"},
+		{"request", "env", "REMOTE_ADDR"},
+		{"user", "ip_address"},
+		{"contexts", "trace", "data", "client.address"},
+		{"contexts", "trace", "data", "network.peer.address"},
+		{"contexts", "trace", "data", "net.sock.peer.addr"},
+		{"contexts", "trace", "data", "http.client_ip"},
 	} {
 		if v := str(ev, path...); v != "" {
 			found = append(found, strings.Join(path, ".")+"="+v)

@@ -29,7 +29,6 @@ import (
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otel-sentry/sentryexporter"
@@ -51,11 +50,11 @@ type otelSDK struct {
 
 func newOTelSDK(t *testing.T, otlpURL string) *otelSDK {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	res, err := resource.New(ctx,
 		resource.WithAttributes(
-			semconv.ServiceName(serviceName),
-			semconv.ServiceVersion(release),
+			attribute.String("service.name", serviceName),
+			attribute.String("service.version", release),
 			attribute.String("deployment.environment.name", environment),
 		),
 		resource.WithTelemetrySDK(),
@@ -108,7 +107,7 @@ func (o *otelSDK) wrapServer(h http.Handler) http.Handler {
 func recordQuery(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.RawQuery != "" {
-			trace.SpanFromContext(r.Context()).SetAttributes(semconv.URLQuery(r.URL.RawQuery))
+			trace.SpanFromContext(r.Context()).SetAttributes(attribute.String("url.query", r.URL.RawQuery))
 		}
 		h.ServeHTTP(w, r)
 	})
@@ -154,17 +153,17 @@ func (o *otelSDK) client() *http.Client { return o.hc }
 func (o *otelSDK) query(ctx context.Context, q dbQuery) {
 	_, span := o.tracer.Start(ctx, q.operation+" "+q.collection, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(
-			semconv.DBSystemNameKey.String(q.system),
-			semconv.DBOperationName(q.operation),
-			semconv.DBCollectionName(q.collection),
-			semconv.DBQueryText(q.text),
+			attribute.String("db.system.name", q.system),
+			attribute.String("db.operation.name", q.operation),
+			attribute.String("db.collection.name", q.collection),
+			attribute.String("db.query.text", q.text),
 			attribute.String("db.system", q.system),
 			attribute.String("db.statement", q.text),
 		))
 	span.End()
 }
 
-func (o *otelSDK) recordError(ctx context.Context, err error) {
+func (*otelSDK) recordError(ctx context.Context, err error) {
 	span := trace.SpanFromContext(ctx)
 	span.RecordError(err, trace.WithStackTrace(true))
 	span.SetStatus(codes.Error, err.Error())
@@ -224,7 +223,7 @@ func (o *otelSDK) emit(ctx context.Context, sev otellog.Severity, text, msg stri
 // log-derived error arrives before the span that names its transaction);
 // the collector's pipelines may deliver either.
 func (o *otelSDK) flush(t *testing.T, logsFirst bool) {
-	ctx := context.Background()
+	ctx := t.Context()
 	shutdowns := []func(context.Context) error{o.tp.Shutdown, o.lp.Shutdown}
 	if logsFirst {
 		shutdowns[0], shutdowns[1] = shutdowns[1], shutdowns[0]
@@ -252,7 +251,7 @@ func newExporterUnderTest(t *testing.T, dsn string) *exporterUnderTest {
 // newExporterUnderTestWith is newExporterUnderTest with the config changed by edit.
 func newExporterUnderTestWith(t *testing.T, dsn string, edit func(*sentryexporter.Config)) *exporterUnderTest {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	f := sentryexporter.NewFactory()
 	cfg := f.CreateDefaultConfig().(*sentryexporter.Config)
 	cfg.DSN = configopaque.String(dsn)
@@ -321,7 +320,7 @@ func answer(w http.ResponseWriter, err error, resp func() ([]byte, error)) {
 // shutdown flushes whatever the exporter still holds (client reports, any
 // window it keeps to pair exceptions of both signals).
 func (e *exporterUnderTest) shutdown(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := e.traces.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func (s *sentryGo) wrapServer(h http.Handler) http.Handler {
 
 func (s *sentryGo) client() *http.Client { return s.hc }
 
-func (s *sentryGo) query(ctx context.Context, q dbQuery) {
+func (*sentryGo) query(ctx context.Context, q dbQuery) {
 	span := sentry.StartSpan(ctx, "db", sentry.WithDescription(q.text))
 	span.SetData("db.system", q.system)
 	span.SetData("db.operation", q.operation)
@@ -68,20 +68,11 @@ func (s *sentryGo) query(ctx context.Context, q dbQuery) {
 	span.Finish()
 }
 
-func (s *sentryGo) recordError(ctx context.Context, err error) {
+func (*sentryGo) recordError(ctx context.Context, err error) {
 	sentry.GetHubFromContext(ctx).CaptureException(err)
 }
 
-func (s *sentryGo) recordAndLogError(ctx context.Context, err error, msg string) {
-	sentry.GetHubFromContext(ctx).CaptureException(err)
-	sentry.NewLogger(ctx).Error().
-		String("exception.type", fmt.Sprintf("%T", err)).
-		String("exception.message", err.Error()).
-		String("exception.stacktrace", string(debug.Stack())).
-		Emit(msg)
-}
-
-func (s *sentryGo) logError(ctx context.Context, err error, msg string) {
+func (*sentryGo) recordAndLogError(ctx context.Context, err error, msg string) {
 	sentry.GetHubFromContext(ctx).CaptureException(err)
 	sentry.NewLogger(ctx).Error().
 		String("exception.type", fmt.Sprintf("%T", err)).
@@ -90,7 +81,16 @@ func (s *sentryGo) logError(ctx context.Context, err error, msg string) {
 		Emit(msg)
 }
 
-func (s *sentryGo) log(ctx context.Context, level, msg string, attrs ...logAttr) {
+func (*sentryGo) logError(ctx context.Context, err error, msg string) {
+	sentry.GetHubFromContext(ctx).CaptureException(err)
+	sentry.NewLogger(ctx).Error().
+		String("exception.type", fmt.Sprintf("%T", err)).
+		String("exception.message", err.Error()).
+		String("exception.stacktrace", string(debug.Stack())).
+		Emit(msg)
+}
+
+func (*sentryGo) log(ctx context.Context, level, msg string, attrs ...logAttr) {
 	l := sentry.NewLogger(ctx)
 	var e sentry.LogEntry
 	switch level {

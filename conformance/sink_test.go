@@ -142,8 +142,8 @@ func parseEnvelope(data []byte) (captured, error) {
 }
 
 func cutLine(b []byte) (line, rest []byte) {
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		return b[:i], b[i+1:]
+	if before, after, ok := bytes.Cut(b, []byte{'\n'}); ok {
+		return before, after
 	}
 	return b, nil
 }

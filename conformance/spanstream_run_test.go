@@ -61,9 +61,10 @@ const (
 // the port the program listened on.
 func runNode(t *testing.T, instrument string, env ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "--import", "./"+instrument, "app.js")
+	// instrument is one of this package's file names, never outside input.
+	cmd := exec.CommandContext(ctx, "node", "--import", "./"+instrument, "app.js") //nolint:gosec // G204: see above
 	cmd.Dir = nodeDir
 	cmd.Env = append(os.Environ(), env...)
 	stdin, err := cmd.StdinPipe()
@@ -76,7 +77,7 @@ func runNode(t *testing.T, instrument string, env ...string) string {
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	if err = cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	port, err := bufio.NewReader(stdout).ReadString('\n')
@@ -86,7 +87,7 @@ func runNode(t *testing.T, instrument string, env ...string) string {
 	}
 	base := "http://127.0.0.1:" + strings.TrimSpace(port)
 	for _, r := range nodeRequests {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+r.path, nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+r.path, http.NoBody)
 		for k, v := range r.headers {
 			req.Header.Set(k, v)
 		}

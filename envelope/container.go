@@ -3,7 +3,7 @@ package envelope
 // containerOverhead is len(`{"items":[`) + len(`]}`).
 const containerOverhead = len(`{"items":[`) + len(`]}`)
 
-// AppendContainer appends the container payload {"items":[a,b,...]} for pre-serialised item
+// AppendContainer appends the container payload {"items":[a,b,...]} for pre-serialized item
 // JSONs, as Relay reads it (relay-server/src/envelope/container.rs).
 func AppendContainer(dst []byte, items [][]byte) []byte {
 	return appendContainer(dst, `{"items":[`, items)
@@ -26,7 +26,7 @@ func appendContainer(dst []byte, head string, items [][]byte) []byte {
 const SpanContainerHead = `{"version":2,"items":[`
 
 // AppendSpanContainer appends the span v2 container payload
-// {"version":2,"items":[a,b,...]} for pre-serialised span JSONs.
+// {"version":2,"items":[a,b,...]} for pre-serialized span JSONs.
 func AppendSpanContainer(dst []byte, items [][]byte) []byte {
 	return appendContainer(dst, SpanContainerHead, items)
 }

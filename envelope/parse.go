@@ -36,7 +36,7 @@ func (e *ParseError) Error() string {
 func (e *ParseError) Unwrap() error { return e.Err }
 
 // Parse reads an envelope with Relay's grammar (Envelope = Headers { "\n" Item } [ "\n" ],
-// Item = Headers "\n" Payload). An item's `length` is honoured exactly and the byte after the
+// Item = Headers "\n" Payload). An item's `length` is honored exactly and the byte after the
 // payload must be "\n" or the end (else ErrMissingNewline); data that ends early is
 // ErrUnexpectedEOF. Without `length` the payload runs to the next "\n" or the end. The final
 // newline is optional and an envelope without items is fine.
@@ -111,12 +111,16 @@ func parseItem(data []byte, off int) (Item, int, error) {
 	}
 	end := start + length
 	if end > len(data) {
-		return Item{}, 0, &ParseError{Offset: start, Err: ErrUnexpectedEOF,
-			Detail: fmt.Sprintf("length %d, %d bytes left", length, len(data)-start)}
+		return Item{}, 0, &ParseError{
+			Offset: start, Err: ErrUnexpectedEOF,
+			Detail: fmt.Sprintf("length %d, %d bytes left", length, len(data)-start),
+		}
 	}
 	if end < len(data) && data[end] != '\n' {
-		return Item{}, 0, &ParseError{Offset: end, Err: ErrMissingNewline,
-			Detail: fmt.Sprintf("byte %q after a payload of length %d", data[end], length)}
+		return Item{}, 0, &ParseError{
+			Offset: end, Err: ErrMissingNewline,
+			Detail: fmt.Sprintf("byte %q after a payload of length %d", data[end], length),
+		}
 	}
 	it.Payload = data[start:end:end]
 	return it, end, nil

@@ -156,10 +156,14 @@ func isUUID(s string) bool {
 // isHex reports whether s is non-empty and all hex digits, either case.
 func isHex(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+		if c := s[i]; !isHexDigit(c) && (c < 'A' || c > 'F') {
 			return false
 		}
 	}
 	return s != ""
+}
+
+// isHexDigit reports whether c is 0-9 or a-f.
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f'
 }

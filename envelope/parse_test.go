@@ -15,8 +15,10 @@ func TestParseRoundTrip(t *testing.T) {
 			EventID: "fc6d8c0c43fc4630ad850ee518f1b9d0",
 			SentAt:  sentAt,
 			SDK:     &SDKInfo{Name: "n\"\n", Version: "日本"},
-			Trace: &TraceContext{TraceID: "5b8efff798038103d269b633813fc60c", PublicKey: "pk", Release: "r",
-				Environment: "e", Transaction: "t", SampleRate: "1", Sampled: "false"},
+			Trace: &TraceContext{
+				TraceID: "5b8efff798038103d269b633813fc60c", PublicKey: "pk", Release: "r",
+				Environment: "e", Transaction: "t", SampleRate: "1", Sampled: "false",
+			},
 		}},
 		{Header: Header{SentAt: time.Date(2026, 1, 2, 3, 4, 5, 999999999, time.UTC)}},
 		{Items: []Item{
@@ -45,24 +47,38 @@ func TestParseAccepts(t *testing.T) {
 		{"header with newline", "{}\n", Envelope{}},
 		{"unknown header keys", `{"dsn":"https://k@o.ingest.sentry.io/1","other":[1,{"a":null}]}`, Envelope{}},
 		{"null fields", `{"event_id":null,"sent_at":null,"sdk":null,"trace":null}`, Envelope{}},
-		{"hyphenated event_id", `{"event_id":"fc6d8c0c-43fc-4630-ad85-0ee518f1b9d0"}`,
-			Envelope{Header: Header{EventID: "fc6d8c0c-43fc-4630-ad85-0ee518f1b9d0"}}},
-		{"sent_at with offset becomes UTC", `{"sent_at":"2026-11-30T22:58:19.123456+01:00"}`,
-			Envelope{Header: Header{SentAt: sentAt}}},
+		{
+			"hyphenated event_id", `{"event_id":"fc6d8c0c-43fc-4630-ad85-0ee518f1b9d0"}`,
+			Envelope{Header: Header{EventID: "fc6d8c0c-43fc-4630-ad85-0ee518f1b9d0"}},
+		},
+		{
+			"sent_at with offset becomes UTC", `{"sent_at":"2026-11-30T22:58:19.123456+01:00"}`,
+			Envelope{Header: Header{SentAt: sentAt}},
+		},
 		{"sampled as string", `{"trace":{"sampled":"true"}}`, Envelope{Header: Header{Trace: &TraceContext{Sampled: "true"}}}},
-		{"payload without length runs to newline", "{}\n{\"type\":\"a\"}\nhello\n{\"type\":\"b\",\"length\":1}\nx",
-			Envelope{Items: []Item{{Type: "a", Payload: []byte("hello")}, {Type: "b", Payload: []byte("x")}}}},
-		{"payload without length runs to EOF", "{}\n{\"type\":\"a\"}\nhello",
-			Envelope{Items: []Item{{Type: "a", Payload: []byte("hello")}}}},
+		{
+			"payload without length runs to newline", "{}\n{\"type\":\"a\"}\nhello\n{\"type\":\"b\",\"length\":1}\nx",
+			Envelope{Items: []Item{{Type: "a", Payload: []byte("hello")}, {Type: "b", Payload: []byte("x")}}},
+		},
+		{
+			"payload without length runs to EOF", "{}\n{\"type\":\"a\"}\nhello",
+			Envelope{Items: []Item{{Type: "a", Payload: []byte("hello")}}},
+		},
 		{"item header at EOF", "{}\n{\"type\":\"a\"}", Envelope{Items: []Item{{Type: "a", Payload: []byte{}}}}},
 		{"item header at EOF with length 0", "{}\n{\"type\":\"a\",\"length\":0}", Envelope{Items: []Item{{Type: "a", Payload: []byte{}}}}},
-		{"empty payload without length", "{}\n{\"type\":\"a\"}\n\n{\"type\":\"b\"}\n",
-			Envelope{Items: []Item{{Type: "a", Payload: []byte{}}, {Type: "b", Payload: []byte{}}}}},
+		{
+			"empty payload without length", "{}\n{\"type\":\"a\"}\n\n{\"type\":\"b\"}\n",
+			Envelope{Items: []Item{{Type: "a", Payload: []byte{}}, {Type: "b", Payload: []byte{}}}},
+		},
 		{"CR belongs to the payload", "{}\n{\"type\":\"a\"}\nx\r\n", Envelope{Items: []Item{{Type: "a", Payload: []byte("x\r")}}}},
-		{"unknown item header keys", "{}\n{\"type\":\"a\",\"filename\":\"f\",\"length\":1}\nx\n",
-			Envelope{Items: []Item{{Type: "a", Payload: []byte("x")}}}},
-		{"content_type and item_count", "{}\n{\"type\":\"log\",\"item_count\":1,\"content_type\":\"c\",\"length\":2}\n{}",
-			Envelope{Items: []Item{{Type: "log", ContentType: "c", ItemCount: 1, Payload: []byte("{}")}}}},
+		{
+			"unknown item header keys", "{}\n{\"type\":\"a\",\"filename\":\"f\",\"length\":1}\nx\n",
+			Envelope{Items: []Item{{Type: "a", Payload: []byte("x")}}},
+		},
+		{
+			"content_type and item_count", "{}\n{\"type\":\"log\",\"item_count\":1,\"content_type\":\"c\",\"length\":2}\n{}",
+			Envelope{Items: []Item{{Type: "log", ContentType: "c", ItemCount: 1, Payload: []byte("{}")}}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

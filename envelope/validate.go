@@ -3,6 +3,7 @@ package envelope
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Validate reports what Relay or Sentry would reject in e, or drop for being malformed, and
@@ -135,10 +136,8 @@ func (v *validator) item(i int) {
 
 // contentType checks the item's content type against the allowed ones.
 func (v *validator) contentType(where string, it *Item, allowed ...string) {
-	for _, a := range allowed {
-		if it.ContentType == a {
-			return
-		}
+	if slices.Contains(allowed, it.ContentType) {
+		return
 	}
 	v.failf(where, "content_type %q, want %q", it.ContentType, allowed[len(allowed)-1])
 }

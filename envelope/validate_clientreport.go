@@ -28,7 +28,7 @@ func (v *validator) clientReport(where string, obj map[string]any) {
 		v.failf(where, "discarded_events is missing")
 		return
 	}
-	events, _ := v.arrayAt(where, obj, "discarded_events")
+	events := v.arrayAt(where, obj, "discarded_events")
 	for i, raw := range events {
 		at := fmt.Sprintf("%s discarded_events[%d]", where, i)
 		d, ok := raw.(map[string]any)
@@ -36,7 +36,7 @@ func (v *validator) clientReport(where string, obj map[string]any) {
 			v.failf(at, "is not an object")
 			continue
 		}
-		if reason, ok := v.requiredString(at, d, "reason"); ok && utf8.RuneCountInString(reason) > maxReasonLen {
+		if reason, has := v.requiredString(at, d, "reason"); has && utf8.RuneCountInString(reason) > maxReasonLen {
 			v.failf(at, "reason is longer than %d characters", maxReasonLen)
 		}
 		v.requiredString(at, d, "category")

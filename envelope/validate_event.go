@@ -54,7 +54,7 @@ func (v *validator) exceptions(where string, obj map[string]any) {
 	if !ok {
 		return
 	}
-	values, _ := v.arrayAt(where+" exception", exc, "values")
+	values := v.arrayAt(where+" exception", exc, "values")
 	for i, raw := range values {
 		at := fmt.Sprintf("%s exception.values[%d]", where, i)
 		ex, ok := raw.(map[string]any)
@@ -77,7 +77,7 @@ func (v *validator) exceptions(where string, obj map[string]any) {
 
 // transactionSpans checks a transaction's child spans.
 func (v *validator) transactionSpans(where string, obj map[string]any) {
-	spans, _ := v.arrayAt(where, obj, "spans")
+	spans := v.arrayAt(where, obj, "spans")
 	for i, raw := range spans {
 		at := fmt.Sprintf("%s spans[%d]", where, i)
 		span, ok := raw.(map[string]any)

@@ -15,8 +15,7 @@ func isLowerHex(s string, n int) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+		if !isHexDigit(s[i]) {
 			return false
 		}
 	}
@@ -122,15 +121,16 @@ func (v *validator) objectAt(where string, obj map[string]any, key string) (map[
 	return m, ok
 }
 
-// arrayAt returns obj[key] as an array; a present non-array is a problem.
-func (v *validator) arrayAt(where string, obj map[string]any, key string) ([]any, bool) {
+// arrayAt returns obj[key] as an array, nil when it is absent; a present
+// non-array is a problem.
+func (v *validator) arrayAt(where string, obj map[string]any, key string) []any {
 	raw, ok := obj[key]
 	if !ok || raw == nil {
-		return nil, false
+		return nil
 	}
 	a, ok := raw.([]any)
 	if !ok {
 		v.failf(where, "%s is not an array", key)
 	}
-	return a, ok
+	return a
 }

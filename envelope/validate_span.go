@@ -31,7 +31,7 @@ func (v *validator) spans(where string, items []any) {
 		}
 		v.timeRange(at, span, "start_timestamp", "end_timestamp")
 		v.attributes(at, span)
-		links, _ := v.arrayAt(at, span, "links")
+		links := v.arrayAt(at, span, "links")
 		for j, rl := range links {
 			lat := fmt.Sprintf("%s links[%d]", at, j)
 			link, ok := rl.(map[string]any)

@@ -1,7 +1,6 @@
 package envelope
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -50,13 +49,17 @@ func transactionItem(payload string) Item {
 }
 
 func logItem(logs ...string) Item {
-	return Item{Type: ItemTypeLog, ContentType: ContentTypeLogContainer, ItemCount: len(logs),
-		Payload: []byte(`{"items":[` + strings.Join(logs, ",") + `]}`)}
+	return Item{
+		Type: ItemTypeLog, ContentType: ContentTypeLogContainer, ItemCount: len(logs),
+		Payload: []byte(`{"items":[` + strings.Join(logs, ",") + `]}`),
+	}
 }
 
 func spanItem(spans ...string) Item {
-	return Item{Type: ItemTypeSpan, ContentType: ContentTypeSpanContainer, ItemCount: len(spans),
-		Payload: []byte(`{"items":[` + strings.Join(spans, ",") + `]}`)}
+	return Item{
+		Type: ItemTypeSpan, ContentType: ContentTypeSpanContainer, ItemCount: len(spans),
+		Payload: []byte(`{"items":[` + strings.Join(spans, ",") + `]}`),
+	}
 }
 
 func reportItem(payload string) Item {
@@ -71,12 +74,12 @@ func withDSC(items ...Item) *Envelope {
 	return &Envelope{Header: Header{SentAt: sentAt, Trace: testDSC()}, Items: items}
 }
 
-// edit replaces old by new in s, and fails when old is absent so a row cannot silently test
+// edit replaces old by repl in s, and fails when old is absent so a row cannot silently test
 // the baseline.
-func edit(t *testing.T, s, old, new string) string {
+func edit(t *testing.T, s, old, repl string) string {
 	t.Helper()
 	require.Contains(t, s, old)
-	return strings.Replace(s, old, new, 1)
+	return strings.Replace(s, old, repl, 1)
 }
 
 func TestValidateBaselines(t *testing.T) {
@@ -92,7 +95,8 @@ func TestValidateBaselines(t *testing.T) {
 		"client report only": {Items: []Item{reportItem(reportJSON), reportItem(`{"discarded_events":[]}`)}},
 		"empty":              {},
 		"writer output": {Header: Header{Trace: testDSC()}, Items: []Item{
-			{Type: ItemTypeLog, ContentType: ContentTypeLogContainer, ItemCount: 100, Payload: AppendContainer(nil, benchLogs(100))}}},
+			{Type: ItemTypeLog, ContentType: ContentTypeLogContainer, ItemCount: 100, Payload: AppendContainer(nil, benchLogs(100))},
+		}},
 	}
 	for name, e := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -106,20 +110,20 @@ func TestValidateBaselines(t *testing.T) {
 }
 
 func TestValidateRules(t *testing.T) {
-	ev := func(t *testing.T, old, new string) *Envelope {
-		return withEventID(eventItem(edit(t, eventJSON, old, new)))
+	ev := func(t *testing.T, old, repl string) *Envelope {
+		return withEventID(eventItem(edit(t, eventJSON, old, repl)))
 	}
-	tx := func(t *testing.T, old, new string) *Envelope {
-		return withEventID(transactionItem(edit(t, transactionJSON, old, new)))
+	tx := func(t *testing.T, old, repl string) *Envelope {
+		return withEventID(transactionItem(edit(t, transactionJSON, old, repl)))
 	}
-	lg := func(t *testing.T, old, new string) *Envelope {
-		return withDSC(logItem(edit(t, logJSON, old, new)))
+	lg := func(t *testing.T, old, repl string) *Envelope {
+		return withDSC(logItem(edit(t, logJSON, old, repl)))
 	}
-	sp := func(t *testing.T, old, new string) *Envelope {
-		return withDSC(spanItem(edit(t, spanJSON, old, new)))
+	sp := func(t *testing.T, old, repl string) *Envelope {
+		return withDSC(spanItem(edit(t, spanJSON, old, repl)))
 	}
-	cr := func(t *testing.T, old, new string) *Envelope {
-		return &Envelope{Items: []Item{reportItem(edit(t, reportJSON, old, new))}}
+	cr := func(t *testing.T, old, repl string) *Envelope {
+		return &Envelope{Items: []Item{reportItem(edit(t, reportJSON, old, repl))}}
 	}
 	zeroTrace := strings.Repeat("0", 32)
 	zeroSpan := strings.Repeat("0", 16)
@@ -131,12 +135,12 @@ func TestValidateRules(t *testing.T) {
 		count int // number of joined errors; 0 means 1
 	}{
 		// Envelope header and event_id.
-		{"event without envelope event_id", func(t *testing.T) *Envelope {
+		{"event without envelope event_id", func(_ *testing.T) *Envelope {
 			e := withEventID(eventItem(eventJSON))
 			e.Header.EventID = ""
 			return e
 		}, "the envelope header has no event_id", 2}, // the payload's event_id then differs too
-		{"transaction without envelope event_id", func(t *testing.T) *Envelope {
+		{"transaction without envelope event_id", func(_ *testing.T) *Envelope {
 			e := withEventID(transactionItem(strings.Replace(transactionJSON, `"event_id":"`+testEventID+`",`, "", 1)))
 			e.Header.EventID = ""
 			return e
@@ -144,63 +148,63 @@ func TestValidateRules(t *testing.T) {
 		{"payload event_id differs", func(t *testing.T) *Envelope {
 			return ev(t, testEventID, "00000000000000000000000000000001")
 		}, "differs from the envelope event_id", 0},
-		{"envelope event_id not lowercase hex", func(t *testing.T) *Envelope {
+		{"envelope event_id not lowercase hex", func(_ *testing.T) *Envelope {
 			e := &Envelope{Header: Header{EventID: strings.ToUpper(testEventID)}}
 			return e
 		}, "event_id", 0},
 
 		// Mixing.
-		{"two events", func(t *testing.T) *Envelope {
+		{"two events", func(_ *testing.T) *Envelope {
 			return withEventID(eventItem(eventJSON), eventItem(eventJSON))
 		}, "at most one is allowed", 2}, // and Relay's 413
-		{"two transactions", func(t *testing.T) *Envelope {
+		{"two transactions", func(_ *testing.T) *Envelope {
 			return withEventID(transactionItem(transactionJSON), transactionItem(transactionJSON))
 		}, "at most one is allowed", 2},
-		{"event and transaction", func(t *testing.T) *Envelope {
+		{"event and transaction", func(_ *testing.T) *Envelope {
 			return withEventID(eventItem(eventJSON), transactionItem(transactionJSON))
 		}, "both an event and a transaction", 2},
-		{"two log containers", func(t *testing.T) *Envelope {
+		{"two log containers", func(_ *testing.T) *Envelope {
 			return withDSC(logItem(logJSON), logItem(logJSON))
 		}, "2 log containers", 2},
-		{"two span containers", func(t *testing.T) *Envelope {
+		{"two span containers", func(_ *testing.T) *Envelope {
 			return withDSC(spanItem(spanJSON), spanItem(spanJSON))
 		}, "2 span containers", 2},
-		{"unknown item type", func(t *testing.T) *Envelope {
+		{"unknown item type", func(_ *testing.T) *Envelope {
 			return &Envelope{Items: []Item{{Type: "attachment", Payload: []byte("x")}}}
 		}, `unknown item type "attachment"`, 0},
 
 		// Containers and content types.
-		{"log container without item_count", func(t *testing.T) *Envelope {
+		{"log container without item_count", func(_ *testing.T) *Envelope {
 			e := withDSC(logItem(logJSON))
 			e.Items[0].ItemCount = 0
 			return e
 		}, "container without item_count", 0},
-		{"log item_count mismatch", func(t *testing.T) *Envelope {
+		{"log item_count mismatch", func(_ *testing.T) *Envelope {
 			e := withDSC(logItem(logJSON))
 			e.Items[0].ItemCount = 2
 			return e
 		}, "item_count 2 but 1 items", 0},
-		{"span item_count mismatch", func(t *testing.T) *Envelope {
+		{"span item_count mismatch", func(_ *testing.T) *Envelope {
 			e := withDSC(spanItem(spanJSON, spanJSON))
 			e.Items[0].ItemCount = 1
 			return e
 		}, "item_count 1 but 2 items", 0},
-		{"log content type mismatch", func(t *testing.T) *Envelope {
+		{"log content type mismatch", func(_ *testing.T) *Envelope {
 			e := withDSC(logItem(logJSON))
 			e.Items[0].ContentType = ContentTypeJSON
 			return e
 		}, "content_type", 0},
-		{"span content type mismatch", func(t *testing.T) *Envelope {
+		{"span content type mismatch", func(_ *testing.T) *Envelope {
 			e := withDSC(spanItem(spanJSON))
 			e.Items[0].ContentType = ContentTypeLogContainer
 			return e
 		}, "content_type", 0},
-		{"event content type mismatch", func(t *testing.T) *Envelope {
+		{"event content type mismatch", func(_ *testing.T) *Envelope {
 			e := withEventID(eventItem(eventJSON))
 			e.Items[0].ContentType = "text/plain"
 			return e
 		}, "content_type", 0},
-		{"container without items array", func(t *testing.T) *Envelope {
+		{"container without items array", func(_ *testing.T) *Envelope {
 			e := withDSC(logItem(logJSON))
 			e.Items[0].Payload = []byte(`{"logs":[]}`)
 			return e
@@ -210,11 +214,11 @@ func TestValidateRules(t *testing.T) {
 		{"payload not JSON", func(t *testing.T) *Envelope { return ev(t, `"platform":"go"`, `"platform":go`) }, "invalid JSON", 0},
 		{"payload invalid UTF-8", func(t *testing.T) *Envelope { return ev(t, `"platform":"go"`, "\"platform\":\"g\xffo\"") }, "invalid UTF-8", 0},
 		{"payload NaN literal", func(t *testing.T) *Envelope { return ev(t, `1746456149.019`, `NaN`) }, "invalid JSON", 0},
-		{"payload trailing data", func(t *testing.T) *Envelope {
+		{"payload trailing data", func(_ *testing.T) *Envelope {
 			return withEventID(eventItem(eventJSON + " {}"))
 		}, "invalid JSON", 0},
 		{"payload duplicate key", func(t *testing.T) *Envelope { return ev(t, `"platform":"go"`, `"platform":"go","platform":"go"`) }, "duplicate key", 0},
-		{"payload not an object", func(t *testing.T) *Envelope { return withEventID(eventItem(`[]`)) }, "not a JSON object", 0},
+		{"payload not an object", func(_ *testing.T) *Envelope { return withEventID(eventItem(`[]`)) }, "not a JSON object", 0},
 
 		// IDs.
 		{"contexts.trace trace_id too short", func(t *testing.T) *Envelope { return ev(t, testTraceID, testTraceID[:31]) }, "trace_id", 0},
@@ -246,12 +250,12 @@ func TestValidateRules(t *testing.T) {
 			return lg(t, `"trace_id":"`+testTraceID, `"trace_id":"`+zeroTrace)
 		}, "trace_id is all zeros", 0},
 		{"log span_id bad", func(t *testing.T) *Envelope { return lg(t, testSpanID, "xyz") }, "span_id", 0},
-		{"DSC trace_id all zero", func(t *testing.T) *Envelope {
+		{"DSC trace_id all zero", func(_ *testing.T) *Envelope {
 			e := withEventID(eventItem(eventJSON))
 			e.Header.Trace.TraceID = zeroTrace
 			return e
 		}, "trace.trace_id: is all zeros", 0},
-		{"DSC trace_id too short", func(t *testing.T) *Envelope {
+		{"DSC trace_id too short", func(_ *testing.T) *Envelope {
 			e := withEventID(eventItem(eventJSON))
 			e.Header.Trace.TraceID = "abc"
 			return e
@@ -301,17 +305,17 @@ func TestValidateRules(t *testing.T) {
 		}, "mechanism without type", 0},
 
 		// Span v2 and the DSC.
-		{"span v2 without DSC", func(t *testing.T) *Envelope {
+		{"span v2 without DSC", func(_ *testing.T) *Envelope {
 			e := withDSC(spanItem(spanJSON))
 			e.Header.Trace = nil
 			return e
 		}, "span v2 needs a valid trace (DSC) envelope header", 0},
-		{"DSC trace_id differs from span", func(t *testing.T) *Envelope {
+		{"DSC trace_id differs from span", func(_ *testing.T) *Envelope {
 			e := withDSC(spanItem(spanJSON))
 			e.Header.Trace.TraceID = "0123456789abcdef0123456789abcdef"
 			return e
 		}, "differs from the DSC trace_id", 0},
-		{"DSC without public_key", func(t *testing.T) *Envelope {
+		{"DSC without public_key", func(_ *testing.T) *Envelope {
 			e := withDSC(spanItem(spanJSON))
 			e.Header.Trace.PublicKey = ""
 			return e
@@ -322,12 +326,12 @@ func TestValidateRules(t *testing.T) {
 			require.NoError(t, err)
 			return e
 		}, "sample_rate is a JSON number", 0},
-		{"DSC sample_rate not numeric", func(t *testing.T) *Envelope {
+		{"DSC sample_rate not numeric", func(_ *testing.T) *Envelope {
 			e := withDSC(logItem(logJSON))
 			e.Header.Trace.SampleRate = "half"
 			return e
 		}, `sample_rate "half"`, 0},
-		{"DSC sampled not a bool", func(t *testing.T) *Envelope {
+		{"DSC sampled not a bool", func(_ *testing.T) *Envelope {
 			e := withDSC(logItem(logJSON))
 			e.Header.Trace.Sampled = "yes"
 			return e
@@ -342,7 +346,7 @@ func TestValidateRules(t *testing.T) {
 		{"log with level verbose", func(t *testing.T) *Envelope { return lg(t, `"level":"info"`, `"level":"verbose"`) }, `level "verbose"`, 0},
 		{"log with level warning", func(t *testing.T) *Envelope { return lg(t, `"level":"info"`, `"level":"warning"`) }, `level "warning"`, 0},
 		{"log without body", func(t *testing.T) *Envelope { return lg(t, `"body":"hi",`, ``) }, "body is missing", 0},
-		{"logs of two traces with DSC", func(t *testing.T) *Envelope {
+		{"logs of two traces with DSC", func(_ *testing.T) *Envelope {
 			return withDSC(logItem(logJSON, strings.Replace(logJSON, testTraceID, "0123456789abcdef0123456789abcdef", 1)))
 		}, "logs from 2 traces", 0},
 
@@ -411,7 +415,7 @@ func TestValidateRules(t *testing.T) {
 			assert.ErrorContains(t, err, tt.want)
 			want := max(tt.count, 1)
 			var joined interface{ Unwrap() []error }
-			require.True(t, errors.As(err, &joined))
+			require.ErrorAs(t, err, &joined)
 			assert.Len(t, joined.Unwrap(), want, "problems found:\n%v", err)
 		})
 	}

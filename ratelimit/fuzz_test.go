@@ -20,6 +20,7 @@ func FuzzParse(f *testing.F) {
 		{"17.7:error;transaction", "3:;;:key"},
 		{"42:metric_bucket:organization:my_limit:custom;spans", "1_0:error"},
 		{"inf:transaction_indexed;span", "0x1p4:error"},
+		{"86401:error", "100000:span"}, // just over MaxRetryAfter: the clamp, not only the overflow guard
 	} {
 		f.Add(seed[0], seed[1])
 	}
@@ -56,7 +57,7 @@ func FuzzParse(f *testing.F) {
 // FuzzParseRetryAfter checks that no Retry-After escapes [now, now+MaxRetryAfter].
 func FuzzParseRetryAfter(f *testing.F) {
 	for _, seed := range []string{
-		"120", "5.2", "-1", "NaN", "1e400", "18446744074",
+		"120", "5.2", "-1", "NaN", "1e400", "18446744074", "86401", "100000", // the last two just over MaxRetryAfter
 		"Mon, 12 May 2008 16:27:19 GMT", "Monday, 12-May-08 16:27:19 GMT",
 		"Mon May 12 16:27:19 2008", "Fri, 31 Dec 9999 23:59:59 GMT",
 	} {

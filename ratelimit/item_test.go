@@ -69,7 +69,7 @@ func TestIndexedCategoriesNotEnforced(t *testing.T) {
 
 func TestCategoryString(t *testing.T) {
 	assert.Equal(t, "log_item", CategoryLogItem.String())
-	assert.Equal(t, "", CategoryAll.String())
+	assert.Empty(t, CategoryAll.String())
 	assert.Equal(t, "internal", CategoryInternal.String())
 }
 

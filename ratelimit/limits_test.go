@@ -19,14 +19,26 @@ func TestLimitsDeadline(t *testing.T) {
 	}{
 		{"empty", secs{}, secs{}},
 		{"one category", secs{CategoryError: 5}, secs{CategoryError: 5}},
-		{"only all", secs{CategoryAll: 5},
-			secs{CategoryAll: 5, CategoryError: 5, CategoryTransaction: 5, CategoryInternal: 5, unknown: 5}},
-		{"two categories", secs{CategoryError: 5, CategoryTransaction: 10},
-			secs{CategoryError: 5, CategoryTransaction: 10}},
-		{"all earlier", secs{CategoryAll: 5, CategoryTransaction: 10},
-			secs{CategoryAll: 5, CategoryError: 5, CategoryTransaction: 10, CategoryInternal: 5, unknown: 5}},
-		{"all later", secs{CategoryAll: 10, CategoryTransaction: 5},
-			secs{CategoryAll: 10, CategoryError: 10, CategoryTransaction: 10, CategoryInternal: 10, unknown: 10}},
+		{
+			"only all",
+			secs{CategoryAll: 5},
+			secs{CategoryAll: 5, CategoryError: 5, CategoryTransaction: 5, CategoryInternal: 5, unknown: 5},
+		},
+		{
+			"two categories",
+			secs{CategoryError: 5, CategoryTransaction: 10},
+			secs{CategoryError: 5, CategoryTransaction: 10},
+		},
+		{
+			"all earlier",
+			secs{CategoryAll: 5, CategoryTransaction: 10},
+			secs{CategoryAll: 5, CategoryError: 5, CategoryTransaction: 10, CategoryInternal: 5, unknown: 5},
+		},
+		{
+			"all later",
+			secs{CategoryAll: 10, CategoryTransaction: 5},
+			secs{CategoryAll: 10, CategoryError: 10, CategoryTransaction: 10, CategoryInternal: 10, unknown: 10},
+		},
 	}
 	probe := []Category{CategoryAll, CategoryError, CategoryTransaction, CategoryInternal, unknown}
 	for _, tt := range tests {
@@ -59,11 +71,19 @@ func TestLimitsMerge(t *testing.T) {
 		{"from empty", secs{CategoryError: 5}, secs{}, secs{CategoryError: 5}},
 		{"later wins", secs{CategoryError: 5}, secs{CategoryError: 9}, secs{CategoryError: 9}},
 		{"earlier loses", secs{CategoryError: 9}, secs{CategoryError: 5}, secs{CategoryError: 9}},
-		{"union", secs{CategoryError: 5, CategoryLogByte: 3}, secs{CategorySpan: 7, CategoryLogItem: 1},
-			secs{CategoryError: 5, CategoryLogByte: 3, CategorySpan: 7, CategoryLogItem: 1}},
+		{
+			"union",
+			secs{CategoryError: 5, CategoryLogByte: 3},
+			secs{CategorySpan: 7, CategoryLogItem: 1},
+			secs{CategoryError: 5, CategoryLogByte: 3, CategorySpan: 7, CategoryLogItem: 1},
+		},
 		{"all later wins", secs{CategoryAll: 5}, secs{CategoryAll: 60}, secs{CategoryAll: 60}},
-		{"all kept beside category", secs{CategoryAll: 60}, secs{CategoryError: 5},
-			secs{CategoryAll: 60, CategoryError: 5}},
+		{
+			"all kept beside category",
+			secs{CategoryAll: 60},
+			secs{CategoryError: 5},
+			secs{CategoryAll: 60, CategoryError: 5},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

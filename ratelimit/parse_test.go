@@ -31,11 +31,17 @@ func TestParse(t *testing.T) {
 		{"all colons", ":::::", secs{}, false},
 
 		// Relay test_parse_rate_limits: "invalid" is skipped, "foobar" ignored.
-		{"relay example", "42::organization:my_limit, invalid, 4711:foobar;transaction;security:project",
-			secs{CategoryAll: 42, CategoryTransaction: 4711, CategorySecurity: 4711}, false},
+		{
+			"relay example", "42::organization:my_limit, invalid, 4711:foobar;transaction;security:project",
+			secs{CategoryAll: 42, CategoryTransaction: 4711, CategorySecurity: 4711},
+			false,
+		},
 		// sentry-protocol.md §5, Relay's formatter output.
-		{"two groups", "60:transaction:key, 2700:default;error;security:organization",
-			secs{CategoryTransaction: 60, CategoryDefault: 2700, CategoryError: 2700, CategorySecurity: 2700}, false},
+		{
+			"two groups", "60:transaction:key, 2700:default;error;security:organization",
+			secs{CategoryTransaction: 60, CategoryDefault: 2700, CategoryError: 2700, CategorySecurity: 2700},
+			false,
+		},
 		{"reject all", "60::organization", secs{CategoryAll: 60}, false},
 
 		// Empty category list = all categories.

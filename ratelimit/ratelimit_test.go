@@ -15,14 +15,14 @@ var now = time.Date(2008, 5, 12, 16, 26, 19, 0, time.UTC)
 // header they test.
 type secs map[Category]int64
 
-// toSecs turns l into secs, failing t if a deadline is not a whole number of
+// toSecs turns l into secs, failing tb if a deadline is not a whole number of
 // seconds after now.
-func toSecs(t testing.TB, l Limits) secs {
-	t.Helper()
+func toSecs(tb testing.TB, l Limits) secs {
+	tb.Helper()
 	got := secs{}
 	l.Each(func(c Category, d time.Time) {
 		off := d.Sub(now)
-		require.Zero(t, off%time.Second, "%s: %v is not whole seconds from now", c, d)
+		require.Zero(tb, off%time.Second, "%s: %v is not whole seconds from now", c, d)
 		got[c] = int64(off / time.Second)
 	})
 	return got

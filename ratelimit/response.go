@@ -9,7 +9,7 @@ import (
 // FromResponse returns the rate limits a Sentry response announces, received
 // at now. It follows develop-docs sdk/foundations/transport/rate-limiting.mdx:
 //
-//   - X-Sentry-Rate-Limits is honoured on any status, 200 included, and then
+//   - X-Sentry-Rate-Limits is honored on any status, 200 included, and then
 //     Retry-After is not read. Several header lines are read as one list.
 //   - On a 429 without it, Retry-After limits all categories.
 //   - On a 429 with neither, all categories are limited for DefaultRetryAfter.

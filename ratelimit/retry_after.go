@@ -30,7 +30,7 @@ const HeaderRetryAfter = "Retry-After"
 // of the three formats http.ParseTime knows (RFC 1123, RFC 850, ANSI C). The
 // deadline is clamped to [now, now+MaxRetryAfter]; capped reports that it was
 // over the maximum. ok is false if the value is empty, NaN or neither form.
-func ParseRetryAfter(value string, now time.Time) (deadline time.Time, ok bool, capped bool) {
+func ParseRetryAfter(value string, now time.Time) (deadline time.Time, ok, capped bool) {
 	value = strings.TrimSpace(value)
 	if value == "" {
 		return time.Time{}, false, false

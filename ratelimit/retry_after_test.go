@@ -47,6 +47,8 @@ func TestParseRetryAfter(t *testing.T) {
 		{"date in the past", "Sat, 12 May 2007 16:26:19 GMT", now, true, false},
 		{"year 1", "Mon, 01 Jan 0001 00:00:00 GMT", now, true, false},
 		{"sentry-go test date, 11 years on", "Fri, 08 Mar 2019 11:17:09 GMT", ceiling, true, true},
+		{"date exactly max", "Tue, 13 May 2008 16:26:19 GMT", ceiling, true, false},
+		{"date a second over max", "Tue, 13 May 2008 16:26:20 GMT", ceiling, true, true},
 		{"date in two days", "Wed, 14 May 2008 16:26:19 GMT", ceiling, true, true},
 		{"year 9999", "Fri, 31 Dec 9999 23:59:59 GMT", ceiling, true, true},
 	}

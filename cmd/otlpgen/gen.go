@@ -136,6 +136,10 @@ type generator struct {
 	// the server root, db and http.client children, from 4 on an internal span, then
 	// db and http.client children in turn); 0 keeps the default shape of 3 or 4 spans.
 	spansPerTrace int
+	// exceptionLogOnSpan logs each exception with the id of the span that records it
+	// (the root) instead of the db span where it happened: the exporter then merges
+	// the two renderings into one error event (its dedupe key holds the span id).
+	exceptionLogOnSpan bool
 }
 
 func newGenerator(seed uint64, nServices, logsPerTrace int, exceptionRate float64) *generator {
@@ -186,7 +190,8 @@ func (g *generator) batch(minSpans int, now time.Time) (ptrace.Traces, plog.Logs
 	ld := plog.NewLogs()
 	spansBy := make([]ptrace.SpanSlice, len(g.services))
 	logsBy := make([]plog.LogRecordSlice, len(g.services))
-	for i, s := range g.services {
+	for i := range g.services {
+		s := &g.services[i]
 		rs := td.ResourceSpans().AppendEmpty()
 		setResource(rs.Resource(), s)
 		ss := rs.ScopeSpans().AppendEmpty()
@@ -214,13 +219,13 @@ func (g *generator) batch(minSpans int, now time.Time) (ptrace.Traces, plog.Logs
 		by[i].add(t)
 	}
 	bc := batchCounts{counts: c, byService: make(map[string]counts, len(g.services))}
-	for i, s := range g.services {
-		bc.byService[s.name] = by[i]
+	for i := range g.services {
+		bc.byService[g.services[i].name] = by[i]
 	}
 	return td, ld, bc
 }
 
-func setResource(r pcommon.Resource, s service) {
+func setResource(r pcommon.Resource, s *service) {
 	a := r.Attributes()
 	a.PutStr("service.name", s.name)
 	a.PutStr("service.version", s.version)
@@ -394,6 +399,9 @@ func (g *generator) trace(s *service, spans ptrace.SpanSlice, logs plog.LogRecor
 		lr.SetObservedTimestamp(pcommon.NewTimestampFromTime(now))
 		lr.SetTraceID(tid)
 		lr.SetSpanID(dbID)
+		if g.exceptionLogOnSpan {
+			lr.SetSpanID(rootID)
+		}
 		lr.SetSeverityNumber(plog.SeverityNumberError)
 		lr.SetSeverityText("ERROR")
 		lr.Body().SetStr(rt.method + " " + rt.route + " failed: " + exc.message)

@@ -8,6 +8,7 @@
 //	otlpgen --rate 0 --workers 8 --batch 1000     # as fast as the collector takes it
 //	otlpgen --spans-per-trace 10 --signals traces # request-shaped traces of 10 spans only (make compare)
 //	otlpgen --signals logs --rate 20000           # logs only, 20,000 records/s
+//	otlpgen --seed 7 --timeline-file gen.tl       # repeatable traces; what was delivered, second by second
 package main
 
 import (
@@ -20,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"os"
 	"os/signal"
@@ -38,20 +40,23 @@ import (
 )
 
 type options struct {
-	endpoint       string
-	duration       time.Duration
-	rate           float64
-	services       int
-	logsPerTrace   int
-	exceptionRatio float64
-	workers        int
-	batch          int
-	gzip           bool
-	spansPerTrace  int
-	signals        string
-	timeout        time.Duration
-	summaryFile    string
-	quiet          bool
+	endpoint        string
+	duration        time.Duration
+	rate            float64
+	services        int
+	logsPerTrace    int
+	exceptionRatio  float64
+	workers         int
+	batch           int
+	gzip            bool
+	spansPerTrace   int
+	signals         string
+	timeout         time.Duration
+	summaryFile     string
+	timelineFile    string
+	seed            uint64
+	exceptionOnSpan bool
+	quiet           bool
 }
 
 func main() {
@@ -77,6 +82,9 @@ func run(args []string) error {
 	fs.StringVar(&o.signals, "signals", "both", "what to send: traces, logs or both; with logs alone --rate counts log records")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "per-request timeout")
 	fs.StringVar(&o.summaryFile, "summary-file", "", "also write the totals as JSON to this file")
+	fs.StringVar(&o.timelineFile, "timeline-file", "", "also write one line per second of the wall clock (Unix seconds) to this file: requests answered, spans, logs and exceptions delivered, and what failed (columns named in its first line)")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed of the generated traces (worker w uses seed + w·7919); 0: from the clock")
+	fs.BoolVar(&o.exceptionOnSpan, "exception-log-on-span", false, "log each exception with the span id of the span that records it, so that the exporter merges the two into one error event (by default the log names the db span: two events)")
 	fs.BoolVar(&o.quiet, "quiet", false, "print only the final totals")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -113,6 +121,9 @@ func run(args []string) error {
 		},
 	}
 	s := &sender{opts: o, client: client, tracesURL: base + "/v1/traces", logsURL: base + "/v1/logs"}
+	if o.timelineFile != "" {
+		s.timeline = map[int64]*genBucket{}
+	}
 	lim := newLimiter(o.rate, time.Now())
 
 	start := time.Now()
@@ -120,11 +131,16 @@ func run(args []string) error {
 		fmt.Printf("otlpgen: %s for %s, rate=%s spans/s, %d workers, batch %d, %d services, %d logs/trace, exception ratio %.3f\n",
 			base, o.duration, rateString(o.rate), o.workers, o.batch, o.services, o.logsPerTrace, o.exceptionRatio)
 	}
+	seed := o.seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
 	var wg sync.WaitGroup
 	for w := range o.workers {
 		wg.Go(func() {
-			g := newGenerator(uint64(time.Now().UnixNano())+uint64(w)*7919, o.services, o.logsPerTrace, o.exceptionRatio)
+			g := newGenerator(seed+uint64(w)*7919, o.services, o.logsPerTrace, o.exceptionRatio)
 			g.spansPerTrace = o.spansPerTrace
+			g.exceptionLogOnSpan = o.exceptionOnSpan
 			logsOnly := o.signals == "logs"
 			minSpans := o.batch
 			if logsOnly { // --batch counts log records: about logsPerTrace of them per trace
@@ -153,7 +169,12 @@ func run(args []string) error {
 	printTotals(os.Stdout, tot)
 	if o.summaryFile != "" {
 		b, _ := json.MarshalIndent(tot, "", "  ")
-		if err := os.WriteFile(o.summaryFile, append(b, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(o.summaryFile, append(b, '\n'), 0o600); err != nil {
+			return err
+		}
+	}
+	if o.timelineFile != "" {
+		if err := os.WriteFile(o.timelineFile, s.timelineText(), 0o644); err != nil {
 			return err
 		}
 	}
@@ -212,28 +233,92 @@ type sender struct {
 	client             *http.Client
 	tracesURL, logsURL string
 
-	traces, spans, logs, exceptions atomic.Int64
-	requests, bytes                 atomic.Int64
-	rejectedSpans, rejectedLogs     atomic.Int64
+	traces, spans, logs, exceptions           atomic.Int64
+	requests, bytes                           atomic.Int64
+	rejectedSpans, rejectedLogs               atomic.Int64
+	failedSpans, failedLogs, failedExceptions atomic.Int64
 
 	mu        sync.Mutex
 	failures  map[string]int64 // "traces 503", "logs network error"…
 	byService map[string]ServiceTotals
+	// timeline is what each second saw (--timeline-file); nil without it.
+	timeline map[int64]*genBucket
+}
+
+// genBucket is one second of --timeline-file.
+type genBucket struct {
+	requests, spans, logs, exceptions       int64
+	failedRequests, failedSpans, failedLogs int64
+}
+
+// genTimelineHeader names the columns of --timeline-file. A request is counted
+// in the second its answer came: spans, logs and exceptions that the
+// collector accepted, and the requests and items it did not (failed_*).
+const genTimelineHeader = "# sec requests spans logs exceptions failed_requests failed_spans failed_logs"
+
+// note adds a request's outcome to the timeline's current second.
+func (s *sender) note(now time.Time, ok bool, spans, logs, exceptions int) {
+	if s.timeline == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.timeline[now.Unix()]
+	if b == nil {
+		b = &genBucket{}
+		s.timeline[now.Unix()] = b
+	}
+	b.requests++
+	if ok {
+		b.spans += int64(spans)
+		b.logs += int64(logs)
+		b.exceptions += int64(exceptions)
+		return
+	}
+	b.failedRequests++
+	b.failedSpans += int64(spans)
+	b.failedLogs += int64(logs)
+}
+
+// timelineText renders the timeline: the header, then one line per second
+// from the first to the last, none left out.
+func (s *sender) timelineText() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	b.WriteString(genTimelineHeader + "\n")
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
+	for sec := range s.timeline {
+		first, last = min(first, sec), max(last, sec)
+	}
+	for sec := first; sec <= last; sec++ {
+		x := s.timeline[sec]
+		if x == nil {
+			x = &genBucket{}
+		}
+		fmt.Fprintf(&b, "%d %d %d %d %d %d %d %d\n", sec, x.requests, x.spans, x.logs, x.exceptions, x.failedRequests, x.failedSpans, x.failedLogs)
+	}
+	return []byte(b.String())
 }
 
 // Totals are the final figures.
 type Totals struct {
-	Seconds        float64          `json:"seconds"`
-	Traces         int64            `json:"traces"`
-	Spans          int64            `json:"spans"`
-	Logs           int64            `json:"logs"`
-	Exceptions     int64            `json:"exceptions"`
-	Requests       int64            `json:"requests"`
-	Bytes          int64            `json:"bytes"`
-	RejectedSpans  int64            `json:"rejected_spans"`
-	RejectedLogs   int64            `json:"rejected_logs"`
-	HTTPErrors     map[string]int64 `json:"http_errors"`
-	SpansPerSecond float64          `json:"spans_per_second"`
+	Seconds       float64 `json:"seconds"`
+	Traces        int64   `json:"traces"`
+	Spans         int64   `json:"spans"`
+	Logs          int64   `json:"logs"`
+	Exceptions    int64   `json:"exceptions"`
+	Requests      int64   `json:"requests"`
+	Bytes         int64   `json:"bytes"`
+	RejectedSpans int64   `json:"rejected_spans"`
+	RejectedLogs  int64   `json:"rejected_logs"`
+	// FailedSpans, FailedLogs and FailedExceptions are what the requests that
+	// failed (HTTPErrors) carried: offered, never accepted.
+	FailedSpans      int64            `json:"failed_spans"`
+	FailedLogs       int64            `json:"failed_logs"`
+	FailedExceptions int64            `json:"failed_exceptions"`
+	HTTPErrors       map[string]int64 `json:"http_errors"`
+	SpansPerSecond   float64          `json:"spans_per_second"`
 	// ByService is what was delivered for each service.name.
 	ByService map[string]ServiceTotals `json:"by_service"`
 }
@@ -299,7 +384,12 @@ func (s *sender) sendTraces(ctx context.Context, td ptrace.Traces, c batchCounts
 		s.fail("traces marshal error")
 		return
 	}
-	if rb, ok := s.post(ctx, "traces", s.tracesURL, tb); ok {
+	rb, ok := s.post(ctx, "traces", s.tracesURL, tb)
+	s.note(time.Now(), ok, c.spans, 0, c.spanExceptions)
+	if !ok {
+		s.failedSpans.Add(int64(c.spans))
+		s.failedExceptions.Add(int64(c.spanExceptions))
+	} else {
 		s.traces.Add(int64(c.traces))
 		s.spans.Add(int64(c.spans))
 		resp := ptraceotlp.NewExportResponse()
@@ -321,7 +411,12 @@ func (s *sender) sendLogs(ctx context.Context, ld plog.Logs, c batchCounts) {
 		s.fail("logs marshal error")
 		return
 	}
-	if rb, ok := s.post(ctx, "logs", s.logsURL, lb); ok {
+	rb, ok := s.post(ctx, "logs", s.logsURL, lb)
+	s.note(time.Now(), ok, 0, c.logs, c.exceptions-c.spanExceptions)
+	if !ok {
+		s.failedLogs.Add(int64(c.logs))
+		s.failedExceptions.Add(int64(c.exceptions - c.spanExceptions))
+	} else {
 		s.logs.Add(int64(c.logs))
 		s.exceptions.Add(int64(c.exceptions - c.spanExceptions))
 		s.delivered(c.byService, false)
@@ -341,17 +436,20 @@ func (s *sender) totals(d time.Duration) Totals {
 		fails = map[string]int64{}
 	}
 	t := Totals{
-		Seconds:       d.Seconds(),
-		Traces:        s.traces.Load(),
-		Spans:         s.spans.Load(),
-		Logs:          s.logs.Load(),
-		Exceptions:    s.exceptions.Load(),
-		Requests:      s.requests.Load(),
-		Bytes:         s.bytes.Load(),
-		RejectedSpans: s.rejectedSpans.Load(),
-		RejectedLogs:  s.rejectedLogs.Load(),
-		HTTPErrors:    fails,
-		ByService:     byService,
+		Seconds:          d.Seconds(),
+		Traces:           s.traces.Load(),
+		Spans:            s.spans.Load(),
+		Logs:             s.logs.Load(),
+		Exceptions:       s.exceptions.Load(),
+		Requests:         s.requests.Load(),
+		Bytes:            s.bytes.Load(),
+		RejectedSpans:    s.rejectedSpans.Load(),
+		RejectedLogs:     s.rejectedLogs.Load(),
+		FailedSpans:      s.failedSpans.Load(),
+		FailedLogs:       s.failedLogs.Load(),
+		FailedExceptions: s.failedExceptions.Load(),
+		HTTPErrors:       fails,
+		ByService:        byService,
 	}
 	if t.Seconds > 0 {
 		t.SpansPerSecond = float64(t.Spans) / t.Seconds

@@ -34,12 +34,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	wire, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
-		h.fail(w, http.StatusBadRequest, "reading the body: %v", err)
+		h.fail(w, "reading the body: %v", err)
 		return
 	}
 	body, err := h.decode(strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))), wire)
 	if err != nil {
-		h.fail(w, http.StatusBadRequest, "%v", err)
+		h.fail(w, "%v", err)
 		return
 	}
 	var spans, logs int
@@ -47,7 +47,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/v1/traces" {
 		req := ptraceotlp.NewExportRequest()
 		if err := req.UnmarshalProto(body); err != nil {
-			h.fail(w, http.StatusBadRequest, "traces: %v", err)
+			h.fail(w, "traces: %v", err)
 			return
 		}
 		spans = req.Traces().SpanCount()
@@ -55,7 +55,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		req := plogotlp.NewExportRequest()
 		if err := req.UnmarshalProto(body); err != nil {
-			h.fail(w, http.StatusBadRequest, "logs: %v", err)
+			h.fail(w, "logs: %v", err)
 			return
 		}
 		logs = req.Logs().LogRecordCount()
@@ -98,7 +98,8 @@ func readAllLimited(r io.ReadCloser) ([]byte, error) {
 	return b, err
 }
 
-func (h *handler) fail(w http.ResponseWriter, status int, format string, args ...any) {
+// fail counts an invalid request and answers it 400 Bad Request.
+func (h *handler) fail(w http.ResponseWriter, format string, args ...any) {
 	h.stats.invalid()
-	http.Error(w, fmt.Sprintf(format, args...), status)
+	http.Error(w, fmt.Sprintf(format, args...), http.StatusBadRequest)
 }

@@ -30,10 +30,12 @@ func runBlackhole(listen, addrFile string) error {
 		return err
 	}
 	defer syscall.Close(fd)
-	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte(ip)}); err != nil {
+	err = syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte(ip)})
+	if err != nil {
 		return err
 	}
-	if err := syscall.Listen(fd, 0); err != nil {
+	err = syscall.Listen(fd, 0)
+	if err != nil {
 		return err
 	}
 	sa, err := syscall.Getsockname(fd)
@@ -54,7 +56,7 @@ func runBlackhole(listen, addrFile string) error {
 		return fmt.Errorf("the accept queue of %s could not be filled", addr)
 	}
 	if addrFile != "" {
-		if err := os.WriteFile(addrFile, []byte(addr+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(addrFile, []byte(addr+"\n"), 0o600); err != nil {
 			return err
 		}
 	}

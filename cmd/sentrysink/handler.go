@@ -53,6 +53,11 @@ type handlerConfig struct {
 	Log func(line []byte)
 	// Record receives every accepted envelope (--record-file); nil for none.
 	Record func(project string, env *envelope.Envelope)
+	// Schedule, when set, says when the sink is down (--hang-at, --hang-for,
+	// --flap): requests are held until the window ends.
+	Schedule *schedule
+	// Answers, when set, fails some requests (--fail-ratio, --chaos).
+	Answers *answerer
 }
 
 // handler is a Sentry-compatible envelope endpoint: POST /api/<project>/envelope/.
@@ -164,6 +169,9 @@ func checkAuth(r *http.Request) (int, string) {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.Schedule.active() {
+		h.stats.origin(h.cfg.Schedule.start(time.Now()))
+	}
 	status := h.serve(w, r)
 	h.stats.request(status)
 }
@@ -240,6 +248,10 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 		h.stats.aborted()
 		return 499
 	}
+	if until := h.cfg.Schedule.downUntil(time.Now()); !until.IsZero() && !h.hold(r, until) {
+		h.stats.aborted()
+		return 499
+	}
 	if h.cfg.Delay > 0 {
 		t := time.NewTimer(h.cfg.Delay)
 		select {
@@ -249,6 +261,10 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 			h.stats.aborted()
 			return 499
 		}
+	}
+
+	if f := h.cfg.Answers.draw(); f.reset || f.status != 0 {
+		return h.fail(w, project, env, f)
 	}
 
 	if h.cfg.RateLimit != "" {
@@ -279,6 +295,50 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 		return answer(w, http.StatusOK, map[string]string{"id": env.Header.EventID})
 	}
 	return answer(w, http.StatusOK, map[string]string{})
+}
+
+// hold keeps a request unanswered until the down window ends; false when the
+// client gave up or the sink is stopping first.
+func (h *handler) hold(r *http.Request, until time.Time) bool {
+	h.stats.held(1)
+	defer h.stats.held(-1)
+	t := time.NewTimer(time.Until(until))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+	case <-h.cfg.Stop:
+	}
+	return false
+}
+
+// fail answers a request as the answerer decided, storing none of its data: a
+// reset, a 429 with the drawn X-Sentry-Rate-Limits (and Retry-After: 1), or
+// another status. A 429 ingests the client reports riding on the envelope
+// unless its limits cover every category, as Relay does.
+func (h *handler) fail(w http.ResponseWriter, project string, env *envelope.Envelope, f fault) int {
+	switch {
+	case f.reset:
+		if resetConn(w) {
+			return statusReset
+		}
+		return detail(w, http.StatusServiceUnavailable, "connection reset (could not hijack)")
+	case f.status == http.StatusTooManyRequests:
+		now := time.Now()
+		if f.limits != "" {
+			w.Header().Set("X-Sentry-Rate-Limits", f.limits)
+		}
+		w.Header().Set("Retry-After", "1")
+		var reports *envSummary
+		if limits, _ := ratelimit.Parse(f.limits, now); !limits.ItemActive(envelope.ItemTypeClientReport, now) {
+			sum := summarize(env)
+			reports = &sum
+		}
+		h.stats.rateLimited(project, env, reports)
+		return detail(w, http.StatusTooManyRequests, "event submission rejected due to rate limiting")
+	}
+	return detail(w, f.status, "service unavailable (sentrysink --fail-ratio or --chaos)")
 }
 
 // readBody reads the request body into buf, decompressing it by Content-Encoding. It
@@ -332,8 +392,7 @@ func readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer, oldRela
 }
 
 func bodyError(err error) int {
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return http.StatusRequestEntityTooLarge
 	}
 	return http.StatusBadRequest

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -149,11 +150,13 @@ func TestCompression(t *testing.T) {
 	h, st, _ := newTestHandler(handlerConfig{})
 	var gz, zl bytes.Buffer
 	gw := gzip.NewWriter(&gz)
-	gw.Write(transactionEnv)
-	gw.Close()
+	if _, err := gw.Write(transactionEnv); err != nil || gw.Close() != nil {
+		t.Fatal("gzip", err)
+	}
 	zw := zlib.NewWriter(&zl)
-	zw.Write(logEnv)
-	zw.Close()
+	if _, err := zw.Write(logEnv); err != nil || zw.Close() != nil {
+		t.Fatal("zlib", err)
+	}
 	if r := post(t, h, "/api/1/envelope/", gz.Bytes(), map[string]string{"Content-Encoding": "gzip"}); r.status != 200 {
 		t.Fatalf("gzip: %d %v", r.status, r.body)
 	}
@@ -257,7 +260,7 @@ func TestRateLimit(t *testing.T) {
 		t.Errorf("totals %+v", tot)
 	}
 	// Invalid envelopes are still reported as invalid.
-	if r := post(t, h, "/api/1/envelope/", []byte("{}\n{"), nil); r.status != 400 {
+	if r = post(t, h, "/api/1/envelope/", []byte("{}\n{"), nil); r.status != 400 {
 		t.Errorf("invalid under a rate limit: %d", r.status)
 	}
 
@@ -326,79 +329,89 @@ func TestRateLimitKeepsRidingReport(t *testing.T) {
 	}
 }
 
+// TestDelay runs in a synctest bubble: its clock moves only when every
+// goroutine waits, so the delay is exact.
 func TestDelay(t *testing.T) {
-	h, _, _ := newTestHandler(handlerConfig{Delay: 30 * time.Millisecond})
-	start := time.Now()
-	if r := post(t, h, "/api/1/envelope/", logEnv, nil); r.status != 200 {
-		t.Fatalf("status %d", r.status)
-	}
-	if d := time.Since(start); d < 30*time.Millisecond {
-		t.Errorf("answered after %s, want ≥ 30ms", d)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h, _, _ := newTestHandler(handlerConfig{Delay: 30 * time.Millisecond})
+		start := time.Now()
+		if r := post(t, h, "/api/1/envelope/", logEnv, nil); r.status != 200 {
+			t.Fatalf("status %d", r.status)
+		}
+		if d := time.Since(start); d != 30*time.Millisecond {
+			t.Errorf("answered after %s, want 30ms", d)
+		}
+	})
 }
 
 // --hang holds every request, counted as held, until the sink stops; then the
 // request ends without an answer and nothing is counted as received.
 func TestHang(t *testing.T) {
-	stop := make(chan struct{})
-	h, st, _ := newTestHandler(handlerConfig{Hang: true, Stop: stop})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		req := httptest.NewRequest(http.MethodPost, "/api/1/envelope/", bytes.NewReader(logEnv))
-		req.Header.Set("X-Sentry-Auth", auth)
-		h.ServeHTTP(httptest.NewRecorder(), req)
-	}()
-	for st.snapshot(time.Now()).Held != 1 {
+	synctest.Test(t, func(t *testing.T) {
+		stop := make(chan struct{})
+		h, st, _ := newTestHandler(handlerConfig{Hang: true, Stop: stop})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			req := httptest.NewRequest(http.MethodPost, "/api/1/envelope/", bytes.NewReader(logEnv))
+			req.Header.Set("X-Sentry-Auth", auth)
+			h.ServeHTTP(httptest.NewRecorder(), req)
+		}()
+		synctest.Wait() // the request is held, or answered
 		select {
 		case <-done:
 			t.Fatal("answered; want held")
 		default:
-			time.Sleep(time.Millisecond)
 		}
-	}
-	close(stop)
-	<-done
-	tot := st.snapshot(time.Now())
-	if tot.Held != 0 || tot.MaxHeld != 1 || tot.Aborted != 1 || tot.Logs != 0 {
-		t.Errorf("held %d, max %d, aborted %d, logs %d; want 0, 1, 1, 0", tot.Held, tot.MaxHeld, tot.Aborted, tot.Logs)
-	}
+		if held := st.snapshot(time.Now()).Held; held != 1 {
+			t.Fatalf("%d held, want 1", held)
+		}
+		close(stop)
+		<-done
+		tot := st.snapshot(time.Now())
+		if tot.Held != 0 || tot.MaxHeld != 1 || tot.Aborted != 1 || tot.Logs != 0 {
+			t.Errorf("held %d, max %d, aborted %d, logs %d; want 0, 1, 1, 0", tot.Held, tot.MaxHeld, tot.Aborted, tot.Logs)
+		}
+	})
 }
 
 // --hang-projects holds only the requests to the listed projects; the others
 // are answered and counted as usual.
 func TestHangProjects(t *testing.T) {
-	stop := make(chan struct{})
-	h, st, _ := newTestHandler(handlerConfig{HangProjects: map[string]bool{"2": true}, Stop: stop})
-	post := func(project string) int {
-		req := httptest.NewRequest(http.MethodPost, "/api/"+project+"/envelope/", bytes.NewReader(logEnv))
-		req.Header.Set("X-Sentry-Auth", auth)
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		return rec.Code
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		post("2")
-	}()
-	for st.snapshot(time.Now()).Held != 1 {
+	synctest.Test(t, func(t *testing.T) {
+		stop := make(chan struct{})
+		h, st, _ := newTestHandler(handlerConfig{HangProjects: map[string]bool{"2": true}, Stop: stop})
+		post := func(project string) int {
+			req := httptest.NewRequest(http.MethodPost, "/api/"+project+"/envelope/", bytes.NewReader(logEnv))
+			req.Header.Set("X-Sentry-Auth", auth)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			return rec.Code
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			post("2")
+		}()
+		synctest.Wait() // the request is held, or answered
 		select {
 		case <-done:
 			t.Fatal("project 2 answered; want held")
 		default:
-			time.Sleep(time.Millisecond)
 		}
-	}
-	if code := post("1"); code != http.StatusOK {
-		t.Errorf("project 1 answered %d, want 200", code)
-	}
-	close(stop)
-	<-done
-	tot := st.snapshot(time.Now())
-	if tot.Held != 0 || tot.MaxHeld != 1 || tot.Aborted != 1 || tot.Logs == 0 {
-		t.Errorf("held %d, max %d, aborted %d, logs %d; want 0, 1, 1, > 0", tot.Held, tot.MaxHeld, tot.Aborted, tot.Logs)
-	}
+		if held := st.snapshot(time.Now()).Held; held != 1 {
+			t.Fatalf("%d held, want 1", held)
+		}
+		if code := post("1"); code != http.StatusOK {
+			t.Errorf("project 1 answered %d, want 200", code)
+		}
+		close(stop)
+		<-done
+		tot := st.snapshot(time.Now())
+		if tot.Held != 0 || tot.MaxHeld != 1 || tot.Aborted != 1 || tot.Logs == 0 {
+			t.Errorf("held %d, max %d, aborted %d, logs %d; want 0, 1, 1, > 0", tot.Held, tot.MaxHeld, tot.Aborted, tot.Logs)
+		}
+	})
 }
 
 func TestLongestRetryAfter(t *testing.T) {

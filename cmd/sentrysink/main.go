@@ -13,10 +13,16 @@
 //	sentrysink --rate-limit 60::organization        # 429 for everything
 //	sentrysink --rate-limit 60:span:key --rate-limit-status 200   # announce on 200
 //	sentrysink --old-relay                          # refuses zstd bodies as Relays before zstd did
+//	sentrysink --fail-ratio 0.2 --fail-status 503 --seed 1   # a brownout: a random 20 % answered 503
+//	sentrysink --chaos --seed 7                     # random resets, 503s, 429s with random limits, 200s
+//	sentrysink --hang-for 30s                       # hangs for 30 s from the first request, then heals
+//	sentrysink --flap 10s                           # up 10 s, down (hung) 10 s, up 10 s… from the first request
+//	sentrysink --timeline-file sink.tl              # one line per second: what was stored and answered
 //	sentrysink --record-file sink.jsonl             # one JSON line per stored transaction, span, log, error event
 //	sentrysink --print-free-port 3                  # print 3 free loopback ports and exit
 //	sentrysink --print-summary sink.json            # render a summary file and exit
 //	sentrysink --query sink.json envelopes items.transaction invalid_envelopes
+//	sentrysink --print-metrics collector.out        # a collector's console metric export as Prometheus text
 package main
 
 import (
@@ -56,6 +62,15 @@ func run(args []string) error {
 	rateLimit := fs.String("rate-limit", "", `X-Sentry-Rate-Limits value to enforce, e.g. "60::organization" or "60:error:organization"`)
 	rateLimitStatus := fs.Int("rate-limit-status", http.StatusTooManyRequests, "with --rate-limit: 429 rejects the envelopes whose items it covers and accepts the rest, as Relay does; 200 accepts all and announces the limit on each")
 	oldRelay := fs.Bool("old-relay", false, "decode Content-Encoding like a Relay without zstd support: zstd bodies are taken for identity and refused with 400")
+	failRatio := fs.Float64("fail-ratio", 0, "answer this share of the requests (drawn at random, see --seed) --fail-status instead of storing them: a brownout")
+	failStatus := fs.Int("fail-status", http.StatusServiceUnavailable, "with --fail-ratio: the status answered")
+	chaos := fs.Bool("chaos", false, "answer at random as TestInvariantUnderChaos does: 10 % connection reset, 10 % 503, 20 % 429 with a random X-Sentry-Rate-Limits and Retry-After: 1, 60 % stored")
+	seed := fs.Uint64("seed", 1, "seed of the random answers of --fail-ratio and --chaos")
+	hangAt := fs.Duration("hang-at", 0, "with --hang-for: when the hang starts, after the first request")
+	hangFor := fs.Duration("hang-for", 0, "hang (hold every request unanswered) for this long from --hang-at after the first request, then heal: held requests are then handled as if they had just arrived (stored and answered), unless their client gave up")
+	flap := fs.Duration("flap", 0, "from the first request, alternate up and down (hung, as --hang-for) every this long, up first")
+	timelineFile := fs.String("timeline-file", "", "write one line per second of the wall clock to this file: requests, envelopes and items stored, answers by kind, requests held (columns named in its first line)")
+	printMetricsFile := fs.String("print-metrics", "", "print a collector's metrics at this path (Prometheus text, or its console reader's JSON: the last export) as Prometheus text lines, and exit")
 	quiet := fs.Bool("quiet", false, "do not print one line per accepted envelope")
 	statsEvery := fs.Duration("stats-every", 10*time.Second, "print a summary line this often (0: never)")
 	summaryFile := fs.String("summary-file", "", "write the JSON totals to this file every second and on exit")
@@ -76,6 +91,21 @@ func run(args []string) error {
 	if *queryFile != "" {
 		return query(os.Stdout, *queryFile, fs.Args())
 	}
+	if *printMetricsFile != "" {
+		return printMetrics(os.Stdout, *printMetricsFile)
+	}
+	switch {
+	case *failRatio < 0 || *failRatio > 1:
+		return fmt.Errorf("--fail-ratio must be between 0 and 1, got %g", *failRatio)
+	case *failStatus < 400 || *failStatus > 599 || *failStatus == http.StatusTooManyRequests:
+		return fmt.Errorf("--fail-status must be a 4xx or 5xx other than 429 (--rate-limit answers 429s), got %d", *failStatus)
+	case *chaos && *failRatio > 0:
+		return errors.New("--chaos and --fail-ratio do not go together")
+	case *hangAt < 0 || *hangFor < 0 || *flap < 0:
+		return errors.New("--hang-at, --hang-for and --flap must not be negative")
+	case *hangAt > 0 && *hangFor == 0:
+		return errors.New("--hang-at needs --hang-for")
+	}
 	if *rateLimitStatus != http.StatusTooManyRequests && *rateLimitStatus != http.StatusOK {
 		return fmt.Errorf("--rate-limit-status must be 429 or 200, got %d", *rateLimitStatus)
 	}
@@ -95,6 +125,10 @@ func run(args []string) error {
 		RateLimitStatus: *rateLimitStatus,
 		Limits:          envelope.RelayDefaults(),
 		OldRelay:        *oldRelay,
+		Answers:         newAnswerer(*seed, *failRatio, *failStatus, *chaos),
+	}
+	if *hangFor > 0 || *flap > 0 {
+		cfg.Schedule = &schedule{hangAt: *hangAt, hangFor: *hangFor, flap: *flap}
 	}
 	if !*quiet {
 		cfg.Log = out.WriteLine
@@ -108,7 +142,7 @@ func run(args []string) error {
 		defer rec.Close()
 		cfg.Record = rec.record
 	}
-	for _, p := range strings.Split(*hangProjects, ",") {
+	for p := range strings.SplitSeq(*hangProjects, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			if cfg.HangProjects == nil {
 				cfg.HangProjects = map[string]bool{}
@@ -117,6 +151,15 @@ func run(args []string) error {
 		}
 	}
 	st := newStats(time.Now())
+	var tw *timelineWriter
+	if *timelineFile != "" {
+		var err error
+		if tw, err = newTimelineWriter(*timelineFile); err != nil {
+			return err
+		}
+		defer tw.Close()
+		st.tl = newTimeline(time.Now())
+	}
 	h := newHandler(cfg, st)
 
 	ln, err := net.Listen("tcp", *listen)
@@ -136,7 +179,7 @@ func run(args []string) error {
 	}
 	addr := ln.Addr().String()
 	if *addrFile != "" {
-		if err := os.WriteFile(*addrFile, []byte(addr+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(*addrFile, []byte(addr+"\n"), 0o600); err != nil {
 			ln.Close()
 			return err
 		}
@@ -145,7 +188,8 @@ func run(args []string) error {
 	if srv.TLSConfig != nil {
 		scheme = "https"
 	}
-	out.WriteLine(fmt.Appendf(nil, "sentrysink listening on %s://%s/api/<project>/envelope/ (delay=%s hang=%t rate_limit=%q)", scheme, addr, *delay, *hang, cfg.RateLimit))
+	out.WriteLine(fmt.Appendf(nil, "sentrysink listening on %s://%s/api/<project>/envelope/ (delay=%s hang=%t rate_limit=%q fail_ratio=%g chaos=%t seed=%d hang_at=%s hang_for=%s flap=%s)",
+		scheme, addr, *delay, *hang, cfg.RateLimit, *failRatio, *chaos, *seed, *hangAt, *hangFor, *flap))
 	out.Flush()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -180,6 +224,9 @@ func run(args []string) error {
 	writeFile(st.snapshot(time.Now()))
 	prev := st.snapshot(time.Now())
 	report := func(final bool) {
+		if final && tw != nil {
+			tw.write(st.takeTimeline(time.Time{}))
+		}
 		cur := st.snapshot(time.Now())
 		line := statsLine(cur, prev)
 		if final {
@@ -193,10 +240,13 @@ func run(args []string) error {
 
 	for {
 		select {
-		case <-flush.C:
+		case now := <-flush.C:
 			out.Flush()
 			if rec != nil {
 				rec.Flush()
+			}
+			if tw != nil {
+				tw.write(st.takeTimeline(now))
 			}
 		case <-summaryTick.C:
 			writeFile(st.snapshot(time.Now()))
@@ -253,8 +303,10 @@ func newLineWriter(f *os.File) *lineWriter {
 
 func (l *lineWriter) WriteLine(b []byte) {
 	l.mu.Lock()
-	l.w.Write(b)
-	l.w.WriteByte('\n')
+	// A bufio.Writer keeps its first error and stops writing; the lines are a
+	// best-effort log of what arrived (the records are what the scripts check).
+	_, _ = l.w.Write(b)
+	_ = l.w.WriteByte('\n')
 	l.mu.Unlock()
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"os"
 	"sync"
 
@@ -57,8 +58,9 @@ func (r *recorder) record(project string, env *envelope.Envelope) {
 	defer r.mu.Unlock()
 	for i := range recs {
 		b, _ := json.Marshal(&recs[i])
-		r.w.Write(b)
-		r.w.WriteByte('\n')
+		// A bufio.Writer keeps its first error and stops writing; Close returns it.
+		_, _ = r.w.Write(b)
+		_ = r.w.WriteByte('\n')
 	}
 }
 
@@ -69,8 +71,10 @@ func (r *recorder) Flush() {
 }
 
 func (r *recorder) Close() error {
-	r.Flush()
-	return r.f.Close()
+	r.mu.Lock()
+	err := r.w.Flush()
+	r.mu.Unlock()
+	return errors.Join(err, r.f.Close())
 }
 
 type traceContext struct {
@@ -99,8 +103,10 @@ func records(project string, env *envelope.Envelope) []Record {
 				} `json:"spans"`
 			}
 			_ = json.Unmarshal(it.Payload, &tx)
-			r := Record{Project: project, Type: it.Type, TraceID: tx.Contexts.Trace.TraceID, SpanID: tx.Contexts.Trace.SpanID,
-				Name: tx.Transaction, DSCTransaction: dsc}
+			r := Record{
+				Project: project, Type: it.Type, TraceID: tx.Contexts.Trace.TraceID, SpanID: tx.Contexts.Trace.SpanID,
+				Name: tx.Transaction, DSCTransaction: dsc,
+			}
 			for _, s := range tx.Spans {
 				r.Children = append(r.Children, s.SpanID)
 			}
@@ -122,8 +128,10 @@ func records(project string, env *envelope.Envelope) []Record {
 			}
 			_ = json.Unmarshal(it.Payload, &c)
 			for _, s := range c.Items {
-				out = append(out, Record{Project: project, Type: it.Type, TraceID: s.TraceID, SpanID: s.SpanID, Parent: s.Parent,
-					Name: s.Name, Segment: s.IsSegment, SegmentID: s.Attributes.SegmentID.Value, DSCTransaction: dsc})
+				out = append(out, Record{
+					Project: project, Type: it.Type, TraceID: s.TraceID, SpanID: s.SpanID, Parent: s.Parent,
+					Name: s.Name, Segment: s.IsSegment, SegmentID: s.Attributes.SegmentID.Value, DSCTransaction: dsc,
+				})
 			}
 		case envelope.ItemTypeLog:
 			var c struct {
@@ -146,8 +154,10 @@ func records(project string, env *envelope.Envelope) []Record {
 				Exception exceptions `json:"exception"`
 			}
 			_ = json.Unmarshal(it.Payload, &ev)
-			r := Record{Project: project, Type: it.Type, TraceID: ev.Contexts.Trace.TraceID, SpanID: ev.Contexts.Trace.SpanID,
-				Name: ev.Transaction, DSCTransaction: dsc}
+			r := Record{
+				Project: project, Type: it.Type, TraceID: ev.Contexts.Trace.TraceID, SpanID: ev.Contexts.Trace.SpanID,
+				Name: ev.Transaction, DSCTransaction: dsc,
+			}
 			r.Exception, _ = ev.Exception.thrown()
 			out = append(out, r)
 		}

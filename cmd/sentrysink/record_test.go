@@ -27,7 +27,7 @@ func TestRecordFile(t *testing.T) {
 	if r := post(t, hl, "/api/7/envelope/", errorEnv, nil); r.status != http.StatusTooManyRequests {
 		t.Fatalf("status %d, want 429", r.status)
 	}
-	if err := rec.Close(); err != nil {
+	if err = rec.Close(); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(path)
@@ -45,8 +45,10 @@ func TestRecordFile(t *testing.T) {
 		got = append(got, r)
 	}
 	want := []Record{
-		{Project: "7", Type: "transaction", TraceID: traceID, SpanID: "438f40bd3b4a41ee", Name: "GET /users/{id}",
-			Children: []string{"f1196292f76e45c0", "f1196292f76e45c1"}},
+		{
+			Project: "7", Type: "transaction", TraceID: traceID, SpanID: "438f40bd3b4a41ee", Name: "GET /users/{id}",
+			Children: []string{"f1196292f76e45c0", "f1196292f76e45c1"},
+		},
 		{Project: "7", Type: "log", TraceID: traceID, Body: "hello"},
 		{Project: "7", Type: "log", TraceID: traceID, SpanID: "b0e6f15b45c36b12", Body: "boom"},
 		{Project: "7", Type: "event", Exception: "*errors.errorString: connection refused"},

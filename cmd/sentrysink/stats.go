@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"maps"
-	"strconv"
 	"sync"
 	"time"
 
@@ -56,9 +55,13 @@ type Totals struct {
 	RateLimitedItems map[string]uint64 `json:"rate_limited_items"`
 	// Aborted counts requests whose client went away during --delay or --hang.
 	Aborted uint64 `json:"aborted"`
-	// Held is the requests --hang holds open now, and MaxHeld the most at once.
+	// Held is the requests --hang (or a down window of --hang-for, --flap) holds
+	// open now, and MaxHeld the most at once.
 	Held    int64 `json:"held"`
 	MaxHeld int64 `json:"max_held"`
+	// FaultOriginMs is when the first request arrived (Unix milliseconds), the
+	// origin of --hang-at, --hang-for and --flap; 0 without them or before it.
+	FaultOriginMs int64 `json:"fault_origin_unix_ms"`
 }
 
 // ProjectTotals is what one project received, counted as in Totals.
@@ -71,10 +74,12 @@ type ProjectTotals struct {
 	ClientReports map[string]uint64 `json:"client_report_discarded"`
 }
 
-// stats collects Totals from concurrent requests.
+// stats collects Totals from concurrent requests, and, with --timeline-file,
+// what each second of the wall clock saw.
 type stats struct {
 	mu sync.Mutex
 	t  Totals
+	tl *timeline
 }
 
 func newStats(now time.Time) *stats {
@@ -92,7 +97,19 @@ func newStats(now time.Time) *stats {
 func (s *stats) request(status int) {
 	s.mu.Lock()
 	s.t.Requests++
-	s.t.RequestsStatus[strconv.Itoa(status)]++
+	s.t.RequestsStatus[statusKey(status)]++
+	if s.tl != nil {
+		s.tl.request(time.Now(), status, s.t.Held)
+	}
+	s.mu.Unlock()
+}
+
+// origin records when the first request arrived (--hang-at, --hang-for, --flap).
+func (s *stats) origin(t time.Time) {
+	s.mu.Lock()
+	if s.t.FaultOriginMs == 0 {
+		s.t.FaultOriginMs = t.UnixMilli()
+	}
 	s.mu.Unlock()
 }
 
@@ -107,6 +124,9 @@ func (s *stats) held(delta int64) {
 	s.mu.Lock()
 	s.t.Held += delta
 	s.t.MaxHeld = max(s.t.MaxHeld, s.t.Held)
+	if s.tl != nil {
+		s.tl.at(time.Now(), s.t.Held)
+	}
 	s.mu.Unlock()
 }
 
@@ -181,6 +201,9 @@ func (s *stats) accepted(project, encoding string, wire, size int, sum *envSumma
 		}
 	}
 	t.ByProject[project] = p
+	if s.tl != nil {
+		s.tl.accepted(time.Now(), sum, t.Held)
+	}
 }
 
 // snapshot returns a deep copy of the totals.

@@ -58,7 +58,6 @@ var reported = map[account.Reason]bool{
 	account.ReasonRateLimited:      false,
 	account.ReasonSendError:        true,
 	account.ReasonNetworkError:     true,
-	account.ReasonInternalSDKError: true,
 	account.ReasonInvalid:          true,
 	account.ReasonUnroutable:       false,
 	account.ReasonDeduplicated:     false,
@@ -69,7 +68,7 @@ func TestReasonWireNames(t *testing.T) {
 	want := map[account.Reason]string{
 		account.ReasonRateLimitBackoff: "ratelimit_backoff", account.ReasonRateLimited: "rate_limited",
 		account.ReasonSendError: "send_error", account.ReasonNetworkError: "network_error",
-		account.ReasonInternalSDKError: "internal_sdk_error", account.ReasonInvalid: "invalid",
+		account.ReasonInvalid:    "invalid",
 		account.ReasonUnroutable: "unroutable", account.ReasonDeduplicated: "deduplicated",
 		account.ReasonQueueOverflow: "queue_overflow",
 	}
@@ -85,7 +84,7 @@ func TestDropped(t *testing.T) {
 		t.Run(why.Wire(), func(t *testing.T) {
 			for _, withReports := range []bool{true, false} {
 				f := newFixture(t, withReports)
-				ctx := context.Background()
+				ctx := t.Context()
 				f.acct.Dropped(ctx, why, account.Counts{account.CatLogItem: 2, account.CatLogByte: 300, account.CatSpan: 0})
 				f.acct.Dropped(ctx, why, account.Counts{account.CatLogItem: 1, account.CatLogByte: 50})
 				f.acct.Dropped(ctx, why, account.Counts{}) // records nothing
@@ -116,7 +115,7 @@ func TestDropped(t *testing.T) {
 
 func TestDroppedEveryCategory(t *testing.T) {
 	f := newFixture(t, true)
-	f.acct.Dropped(context.Background(), account.ReasonQueueOverflow, account.Counts{
+	f.acct.Dropped(t.Context(), account.ReasonQueueOverflow, account.Counts{
 		account.CatError: 1, account.CatTransaction: 2, account.CatSpan: 3, account.CatLogItem: 4, account.CatLogByte: 5,
 	})
 	project := attribute.String("project", "7")
@@ -138,7 +137,7 @@ func TestDroppedEveryCategory(t *testing.T) {
 
 func TestDroppedNothing(t *testing.T) {
 	f := newFixture(t, true)
-	f.acct.Dropped(context.Background(), account.ReasonInvalid, account.Counts{})
+	f.acct.Dropped(t.Context(), account.ReasonInvalid, account.Counts{})
 	_, err := f.tel.GetMetric(metricDropped)
 	assert.Error(t, err, "no drop, no point")
 	assert.Nil(t, f.reports.Take())
@@ -151,18 +150,24 @@ func TestSent(t *testing.T) {
 		want   map[string]int64
 	}{
 		{name: "nothing", counts: []account.Counts{{}}, want: map[string]int64{}},
-		{name: "a transaction and its spans", counts: []account.Counts{{account.CatTransaction: 1, account.CatSpan: 4}},
-			want: map[string]int64{"category=transaction,project=7": 1, "category=span,project=7": 4}},
-		{name: "adds up", counts: []account.Counts{{account.CatError: 1}, {account.CatError: 2, account.CatLogItem: 0}},
-			want: map[string]int64{"category=error,project=7": 3}},
-		{name: "logs", counts: []account.Counts{{account.CatLogItem: 100, account.CatLogByte: 12345}},
-			want: map[string]int64{"category=log_item,project=7": 100, "category=log_byte,project=7": 12345}},
+		{
+			name: "a transaction and its spans", counts: []account.Counts{{account.CatTransaction: 1, account.CatSpan: 4}},
+			want: map[string]int64{"category=transaction,project=7": 1, "category=span,project=7": 4},
+		},
+		{
+			name: "adds up", counts: []account.Counts{{account.CatError: 1}, {account.CatError: 2, account.CatLogItem: 0}},
+			want: map[string]int64{"category=error,project=7": 3},
+		},
+		{
+			name: "logs", counts: []account.Counts{{account.CatLogItem: 100, account.CatLogByte: 12345}},
+			want: map[string]int64{"category=log_item,project=7": 100, "category=log_byte,project=7": 12345},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, true)
 			for _, c := range tt.counts {
-				f.acct.Sent(context.Background(), c)
+				f.acct.Sent(t.Context(), c)
 			}
 			assert.Equal(t, tt.want, f.points(t, metricSent))
 			assert.Empty(t, f.points(t, metricDropped))
@@ -181,18 +186,24 @@ func TestOutcome(t *testing.T) {
 		wantDropped map[string]int64
 		wantReport  []envelope.Discard
 	}{
-		{name: "delivered", delivered: true, why: account.ReasonSendError,
-			wantSent: map[string]int64{"category=span,project=7": 5}, wantDropped: map[string]int64{}},
-		{name: "send error", why: account.ReasonSendError,
+		{
+			name: "delivered", delivered: true, why: account.ReasonSendError,
+			wantSent: map[string]int64{"category=span,project=7": 5}, wantDropped: map[string]int64{},
+		},
+		{
+			name: "send error", why: account.ReasonSendError,
 			wantSent: map[string]int64{}, wantDropped: map[string]int64{"category=span,project=7,reason=send_error": 5},
-			wantReport: []envelope.Discard{{Reason: "send_error", Category: "span", Quantity: 5}}},
-		{name: "429", why: account.ReasonRateLimited,
-			wantSent: map[string]int64{}, wantDropped: map[string]int64{"category=span,project=7,reason=rate_limited": 5}},
+			wantReport: []envelope.Discard{{Reason: "send_error", Category: "span", Quantity: 5}},
+		},
+		{
+			name: "429", why: account.ReasonRateLimited,
+			wantSent: map[string]int64{}, wantDropped: map[string]int64{"category=span,project=7,reason=rate_limited": 5},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, true)
-			f.acct.Outcome(context.Background(), tt.delivered, tt.why, c)
+			f.acct.Outcome(t.Context(), tt.delivered, tt.why, c)
 			assert.Equal(t, tt.wantSent, f.points(t, metricSent))
 			assert.Equal(t, tt.wantDropped, f.points(t, metricDropped))
 			assert.Equal(t, tt.wantReport, f.reports.Take())
@@ -202,7 +213,7 @@ func TestOutcome(t *testing.T) {
 
 func TestRequest(t *testing.T) {
 	f := newFixture(t, false)
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, status := range []int{200, 200, 429, 0, 0, 0, 418, 503} {
 		f.acct.Request(ctx, status)
 	}
@@ -229,8 +240,8 @@ func TestProjectsApart(t *testing.T) {
 	f := newFixture(t, false)
 	other := account.NewAccountant(f.tel.Builder, "unroutable", nil)
 	assert.Equal(t, attribute.String("project", "unroutable"), other.Project)
-	f.acct.Dropped(context.Background(), account.ReasonInvalid, account.Counts{account.CatError: 1})
-	other.Dropped(context.Background(), account.ReasonUnroutable, account.Counts{account.CatError: 2})
+	f.acct.Dropped(t.Context(), account.ReasonInvalid, account.Counts{account.CatError: 1})
+	other.Dropped(t.Context(), account.ReasonUnroutable, account.Counts{account.CatError: 2})
 	assert.Equal(t, map[string]int64{
 		"category=error,project=7,reason=invalid":             1,
 		"category=error,project=unroutable,reason=unroutable": 2,
@@ -250,14 +261,22 @@ func TestObserveLimits(t *testing.T) {
 		want   map[string]float64 // category → seconds left
 	}{
 		{name: "none", limits: ratelimit.Limits{}, now: base, want: map[string]float64{}},
-		{name: "one category", limits: parse("60:log_item:organization"), now: base.Add(15 * time.Second),
-			want: map[string]float64{"log_item": 45}},
-		{name: "all categories is named all", limits: parse("30::organization"), now: base.Add(10 * time.Second),
-			want: map[string]float64{"all": 20}},
-		{name: "expired ones are left out", limits: parse("60:log_item;log_byte:organization, 30::organization, 5:span:key"), now: base.Add(10 * time.Second),
-			want: map[string]float64{"log_item": 50, "log_byte": 50, "all": 20}},
-		{name: "a limit ending now is over", limits: parse("10:error:key, 11:transaction:key"), now: base.Add(10 * time.Second),
-			want: map[string]float64{"transaction": 1}},
+		{
+			name: "one category", limits: parse("60:log_item:organization"), now: base.Add(15 * time.Second),
+			want: map[string]float64{"log_item": 45},
+		},
+		{
+			name: "all categories is named all", limits: parse("30::organization"), now: base.Add(10 * time.Second),
+			want: map[string]float64{"all": 20},
+		},
+		{
+			name: "expired ones are left out", limits: parse("60:log_item;log_byte:organization, 30::organization, 5:span:key"), now: base.Add(10 * time.Second),
+			want: map[string]float64{"log_item": 50, "log_byte": 50, "all": 20},
+		},
+		{
+			name: "a limit ending now is over", limits: parse("10:error:key, 11:transaction:key"), now: base.Add(10 * time.Second),
+			want: map[string]float64{"transaction": 1},
+		},
 		{name: "all expired", limits: parse("5:span:key, 1::key"), now: base.Add(time.Minute), want: map[string]float64{}},
 	}
 	for _, tt := range tests {

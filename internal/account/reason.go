@@ -16,8 +16,6 @@ const (
 	// ReasonNetworkError: no answer (connection, TLS, timeout), and retries
 	// gave up or the exporter was shutting down.
 	ReasonNetworkError
-	// ReasonInternalSDKError: the exporter could not encode the item.
-	ReasonInternalSDKError
 	// ReasonInvalid: the item could not be repaired into something Relay accepts.
 	ReasonInvalid
 	// ReasonUnroutable: the item's resource maps to no Sentry project (no
@@ -38,7 +36,7 @@ const (
 // Wire is the name in metrics and client reports.
 func (r Reason) Wire() string {
 	return [NumReasons]string{
-		"ratelimit_backoff", "rate_limited", "send_error", "network_error", "internal_sdk_error", "invalid", "unroutable", "deduplicated", "queue_overflow",
+		"ratelimit_backoff", "rate_limited", "send_error", "network_error", "invalid", "unroutable", "deduplicated", "queue_overflow",
 	}[r]
 }
 

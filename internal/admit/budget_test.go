@@ -60,14 +60,14 @@ func TestBudgetShares(t *testing.T) {
 func TestBudgetWaitersServedInOrder(t *testing.T) {
 	b := NewBudget(2, 2) // a share of one request each
 	a, c := grown(b, 1), grown(b, 4)
-	ta, ok := a.Acquire(context.Background())
+	ta, ok := a.Acquire(t.Context())
 	require.True(t, ok)
-	tc, ok := c.Acquire(context.Background())
+	tc, ok := c.Acquire(t.Context())
 	require.True(t, ok) // the budget is full now
 	order := make(chan string, 3)
 	waitFor := func(l *Limit, name string) {
 		go func() {
-			if _, ok := l.Acquire(context.Background()); ok {
+			if _, ok := l.Acquire(t.Context()); ok {
 				order <- name
 			}
 		}()
@@ -88,9 +88,9 @@ func TestBudgetWaitersServedInOrder(t *testing.T) {
 func TestBudgetAcquireGivesUp(t *testing.T) {
 	b := NewBudget(1, 1)
 	l := grown(b, 4)
-	_, ok := l.Acquire(context.Background())
+	_, ok := l.Acquire(t.Context())
 	require.True(t, ok)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan bool)
 	go func() {
 		_, ok := l.Acquire(ctx)
@@ -138,8 +138,8 @@ func TestBudgetStalledProjectStopsBorrowing(t *testing.T) {
 	assert.False(t, ok, "stalled: no more borrowing though the budget has room")
 	other := grown(b, 128)
 	for range 12 {
-		_, ok := other.TryAcquire()
-		require.True(t, ok, "another project still borrows")
+		_, borrowed := other.TryAcquire()
+		require.True(t, borrowed, "another project still borrows")
 	}
 	l.Release(tickets[0], VerdictOK) // an answer: no longer stalled
 	tk, ok := l.TryAcquire()

@@ -1,7 +1,6 @@
 package admit
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -158,7 +157,7 @@ func TestLimitQuietProjectStaysSmall(t *testing.T) {
 	b := NewBudget(1000, 1)
 	l := b.NewLimit(64)
 	for range 50 {
-		tk, ok := l.Acquire(context.Background())
+		tk, ok := l.Acquire(t.Context())
 		require.True(t, ok)
 		l.Release(tk, VerdictOK)
 	}

@@ -13,7 +13,7 @@ type Config struct {
 	// span that does not fit pushes the oldest held spans out as fragments.
 	MaxBytes int64
 	// Remember is how many sent span ids (per generation) are remembered to
-	// recognise a late child. 0 remembers none: a late child waits until
+	// recognize a late child. 0 remembers none: a late child waits until
 	// its wait is over.
 	Remember int
 }
@@ -83,13 +83,6 @@ type node[T any] struct {
 // New returns an empty Assembler.
 func New[T any](cfg Config) *Assembler[T] {
 	return &Assembler[T]{cfg: cfg, traces: map[[16]byte]*trace[T]{}, sent: newRecent(cfg.Remember), byID: map[spanKey]int32{}}
-}
-
-// Bytes is what the held spans weigh, as sized by the caller.
-func (a *Assembler[T]) Bytes() int64 {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.bytes
 }
 
 // Held reports whether the span (trace, id) is held.
@@ -171,7 +164,7 @@ func (a *Assembler[T]) resolve(refs []Ref, verdict []Verdict) {
 		}
 		path := a.path[:0]
 		j := int32(i)
-		v := Held
+		var v Verdict
 		for steps := 0; ; steps++ {
 			if a.known[j] {
 				v = verdict[j]
@@ -188,11 +181,12 @@ func (a *Assembler[T]) resolve(refs []Ref, verdict []Verdict) {
 				j = p
 				continue
 			}
-			if r.Parent == r.ID || steps >= len(refs) {
+			switch {
+			case r.Parent == r.ID || steps >= len(refs):
 				v = Held // a cycle or self-parent: no root will come
-			} else if !a.heldLocked(k) && a.sent.has(k) {
+			case !a.heldLocked(k) && a.sent.has(k):
 				v = Late
-			} else {
+			default:
 				v = Held
 			}
 			break

@@ -153,6 +153,34 @@ func TestAssembler(t *testing.T) {
 			},
 		},
 		{
+			name: "exactly at the byte bound: nothing pushed out",
+			cfg:  Config{Wait: time.Minute, MaxBytes: 200, Remember: 100},
+			steps: []step{
+				{batch: []sp{{1, 3, 2, false}, {2, 3, 2, false}}},
+				{flush: true, out: []string{"shutdown:b3", "shutdown:c3"}},
+			},
+		},
+		{
+			name: "a group pushed out by the bound leaves its held siblings to their root",
+			cfg:  Config{Wait: time.Minute, MaxBytes: 250, Remember: 100},
+			steps: []step{
+				// b2 and b3 are siblings under the absent b1; c5 pushes b2 out
+				{batch: []sp{{1, 2, 1, false}, {1, 3, 1, false}}},
+				{at: time.Second, batch: []sp{{2, 5, 4, false}}, out: []string{"memory_bound:b2"}},
+				{at: 2 * time.Second, batch: []sp{{1, 1, 0, false}}, pass: []string{"b1"}, out: []string{"with_root:b3"}},
+				{flush: true, out: []string{"shutdown:c5"}},
+			},
+		},
+		{
+			name: "Remember 0: a child after its root is not known late, it waits",
+			cfg:  Config{Wait: 10 * time.Second, MaxBytes: 1 << 20, Remember: 0},
+			steps: []step{
+				{batch: []sp{{1, 1, 0, false}}, pass: []string{"b1"}},
+				{at: time.Second, batch: []sp{{1, 2, 1, false}}},
+				{at: 11 * time.Second, expire: true, out: []string{"expired:b2"}},
+			},
+		},
+		{
 			name: "shutdown flushes all and passes everything after",
 			steps: []step{
 				{batch: []sp{{1, 3, 2, false}, {1, 2, 1, false}, {2, 9, 8, false}}},
@@ -295,5 +323,63 @@ func TestRecentTwoGenerations(t *testing.T) {
 	r.add(k(5)) // 3,4 become old, 1,2 forgotten
 	if r.has(k(1)) || !r.has(k(3)) || !r.has(k(5)) {
 		t.Fatal("the oldest generation is forgotten")
+	}
+}
+
+// TestHeld: a span is held from its Admit until it comes out, whichever way.
+func TestHeld(t *testing.T) {
+	cfg := Config{Wait: 10 * time.Second, MaxBytes: 1 << 20, Remember: 100}
+	child, root := sp{1, 2, 1, false}, sp{1, 1, 0, false}
+	held := func(a *Assembler[string], s sp) bool { r := s.ref(); return a.Held(r.Trace, r.ID) }
+	tests := []struct {
+		name  string
+		steps []step
+		want  bool // child held after the steps
+	}{
+		{"never admitted", nil, false},
+		{"waiting for its root", []step{{batch: []sp{child}}}, true},
+		{"released with its root", []step{{batch: []sp{child}}, {batch: []sp{root}, pass: []string{"b1"}, out: []string{"with_root:b2"}}}, false},
+		{"released with its root while its trace holds another span", []step{
+			{batch: []sp{child, {1, 5, 4, false}}},
+			{batch: []sp{root}, pass: []string{"b1"}, out: []string{"with_root:b2"}},
+		}, false},
+		{"expired", []step{{batch: []sp{child}}, {at: 10 * time.Second, expire: true, out: []string{"expired:b2"}}}, false},
+		{"flushed", []step{{batch: []sp{child}}, {flush: true, out: []string{"shutdown:b2"}}}, false},
+		{"passed with its root in one batch", []step{{batch: []sp{child, root}, pass: []string{"b2", "b1"}}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := New[string](cfg)
+			run(t, a, tt.steps)
+			if got := held(a, child); got != tt.want {
+				t.Fatalf("Held(child) = %v, want %v", got, tt.want)
+			}
+			if held(a, sp{2, 2, 1, false}) {
+				t.Fatal("a span of another trace is held")
+			}
+		})
+	}
+}
+
+// TestFifoStaysBounded: under steady traffic (a child held, then released by
+// its root, with Expire ticking in between) the assembler's arrival list is
+// compacted instead of growing with every span it ever held.
+func TestFifoStaysBounded(t *testing.T) {
+	a := New[string](Config{Wait: time.Hour, MaxBytes: 1 << 30, Remember: 100})
+	for i := range 5000 {
+		tr := [16]byte{byte(i), byte(i >> 8)}
+		v := make([]Verdict, 1)
+		a.Admit(t0, []Ref{{Trace: tr, ID: [8]byte{2}, Parent: [8]byte{1}}}, v, func(int) (string, int64) { return "child", 100 })
+		if v[0] != Held {
+			t.Fatalf("round %d: the child is %v, not held", i, v[0])
+		}
+		a.Expire(t0) // nothing is due; the front moves past what was released
+		rel := a.Admit(t0, []Ref{{Trace: tr, ID: [8]byte{1}, Root: true}}, v, func(int) (string, int64) { return "root", 100 })
+		if len(rel) != 1 {
+			t.Fatalf("round %d: %d groups released with the root", i, len(rel))
+		}
+	}
+	if len(a.fifo) > 2100 {
+		t.Fatalf("the arrival list holds %d entries after 5,000 spans, none of them held", len(a.fifo))
 	}
 }

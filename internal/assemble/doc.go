@@ -25,8 +25,8 @@
 // (0x200). Where HAS_IS_REMOTE is absent, a SERVER or CONSUMER span is a
 // local root. A local root never waits for a parent in another service.
 //
-// The package never drops a span: every span admitted comes out exactly once,
-// passed or released. It never serialises and never counts outcomes; the
+// The package must never drop a span: every span admitted comes out exactly
+// once, passed or released. It must not serialize or count outcomes: the
 // caller translates what comes out and counts fragments by reason. It holds
 // caller payloads of any type and reads no clock: every call takes now.
 package assemble

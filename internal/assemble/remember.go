@@ -16,8 +16,8 @@ type recent struct {
 	cur, old map[spanKey]struct{}
 }
 
-func newRecent(max int) recent {
-	return recent{max: max, cur: make(map[spanKey]struct{}), old: make(map[spanKey]struct{})}
+func newRecent(limit int) recent {
+	return recent{max: limit, cur: make(map[spanKey]struct{}), old: make(map[spanKey]struct{})}
 }
 
 func (r *recent) add(k spanKey) {

@@ -1,5 +1,7 @@
 // Package atomicfile writes files that a concurrent reader never sees half
 // written: the test sinks' summary files, read by the scripts while they run.
+// It must not leave a partial file behind: a write that fails leaves the
+// file as it was, and no temporary file.
 package atomicfile
 
 import (
@@ -28,5 +30,9 @@ func WriteJSON(path string, v any) error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
 }

@@ -104,3 +104,109 @@ func TestDedupeBound(t *testing.T) {
 	_, what := d.Offer(p, &ev, time.Time{})
 	assert.Equal(t, Overflow, what, "over the byte cap")
 }
+
+// TestDueWaitsForHeldSpan: a log-derived event whose span is still held in
+// trace assembly stays past its window (its span's event is made only when
+// the span is released), in steps of the window, until Length + HoldMore
+// after it was offered; nothing else waits, and shutdown waits for nothing.
+// The window is 5 s and HoldMore 10 s: the event's limit is at 15 s.
+func TestDueWaitsForHeldSpan(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	log := errorshapetest.LogEvent(false)
+	spanEv := errorshapetest.SpanEvent(false)
+	otherLog := errorshapetest.LogEvent(false)
+	otherLog.SpanID = [8]byte{9} // a span that is not held
+	otherLog.EventID = "c" + otherLog.EventID[1:]
+	always := func(time.Duration, [8]byte) bool { return true }
+	type due struct {
+		at    time.Duration
+		final bool
+		want  []string // event ids released, in order
+	}
+	a, b, c := spanEv.EventID, log.EventID, otherLog.EventID
+	tests := []struct {
+		name  string
+		offer []translate.ErrorEvent // all at t0, in this order
+		// held tells whether span is held in assembly at the time of the
+		// Due call (nil: no assembly, SpanHeld is nil).
+		held func(at time.Duration, span [8]byte) bool
+		dues []due
+	}{
+		{
+			"span held: waits in steps of the window, up to its limit",
+			[]translate.ErrorEvent{log},
+			always,
+			[]due{{5 * time.Second, false, nil}, {10 * time.Second, false, nil}, {14 * time.Second, false, nil}, {15 * time.Second, false, []string{b}}},
+		},
+		{
+			"the step that would pass the limit stops at it",
+			[]translate.ErrorEvent{log},
+			always,
+			[]due{{7 * time.Second, false, nil}, {12 * time.Second, false, nil}, {15 * time.Second, false, []string{b}}},
+		},
+		{
+			"span released meanwhile: the event goes at its next due time",
+			[]translate.ErrorEvent{log},
+			func(at time.Duration, _ [8]byte) bool { return at < 8*time.Second },
+			[]due{{5 * time.Second, false, nil}, {9 * time.Second, false, nil}, {10 * time.Second, false, []string{b}}},
+		},
+		{
+			"span not held: released when the window ends",
+			[]translate.ErrorEvent{log},
+			func(time.Duration, [8]byte) bool { return false },
+			[]due{{4 * time.Second, false, nil}, {5 * time.Second, false, []string{b}}},
+		},
+		{
+			"no assembly (SpanHeld nil): released when the window ends",
+			[]translate.ErrorEvent{log},
+			nil,
+			[]due{{5 * time.Second, false, []string{b}}},
+		},
+		{
+			"a span-derived event never waits for its span",
+			[]translate.ErrorEvent{spanEv},
+			always,
+			[]due{{5 * time.Second, false, []string{a}}},
+		},
+		{
+			"shutdown waits for no held span",
+			[]translate.ErrorEvent{log},
+			always,
+			[]due{{5 * time.Second, false, nil}, {6 * time.Second, true, []string{b}}},
+		},
+		{
+			"a waiting event does not hold back one behind it",
+			[]translate.ErrorEvent{log, otherLog},
+			func(_ time.Duration, span [8]byte) bool { return span == log.SpanID },
+			[]due{{5 * time.Second, false, []string{c}}, {15 * time.Second, false, []string{b}}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := New[*project](5 * time.Second)
+			d.HoldMore = 10 * time.Second
+			var at time.Duration
+			if tt.held != nil {
+				d.SpanHeld = func(trace [16]byte, span [8]byte) bool {
+					assert.Equal(t, log.TraceIDBytes, trace)
+					return tt.held(at, span)
+				}
+			}
+			p := &project{}
+			for i := range tt.offer {
+				ev := tt.offer[i]
+				_, what := d.Offer(p, &ev, t0)
+				require.Equal(t, Held, what)
+			}
+			for _, s := range tt.dues {
+				at = s.at
+				var got []string
+				for _, r := range d.Due(t0.Add(s.at), s.final) {
+					got = append(got, r.Ev.EventID)
+				}
+				assert.Equal(t, s.want, got, "at %v (final %v)", s.at, s.final)
+			}
+			assert.Empty(t, d.held, "everything released")
+		})
+	}
+}

@@ -14,13 +14,15 @@
 //
 // Every request carries "Authorization: Bearer <auth_token>".
 //
-// # Behaviour
+// # Behavior
 //
 // A [Resolver] caches results per slug: a DSN for [Config.TTL], a failure
 // for [Config.NegativeTTL]. Concurrent Resolve calls for one slug share a
 // single lookup. The lookup runs detached from the callers' contexts (bounded
 // by a 30 s timeout) so one caller giving up does not fail the others; every
-// caller still returns as soon as its own context is done.
+// caller still returns as soon as its own context is done. The lookups belong
+// to the Resolver: [Resolver.Shutdown] cancels those in flight and waits for
+// them, and no lookup starts after it.
 //
 // The first active key (isActive) with a well-formed dsn.public wins, in the
 // order the API lists them.
@@ -43,8 +45,9 @@
 // The cache holds at most [MaxCacheEntries] slugs; when full, the entry
 // stored (or refreshed) longest ago is evicted.
 //
-// Response bodies are read up to 1 MiB. Errors never contain the auth token
-// or a DSN; they name the slug, the request path and the HTTP status.
+// Response bodies are read up to 1 MiB. Errors must never contain the auth
+// token or a DSN; they name the slug, the request path and the HTTP status.
+// The Resolver must not call the API once [Resolver.Shutdown] has begun.
 package discovery
 
 import (
@@ -65,10 +68,6 @@ import (
 )
 
 const (
-	// DefaultURL is used when Config.URL is empty.
-	DefaultURL = "https://sentry.io"
-	// DefaultTTL is used when Config.TTL is 0.
-	DefaultTTL = 10 * time.Minute
 	// DefaultNegativeTTL is used when Config.NegativeTTL is 0.
 	DefaultNegativeTTL = 30 * time.Second
 	// MaxCacheEntries bounds the number of cached slugs (positive and
@@ -87,7 +86,7 @@ const (
 // Config configures a Resolver.
 type Config struct {
 	// URL is the base URL of the Sentry web API, e.g. https://sentry.io.
-	// DefaultURL when empty.
+	// URL is Sentry's (the exporter's config gives https://sentry.io by default).
 	URL string
 	// OrgSlug is the organization that owns the projects.
 	OrgSlug string
@@ -98,7 +97,8 @@ type Config struct {
 	Team string
 	// AutoCreateProjects creates a project that does not exist.
 	AutoCreateProjects bool
-	// TTL is how long a resolved DSN is cached; DefaultTTL when 0.
+	// TTL is how long a resolved DSN is cached (the exporter's config: 10
+	// minutes by default, always positive).
 	TTL time.Duration
 	// NegativeTTL is how long a failure is cached (data for that project
 	// is dropped meanwhile); DefaultNegativeTTL when 0.
@@ -119,7 +119,14 @@ type Resolver struct {
 	lookups    atomic.Int64
 	maxEntries int
 
+	// lookupCtx is the parent of every lookup; Shutdown cancels it and
+	// waits for the lookups (lookupWG) to return.
+	lookupCtx    context.Context
+	cancelLookup context.CancelFunc
+	lookupWG     sync.WaitGroup
+
 	mu        sync.Mutex
+	closed    bool                     // Shutdown began: no lookup starts
 	cache     map[string]*list.Element // of *entry
 	order     *list.List               // front = oldest
 	inflight  map[string]*call
@@ -149,23 +156,20 @@ func New(client *http.Client, cfg Config, now func() time.Time) *Resolver {
 	if now == nil {
 		now = time.Now
 	}
-	if cfg.URL == "" {
-		cfg.URL = DefaultURL
-	}
-	if cfg.TTL <= 0 {
-		cfg.TTL = DefaultTTL
-	}
 	if cfg.NegativeTTL <= 0 {
 		cfg.NegativeTTL = DefaultNegativeTTL
 	}
+	lookupCtx, cancel := context.WithCancel(context.Background())
 	r := &Resolver{
-		client:     client,
-		cfg:        cfg,
-		now:        now,
-		maxEntries: MaxCacheEntries,
-		cache:      make(map[string]*list.Element),
-		order:      list.New(),
-		inflight:   make(map[string]*call),
+		lookupCtx:    lookupCtx,
+		cancelLookup: cancel,
+		client:       client,
+		cfg:          cfg,
+		now:          now,
+		maxEntries:   MaxCacheEntries,
+		cache:        make(map[string]*list.Element),
+		order:        list.New(),
+		inflight:     make(map[string]*call),
 	}
 	u, err := url.Parse(strings.TrimRight(cfg.URL, "/"))
 	switch {
@@ -180,9 +184,6 @@ func New(client *http.Client, cfg Config, now func() time.Time) *Resolver {
 	}
 	return r
 }
-
-// Lookups returns the number of API calls made so far.
-func (r *Resolver) Lookups() int64 { return r.lookups.Load() }
 
 // Resolve returns the public DSN of the project with that slug.
 //
@@ -214,6 +215,13 @@ func (r *Resolver) Resolve(ctx context.Context, slug string) (string, error) {
 	}
 	c, ok := r.inflight[slug]
 	if !ok {
+		if r.closed {
+			r.mu.Unlock()
+			if stale != nil {
+				return stale.dsn, nil
+			}
+			return "", fmt.Errorf("discovery: project %q: %w: the resolver is shut down", slug, ErrUnresolved)
+		}
 		if now.Before(r.rateUntil) {
 			until := r.rateUntil
 			r.mu.Unlock()
@@ -229,7 +237,8 @@ func (r *Resolver) Resolve(ctx context.Context, slug string) (string, error) {
 		}
 		c = &call{done: make(chan struct{})}
 		r.inflight[slug] = c
-		go r.run(context.WithoutCancel(ctx), slug, c)
+		// Added under r.mu, before Shutdown can set closed and wait.
+		r.lookupWG.Go(func() { r.run(r.lookupCtx, slug, c) })
 	}
 	r.mu.Unlock()
 
@@ -238,6 +247,29 @@ func (r *Resolver) Resolve(ctx context.Context, slug string) (string, error) {
 		return c.dsn, c.err
 	case <-ctx.Done():
 		return "", fmt.Errorf("discovery: project %q: %w: %w", slug, ErrUnresolved, context.Cause(ctx))
+	}
+}
+
+// Shutdown cancels the lookups in flight and waits until they have returned,
+// or until ctx is done (then it returns ctx's error). Their callers get an
+// error wrapping ErrUnresolved. From then on Resolve calls no API: it answers
+// from the cache (a DSN past its TTL included) or with an error wrapping
+// ErrUnresolved. It is safe to call more than once.
+func (r *Resolver) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.cancelLookup()
+	done := make(chan struct{})
+	go func() {
+		r.lookupWG.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -335,7 +367,8 @@ func (r *Resolver) lookup(ctx context.Context, slug string) (string, *lookupErro
 	if lerr != nil {
 		return "", lerr
 	}
-	if lerr := r.createProject(ctx, team, slug); lerr != nil {
+	lerr = r.createProject(ctx, team, slug)
+	if lerr != nil {
 		return "", lerr
 	}
 	dsn, found, lerr = r.fetchKeys(ctx, slug)
@@ -429,13 +462,13 @@ func nextLink(values []string) (string, bool) {
 			if k := strings.IndexByte(rest, '<'); k >= 0 {
 				params = rest[:k]
 			}
-			var isNext, results = false, true
-			for _, p := range strings.Split(params, ";") {
+			isNext, results := false, true
+			for p := range strings.SplitSeq(params, ";") {
 				name, val, _ := strings.Cut(strings.TrimSpace(strings.Trim(strings.TrimSpace(p), ",")), "=")
 				val = strings.Trim(strings.TrimSpace(val), `"`)
 				switch strings.ToLower(strings.TrimSpace(name)) {
 				case "rel":
-					for _, rel := range strings.Fields(val) {
+					for rel := range strings.FieldsSeq(val) {
 						if strings.EqualFold(rel, "next") {
 							isNext = true
 						}
@@ -567,8 +600,7 @@ func (r *Resolver) do(ctx context.Context, method string, u *url.URL, body []byt
 	r.lookups.Add(1)
 	resp, err := r.client.Do(req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
+		if ue, ok := errors.AsType[*url.Error](err); ok {
 			err = ue.Err // url.Error repeats the full URL
 		}
 		return nil, lerrf("%s %s: %v", method, u.Path, err)

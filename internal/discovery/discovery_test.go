@@ -12,10 +12,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 const (
@@ -74,7 +76,7 @@ type fakeAPI struct {
 	bodies   []map[string]string
 	calls    []string // "METHOD path"
 	nextID   int
-	// override, when set, answers instead of the default behaviour; it
+	// override, when set, answers instead of the default behavior; it
 	// returns false to fall through.
 	override func(w http.ResponseWriter, r *http.Request) bool
 }
@@ -172,8 +174,11 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// testTTL is the exporter's default cache_ttl.
+const testTTL = 10 * time.Minute
+
 func newResolver(f *fakeAPI, clk *clock, mod func(*Config)) *Resolver {
-	cfg := Config{URL: f.srv.URL, OrgSlug: testOrg, AuthToken: testToken}
+	cfg := Config{URL: f.srv.URL, OrgSlug: testOrg, AuthToken: testToken, TTL: testTTL}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -185,7 +190,7 @@ func TestResolveAndCacheTTL(t *testing.T) {
 	f.addProject("checkout", []fakeKey{key("inactive1", 42, false), key("pub42", 42, true), key("pub43", 42, true)})
 	clk := newClock()
 	r := newResolver(f, clk, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 
 	dsn, err := r.Resolve(ctx, "checkout")
 	require.NoError(t, err)
@@ -193,7 +198,7 @@ func TestResolveAndCacheTTL(t *testing.T) {
 	assert.EqualValues(t, 1, r.Lookups())
 	assert.Equal(t, []string{"GET /api/0/projects/acme/checkout/keys/"}, f.callList())
 
-	clk.Advance(DefaultTTL - time.Second)
+	clk.Advance(testTTL - time.Second)
 	dsn, err = r.Resolve(ctx, "checkout")
 	require.NoError(t, err)
 	assert.Equal(t, "https://pub42@o1.ingest.sentry.io/42", dsn)
@@ -213,10 +218,10 @@ func TestCustomTTL(t *testing.T) {
 	f.addProject("a", []fakeKey{key("pa", 1, true)})
 	clk := newClock()
 	r := newResolver(f, clk, func(c *Config) { c.TTL = time.Minute })
-	_, err := r.Resolve(context.Background(), "a")
+	_, err := r.Resolve(t.Context(), "a")
 	require.NoError(t, err)
 	clk.Advance(time.Minute)
-	_, err = r.Resolve(context.Background(), "a")
+	_, err = r.Resolve(t.Context(), "a")
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, r.Lookups())
 }
@@ -230,7 +235,7 @@ func TestPagination(t *testing.T) {
 		[]fakeKey{key("never-fetched", 7, true)},
 	)
 	r := newResolver(f, newClock(), nil)
-	dsn, err := r.Resolve(context.Background(), "paged")
+	dsn, err := r.Resolve(t.Context(), "paged")
 	require.NoError(t, err)
 	assert.Equal(t, "https://live@o1.ingest.sentry.io/7", dsn)
 	assert.EqualValues(t, 3, r.Lookups(), "stops at the page with the active key")
@@ -240,7 +245,7 @@ func TestPaginationNoActiveKey(t *testing.T) {
 	f := newFakeAPI(t)
 	f.addProject("dead", []fakeKey{key("old1", 7, false)}, []fakeKey{key("old2", 7, false)})
 	r := newResolver(f, newClock(), nil)
-	_, err := r.Resolve(context.Background(), "dead")
+	_, err := r.Resolve(t.Context(), "dead")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.Contains(t, err.Error(), "no active key")
 	assert.NotContains(t, err.Error(), "old1")
@@ -250,19 +255,19 @@ func TestPaginationNoActiveKey(t *testing.T) {
 
 func TestLinkToOtherHostNotFollowed(t *testing.T) {
 	var evilHits atomic.Int64
-	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		evilHits.Add(1)
 		_, _ = io.WriteString(w, "[]")
 	}))
 	defer evil.Close()
 	f := newFakeAPI(t)
-	f.override = func(w http.ResponseWriter, r *http.Request) bool {
+	f.override = func(w http.ResponseWriter, _ *http.Request) bool {
 		w.Header().Set("Link", `<`+evil.URL+`/api/0/projects/acme/x/keys/?cursor=1:1:0>; rel="next"; results="true"; cursor="1:1:0"`)
 		_ = json.NewEncoder(w).Encode([]fakeKey{key("inactive", 1, false)})
 		return true
 	}
 	r := newResolver(f, newClock(), nil)
-	_, err := r.Resolve(context.Background(), "x")
+	_, err := r.Resolve(t.Context(), "x")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.Contains(t, err.Error(), "another host")
 	assert.Zero(t, evilHits.Load())
@@ -272,7 +277,7 @@ func TestNotFoundWithoutAutoCreate(t *testing.T) {
 	f := newFakeAPI(t)
 	clk := newClock()
 	r := newResolver(f, clk, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 
 	_, err := r.Resolve(ctx, "missing")
 	require.ErrorIs(t, err, ErrUnresolved)
@@ -299,7 +304,7 @@ func TestNotFoundWithoutAutoCreate(t *testing.T) {
 func TestAutoCreateWithTeam(t *testing.T) {
 	f := newFakeAPI(t)
 	r := newResolver(f, newClock(), func(c *Config) { c.AutoCreateProjects = true; c.Team = "backend" })
-	dsn, err := r.Resolve(context.Background(), "new-svc")
+	dsn, err := r.Resolve(t.Context(), "new-svc")
 	require.NoError(t, err)
 	assert.Equal(t, "https://pk101@o1.ingest.sentry.io/101", dsn)
 	assert.Equal(t, []string{
@@ -315,9 +320,9 @@ func TestAutoCreateWithTeam(t *testing.T) {
 func TestAutoCreateDiscoversTeam(t *testing.T) {
 	f := newFakeAPI(t)
 	r := newResolver(f, newClock(), func(c *Config) { c.AutoCreateProjects = true })
-	_, err := r.Resolve(context.Background(), "svc-a")
+	_, err := r.Resolve(t.Context(), "svc-a")
 	require.NoError(t, err)
-	_, err = r.Resolve(context.Background(), "svc-b")
+	_, err = r.Resolve(t.Context(), "svc-b")
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"GET /api/0/projects/acme/svc-a/keys/",
@@ -335,7 +340,7 @@ func TestAutoCreateNoTeams(t *testing.T) {
 	f := newFakeAPI(t)
 	f.teams = nil
 	r := newResolver(f, newClock(), func(c *Config) { c.AutoCreateProjects = true })
-	_, err := r.Resolve(context.Background(), "svc")
+	_, err := r.Resolve(t.Context(), "svc")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.Contains(t, err.Error(), "no team")
 	assert.Empty(t, f.created)
@@ -354,7 +359,7 @@ func TestAutoCreateConflict(t *testing.T) {
 		return false
 	}
 	r := newResolver(f, newClock(), func(c *Config) { c.AutoCreateProjects = true; c.Team = "t" })
-	dsn, err := r.Resolve(context.Background(), "racy")
+	dsn, err := r.Resolve(t.Context(), "racy")
 	require.NoError(t, err)
 	assert.Equal(t, "https://pr@o1.ingest.sentry.io/9", dsn)
 	assert.Empty(t, f.created, "POST answered 409")
@@ -376,11 +381,11 @@ func TestAutoCreateFails(t *testing.T) {
 	}
 	clk := newClock()
 	r := newResolver(f, clk, func(c *Config) { c.AutoCreateProjects = true; c.Team = "t" })
-	_, err := r.Resolve(context.Background(), "nope")
+	_, err := r.Resolve(t.Context(), "nope")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.Contains(t, err.Error(), "HTTP 403")
 	assert.EqualValues(t, 2, r.Lookups())
-	_, err = r.Resolve(context.Background(), "nope")
+	_, err = r.Resolve(t.Context(), "nope")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.EqualValues(t, 2, r.Lookups(), "failure cached")
 }
@@ -388,40 +393,46 @@ func TestAutoCreateFails(t *testing.T) {
 func TestConcurrentResolveSharesOneLookup(t *testing.T) {
 	f := newFakeAPI(t)
 	f.addProject("hot", []fakeKey{key("ph", 3, true)})
-	hit := make(chan struct{})
-	release := make(chan struct{})
-	var once sync.Once
-	f.override = func(w http.ResponseWriter, r *http.Request) bool {
-		once.Do(func() { close(hit) })
-		<-release
-		return false
-	}
-	r := newResolver(f, newClock(), nil)
+	// In a synctest bubble, with the API's handler called in memory (a
+	// network wait is never durably blocked): synctest.Wait returns once
+	// every caller waits, one on the API and the rest on its look-up.
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		f.override = func(_ http.ResponseWriter, _ *http.Request) bool {
+			<-release
+			return false
+		}
+		client := &http.Client{Transport: inMemory(f.serve)}
+		r := New(client, Config{URL: "http://api.test", OrgSlug: testOrg, AuthToken: testToken, TTL: testTTL}, newClock().Now)
 
-	const n = 50
-	var wg sync.WaitGroup
-	var started sync.WaitGroup
-	started.Add(n)
-	dsns := make([]string, n)
-	errs := make([]error, n)
-	for i := range n {
-		wg.Go(func() {
-			started.Done()
-			dsns[i], errs[i] = r.Resolve(context.Background(), "hot")
-		})
-	}
-	started.Wait()
-	<-hit
-	time.Sleep(20 * time.Millisecond) // let the stragglers join the in-flight lookup
-	close(release)
-	wg.Wait()
+		const n = 50
+		var wg sync.WaitGroup
+		dsns := make([]string, n)
+		errs := make([]error, n)
+		for i := range n {
+			wg.Go(func() { dsns[i], errs[i] = r.Resolve(t.Context(), "hot") })
+		}
+		synctest.Wait()
+		assert.EqualValues(t, 1, r.Lookups(), "every caller waits on one look-up")
+		close(release)
+		wg.Wait()
 
-	for i := range n {
-		require.NoError(t, errs[i])
-		assert.Equal(t, "https://ph@o1.ingest.sentry.io/3", dsns[i])
-	}
-	assert.EqualValues(t, 1, r.Lookups())
-	assert.Len(t, f.callList(), 1)
+		for i := range n {
+			require.NoError(t, errs[i])
+			assert.Equal(t, "https://ph@o1.ingest.sentry.io/3", dsns[i])
+		}
+		assert.EqualValues(t, 1, r.Lookups())
+		assert.Len(t, f.callList(), 1)
+	})
+}
+
+// inMemory is a transport that calls h directly, with no network between.
+type inMemory http.HandlerFunc
+
+func (h inMemory) RoundTrip(req *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	h(rec, req)
+	return rec.Result(), nil
 }
 
 func TestCallerCancelDoesNotFailOthers(t *testing.T) {
@@ -429,14 +440,14 @@ func TestCallerCancelDoesNotFailOthers(t *testing.T) {
 	f.addProject("slow", []fakeKey{key("ps", 3, true)})
 	hit := make(chan struct{})
 	release := make(chan struct{})
-	f.override = func(w http.ResponseWriter, r *http.Request) bool {
+	f.override = func(_ http.ResponseWriter, _ *http.Request) bool {
 		close(hit)
 		<-release
 		return false
 	}
 	r := newResolver(f, newClock(), nil)
 
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	first := make(chan error, 1)
 	go func() {
 		_, err := r.Resolve(ctx, "slow")
@@ -445,7 +456,7 @@ func TestCallerCancelDoesNotFailOthers(t *testing.T) {
 	<-hit
 	second := make(chan string, 1)
 	go func() {
-		dsn, _ := r.Resolve(context.Background(), "slow")
+		dsn, _ := r.Resolve(t.Context(), "slow")
 		second <- dsn
 	}()
 	cancel()
@@ -455,7 +466,7 @@ func TestCallerCancelDoesNotFailOthers(t *testing.T) {
 
 	close(release)
 	assert.Equal(t, "https://ps@o1.ingest.sentry.io/3", <-second)
-	dsn, err := r.Resolve(context.Background(), "slow")
+	dsn, err := r.Resolve(t.Context(), "slow")
 	require.NoError(t, err)
 	assert.Equal(t, "https://ps@o1.ingest.sentry.io/3", dsn)
 	assert.EqualValues(t, 1, r.Lookups())
@@ -472,7 +483,7 @@ func TestRateLimit429Reset(t *testing.T) {
 	f.addProject("b", []fakeKey{key("pb", 2, true)})
 	clk := newClock()
 	reset := clk.Now().Add(2 * time.Minute)
-	f.override = func(w http.ResponseWriter, r *http.Request) bool {
+	f.override = func(w http.ResponseWriter, _ *http.Request) bool {
 		if clk.Now().Before(reset) {
 			w.Header().Set("X-Sentry-Rate-Limit-Reset", strconv.FormatInt(reset.Unix(), 10))
 			w.Header().Set("X-Sentry-Rate-Limit-Remaining", "0")
@@ -482,7 +493,7 @@ func TestRateLimit429Reset(t *testing.T) {
 		return false
 	}
 	r := newResolver(f, clk, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 
 	_, err := r.Resolve(ctx, "a")
 	require.ErrorIs(t, err, ErrUnresolved)
@@ -514,7 +525,7 @@ func TestRateLimitRetryAfter(t *testing.T) {
 	f.addProject("a", []fakeKey{key("pa", 1, true)})
 	var limited atomic.Bool
 	limited.Store(true)
-	f.override = func(w http.ResponseWriter, r *http.Request) bool {
+	f.override = func(w http.ResponseWriter, _ *http.Request) bool {
 		if limited.Load() {
 			w.Header().Set("Retry-After", "90")
 			w.WriteHeader(http.StatusTooManyRequests)
@@ -524,15 +535,15 @@ func TestRateLimitRetryAfter(t *testing.T) {
 	}
 	clk := newClock()
 	r := newResolver(f, clk, nil)
-	_, err := r.Resolve(context.Background(), "a")
+	_, err := r.Resolve(t.Context(), "a")
 	require.ErrorIs(t, err, ErrUnresolved)
 	limited.Store(false)
 	clk.Advance(89 * time.Second)
-	_, err = r.Resolve(context.Background(), "a")
+	_, err = r.Resolve(t.Context(), "a")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.EqualValues(t, 1, r.Lookups())
 	clk.Advance(time.Second)
-	_, err = r.Resolve(context.Background(), "a")
+	_, err = r.Resolve(t.Context(), "a")
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, r.Lookups())
 }
@@ -543,21 +554,21 @@ func TestRateLimitRemainingZeroBlocksAhead(t *testing.T) {
 	f.addProject("b", []fakeKey{key("pb", 2, true)})
 	clk := newClock()
 	reset := clk.Now().Add(10 * time.Second)
-	f.override = func(w http.ResponseWriter, r *http.Request) bool {
+	f.override = func(w http.ResponseWriter, _ *http.Request) bool {
 		w.Header().Set("X-Sentry-Rate-Limit-Remaining", "0")
 		w.Header().Set("X-Sentry-Rate-Limit-Reset", strconv.FormatInt(reset.Unix(), 10))
 		return false
 	}
 	r := newResolver(f, clk, nil)
-	dsn, err := r.Resolve(context.Background(), "a")
+	dsn, err := r.Resolve(t.Context(), "a")
 	require.NoError(t, err)
 	assert.Equal(t, "https://pa@o1.ingest.sentry.io/1", dsn)
-	_, err = r.Resolve(context.Background(), "b")
+	_, err = r.Resolve(t.Context(), "b")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.Contains(t, err.Error(), "rate limited")
 	assert.EqualValues(t, 1, r.Lookups())
 	clk.Advance(10 * time.Second)
-	_, err = r.Resolve(context.Background(), "b")
+	_, err = r.Resolve(t.Context(), "b")
 	require.NoError(t, err)
 }
 
@@ -565,7 +576,7 @@ func TestStaleDSNKeptOnTransientRefreshFailure(t *testing.T) {
 	f := newFakeAPI(t)
 	f.addProject("a", []fakeKey{key("pa", 1, true)})
 	var status atomic.Int64
-	f.override = func(w http.ResponseWriter, r *http.Request) bool {
+	f.override = func(w http.ResponseWriter, _ *http.Request) bool {
 		if s := status.Load(); s != 0 {
 			w.WriteHeader(int(s))
 			return true
@@ -575,47 +586,47 @@ func TestStaleDSNKeptOnTransientRefreshFailure(t *testing.T) {
 	clk := newClock()
 	r := newResolver(f, clk, nil)
 	want := "https://pa@o1.ingest.sentry.io/1"
-	dsn, err := r.Resolve(context.Background(), "a")
+	dsn, err := r.Resolve(t.Context(), "a")
 	require.NoError(t, err)
 	require.Equal(t, want, dsn)
 
 	status.Store(http.StatusBadGateway)
-	clk.Advance(DefaultTTL)
-	dsn, err = r.Resolve(context.Background(), "a")
+	clk.Advance(testTTL)
+	dsn, err = r.Resolve(t.Context(), "a")
 	require.NoError(t, err, "transient failure keeps the last good DSN")
 	assert.Equal(t, want, dsn)
 	assert.EqualValues(t, 2, r.Lookups())
 	clk.Advance(DefaultNegativeTTL - time.Second)
-	_, _ = r.Resolve(context.Background(), "a")
+	_, _ = r.Resolve(t.Context(), "a")
 	assert.EqualValues(t, 2, r.Lookups(), "retried only after NegativeTTL")
 
 	status.Store(http.StatusNotFound)
 	clk.Advance(time.Second)
-	_, err = r.Resolve(context.Background(), "a")
+	_, err = r.Resolve(t.Context(), "a")
 	require.ErrorIs(t, err, ErrUnresolved, "a deleted project drops the DSN")
 	assert.EqualValues(t, 3, r.Lookups())
 }
 
 func TestAuthTokenNeverInErrors(t *testing.T) {
 	cases := map[string]func(w http.ResponseWriter, r *http.Request){
-		"401 echoing token": func(w http.ResponseWriter, r *http.Request) {
+		"401 echoing token": func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(http.StatusUnauthorized)
 			_, _ = io.WriteString(w, `{"detail":"bad token `+testToken+`"}`)
 		},
-		"500": func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) },
-		"malformed json": func(w http.ResponseWriter, r *http.Request) {
+		"500": func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) },
+		"malformed json": func(w http.ResponseWriter, _ *http.Request) {
 			_, _ = io.WriteString(w, `[{"isActive": true, "dsn": {"public": "https://pubkey@host/1"`+testToken)
 		},
-		"invalid dsn": func(w http.ResponseWriter, r *http.Request) {
+		"invalid dsn": func(w http.ResponseWriter, _ *http.Request) {
 			_, _ = io.WriteString(w, `[{"isActive": true, "dsn": {"public": "ht tp://pubkey@ho st/1"}}]`)
 		},
-		"hijacked connection": func(w http.ResponseWriter, r *http.Request) {
+		"hijacked connection": func(w http.ResponseWriter, _ *http.Request) {
 			conn, _, err := w.(http.Hijacker).Hijack()
 			if err == nil {
 				_ = conn.Close()
 			}
 		},
-		"huge body": func(w http.ResponseWriter, r *http.Request) {
+		"huge body": func(w http.ResponseWriter, _ *http.Request) {
 			_, _ = io.WriteString(w, "["+strings.Repeat(" ", maxResponseBytes)+"]")
 		},
 		"redirect elsewhere with token in URL": func(w http.ResponseWriter, r *http.Request) {
@@ -627,7 +638,7 @@ func TestAuthTokenNeverInErrors(t *testing.T) {
 			f := newFakeAPI(t)
 			f.override = func(w http.ResponseWriter, r *http.Request) bool { h(w, r); return true }
 			r := newResolver(f, newClock(), func(c *Config) { c.AutoCreateProjects = true })
-			_, err := r.Resolve(context.Background(), "svc")
+			_, err := r.Resolve(t.Context(), "svc")
 			require.ErrorIs(t, err, ErrUnresolved)
 			assert.Contains(t, err.Error(), `"svc"`)
 			assert.NotContains(t, err.Error(), testToken)
@@ -636,20 +647,20 @@ func TestAuthTokenNeverInErrors(t *testing.T) {
 		})
 	}
 	// Transport failure without any server.
-	r := New(nil, Config{URL: "http://127.0.0.1:1", OrgSlug: testOrg, AuthToken: testToken}, nil)
-	_, err := r.Resolve(context.Background(), "svc")
+	r := New(nil, Config{URL: "http://127.0.0.1:1", OrgSlug: testOrg, AuthToken: testToken, TTL: testTTL}, nil)
+	_, err := r.Resolve(t.Context(), "svc")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.NotContains(t, err.Error(), testToken)
 }
 
 func TestHugeResponseRejected(t *testing.T) {
 	f := newFakeAPI(t)
-	f.override = func(w http.ResponseWriter, r *http.Request) bool {
+	f.override = func(w http.ResponseWriter, _ *http.Request) bool {
 		_, _ = io.WriteString(w, "["+strings.Repeat(" ", maxResponseBytes)+"]")
 		return true
 	}
 	r := newResolver(f, newClock(), nil)
-	_, err := r.Resolve(context.Background(), "svc")
+	_, err := r.Resolve(t.Context(), "svc")
 	require.ErrorIs(t, err, ErrUnresolved)
 	assert.Contains(t, err.Error(), "larger than")
 }
@@ -658,7 +669,7 @@ func TestInvalidInputMakesNoCall(t *testing.T) {
 	f := newFakeAPI(t)
 	r := newResolver(f, newClock(), nil)
 	for _, slug := range []string{"", "Checkout", "../../admin", "a/b", "-a", strings.Repeat("a", 51)} {
-		_, err := r.Resolve(context.Background(), slug)
+		_, err := r.Resolve(t.Context(), slug)
 		require.ErrorIs(t, err, ErrUnresolved, slug)
 	}
 	for _, cfg := range []Config{
@@ -667,7 +678,7 @@ func TestInvalidInputMakesNoCall(t *testing.T) {
 		{URL: "ftp://x", OrgSlug: testOrg, AuthToken: testToken},
 		{URL: "://", OrgSlug: testOrg, AuthToken: testToken},
 	} {
-		_, err := New(f.srv.Client(), cfg, nil).Resolve(context.Background(), "svc")
+		_, err := New(f.srv.Client(), cfg, nil).Resolve(t.Context(), "svc")
 		require.ErrorIs(t, err, ErrUnresolved)
 		assert.NotContains(t, err.Error(), testToken)
 	}
@@ -682,8 +693,8 @@ func TestBaseURLWithPath(t *testing.T) {
 		_ = json.NewEncoder(w).Encode([]fakeKey{key("p", 1, true)})
 		return true
 	}
-	r := New(f.srv.Client(), Config{URL: f.srv.URL + "/sentry/", OrgSlug: testOrg, AuthToken: testToken}, nil)
-	_, err := r.Resolve(context.Background(), "svc")
+	r := New(f.srv.Client(), Config{URL: f.srv.URL + "/sentry/", OrgSlug: testOrg, AuthToken: testToken, TTL: testTTL}, nil)
+	_, err := r.Resolve(t.Context(), "svc")
 	require.NoError(t, err)
 	assert.Equal(t, "/sentry/api/0/projects/acme/svc/keys/", got)
 }
@@ -695,7 +706,7 @@ func TestCacheBounded(t *testing.T) {
 	}
 	r := newResolver(f, newClock(), nil)
 	r.maxEntries = 2
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, s := range []string{"a", "b", "c"} {
 		_, err := r.Resolve(ctx, s)
 		require.NoError(t, err)
@@ -757,4 +768,51 @@ func TestSlug(t *testing.T) {
 		assert.LessOrEqual(t, len(got), MaxSlugLen)
 		assert.Equal(t, got, Slug(got), "idempotent for %q", in)
 	}
+}
+
+// TestShutdownMidLookup: Shutdown cancels a lookup that the API never
+// answers, waits for it, and leaves no goroutine behind; the caller gets an
+// error, and nothing calls the API afterwards.
+func TestShutdownMidLookup(t *testing.T) {
+	f := newFakeAPI(t)
+	f.addProject("hung", []fakeKey{key("ph", 3, true)})
+	f.addProject("known", []fakeKey{key("pk", 4, true)})
+	asked := make(chan struct{}, 1)
+	f.override = func(_ http.ResponseWriter, r *http.Request) bool {
+		if !strings.Contains(r.URL.Path, "/hung/") {
+			return false
+		}
+		asked <- struct{}{}
+		<-r.Context().Done() // hangs until the client gives up
+		return true
+	}
+	clk := newClock()
+	r := newResolver(f, clk, nil)
+	dsn, err := r.Resolve(t.Context(), "known")
+	require.NoError(t, err)
+
+	resolved := make(chan error, 1)
+	go func() {
+		_, herr := r.Resolve(t.Context(), "hung")
+		resolved <- herr
+	}()
+	<-asked
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // a guard; Shutdown returns at once
+	defer cancel()
+	require.NoError(t, r.Shutdown(ctx))
+	require.ErrorIs(t, <-resolved, ErrUnresolved)
+
+	calls := len(f.callList())
+	_, err = r.Resolve(t.Context(), "other")
+	require.ErrorIs(t, err, ErrUnresolved)
+	assert.ErrorContains(t, err, "shut down")
+	clk.Advance(testTTL + time.Second)
+	got, err := r.Resolve(t.Context(), "known")
+	require.NoError(t, err)
+	assert.Equal(t, dsn, got, "past its TTL, the cached DSN is still served, without the API")
+	assert.Len(t, f.callList(), calls, "no API call after Shutdown")
+	require.NoError(t, r.Shutdown(ctx), "a second Shutdown")
+
+	f.srv.Close()
+	goleak.VerifyNone(t)
 }

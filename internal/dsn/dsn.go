@@ -2,7 +2,6 @@ package dsn
 
 import (
 	"errors"
-	"fmt"
 	"net/url"
 	"strings"
 
@@ -23,18 +22,28 @@ type DSN struct {
 	envelopeURL string // never carries userinfo: the key travels in X-Sentry-Auth
 }
 
+// Error says why a DSN is refused. It never holds the DSN, which carries the
+// key (sentry-go's own error quotes it).
+type Error struct {
+	// Problem is what is wrong, as a phrase ("it has no public key").
+	Problem string
+}
+
+// Error names the `dsn` key; a caller whose DSN comes from another key (a
+// routing::dsns entry) names that key with Problem.
+func (e *Error) Error() string { return "`dsn` is not a valid Sentry DSN: " + e.Problem }
+
 // Parse parses a Sentry DSN with sentry-go and checks what Relay needs:
-// http(s), a public key, a numeric project id. Its errors name `dsn` and
-// never repeat the input, which carries the key (sentry-go's own error quotes it).
+// http(s), a public key, a numeric project id. Its error is an *Error.
 func Parse(raw string) (*DSN, error) {
 	d, err := sentry.NewDsn(raw)
 	if err != nil {
-		return nil, fmt.Errorf("`dsn` is not a valid Sentry DSN: %s", dsnProblem(err))
+		return nil, &Error{Problem: dsnProblem(err)}
 	}
 	project := d.GetProjectID()
 	for _, r := range project {
 		if r < '0' || r > '9' {
-			return nil, errors.New("`dsn` is not a valid Sentry DSN: the project id (last path segment) must be numeric")
+			return nil, &Error{Problem: "the project id (last path segment) must be numeric"}
 		}
 	}
 	u := d.GetAPIURL()

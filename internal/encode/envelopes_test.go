@@ -2,7 +2,6 @@ package encode
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"testing"
 	"unsafe"
@@ -94,7 +93,7 @@ func TestTransaction(t *testing.T) {
 			p := writeAndParse(t, &o.Env)
 			assert.Equal(t, testEventID, p.Header.EventID)
 			assertSDK(t, p.Header)
-			require.Equal(t, 1, len(p.Items))
+			require.Len(t, p.Items, 1)
 			assert.Equal(t, envelope.ItemTypeTransaction, p.Items[0].Type)
 			assert.Equal(t, tx.Payload, p.Items[0].Payload)
 			require.NotNil(t, p.Header.Trace)
@@ -116,36 +115,50 @@ func TestError(t *testing.T) {
 		wantPayload map[string]any
 		samePayload bool
 	}{
-		{name: "span event with its transaction", known: true,
+		{
+			name: "span event with its transaction", known: true,
 			ref:    translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: childSpanID, Linked: true, Transaction: "GET /head"},
-			wantTx: "GET /head", samePayload: true},
-		{name: "span event without transaction gets its segment's name only", known: true,
+			wantTx: "GET /head", samePayload: true,
+		},
+		{
+			name: "span event without transaction gets its segment's name only", known: true,
 			ref:         translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: childSpanID, Linked: true},
 			wantTx:      "GET /head",
-			wantPayload: map[string]any{"transaction": "GET /head", "request": nil, "response": nil}},
-		{name: "unknown trace, no transaction", ref: translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: childSpanID, Linked: true},
-			wantTx: "", samePayload: true},
-		{name: "log record in a known segment gets its name, request and status", known: true,
+			wantPayload: map[string]any{"transaction": "GET /head", "request": nil, "response": nil},
+		},
+		{
+			name: "unknown trace, no transaction", ref: translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: childSpanID, Linked: true},
+			wantTx: "", samePayload: true,
+		},
+		{
+			name: "log record in a known segment gets its name, request and status", known: true,
 			ref:    translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: childSpanID, Linked: true, FromLog: true},
 			wantTx: "GET /head",
 			wantPayload: map[string]any{
 				"transaction": "GET /head",
 				"request":     map[string]any{"method": "GET", "url": "http://x/head"},
 				"response":    map[string]any{"status_code": json.Number("503")},
-			}},
-		{name: "log record with its own transaction keeps it, gets the request", known: true,
+			},
+		},
+		{
+			name: "log record with its own transaction keeps it, gets the request", known: true,
 			ref:    translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: childSpanID, Linked: true, FromLog: true, Transaction: "mine"},
 			wantTx: "GET /head", // the DSC is the head's once it is known
 			wantPayload: map[string]any{
 				"request":  map[string]any{"method": "GET", "url": "http://x/head"},
 				"response": map[string]any{"status_code": json.Number("503")},
-			}},
-		{name: "unlinked: no segment look-up", known: true,
+			},
+		},
+		{
+			name: "unlinked: no segment look-up", known: true,
 			ref:    translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: childSpanID, FromLog: true},
-			wantTx: "GET /head", samePayload: true},
-		{name: "span not in the segment: payload unchanged", known: true,
+			wantTx: "GET /head", samePayload: true,
+		},
+		{
+			name: "span not in the segment: payload unchanged", known: true,
 			ref:    translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: [8]byte{9, 9, 9, 9, 9, 9, 9, 9}, Linked: true, FromLog: true},
-			wantTx: "GET /head", samePayload: true},
+			wantTx: "GET /head", samePayload: true,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,7 +176,7 @@ func TestError(t *testing.T) {
 			p := writeAndParse(t, &o.Env)
 			assert.Equal(t, testEventID, p.Header.EventID)
 			assertSDK(t, p.Header)
-			require.Equal(t, 1, len(p.Items))
+			require.Len(t, p.Items, 1)
 			assert.Equal(t, envelope.ItemTypeEvent, p.Items[0].Type)
 			require.NotNil(t, p.Header.Trace)
 			assert.Equal(t, testTraceID, p.Header.Trace.TraceID)
@@ -216,8 +229,8 @@ func TestAppendLogs(t *testing.T) {
 			arenas := &Arenas{}
 			a := arenas.Get()
 			defer arenas.Put(a)
-			out := f.enc.AppendLogs(context.Background(), nil, tt.logs, a)
-			require.Equal(t, len(tt.wantSizes), len(out))
+			out := f.enc.AppendLogs(t.Context(), nil, tt.logs, a)
+			require.Len(t, out, len(tt.wantSizes))
 			for i, n := range tt.wantSizes {
 				assert.Equal(t, n, out[i].Env.Items[0].ItemCount, "envelope %d", i)
 			}
@@ -245,13 +258,13 @@ func TestAppendLogsByteBoundIsExact(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
-			out := f.enc.AppendLogs(context.Background(), nil, tt.logs, &Arena{})
-			require.Equal(t, len(tt.wantSizes), len(out))
+			out := f.enc.AppendLogs(t.Context(), nil, tt.logs, &Arena{})
+			require.Len(t, out, len(tt.wantSizes))
 			for i, n := range tt.wantSizes {
 				assert.Equal(t, n, out[i].Env.Items[0].ItemCount)
 			}
 			if len(out) == 1 {
-				assert.Equal(t, maxLogContainerBytes, len(out[0].Env.Items[0].Payload))
+				assert.Len(t, out[0].Env.Items[0].Payload, maxLogContainerBytes)
 			}
 			checkLogEnvelopes(t, out, tt.logs)
 			assert.Empty(t, f.dropped(t))
@@ -271,14 +284,14 @@ func checkLogEnvelopes(t *testing.T, out []Outgoing, logs [][]byte) {
 		assert.Nil(t, p.Header.Trace, "logs of many traces share a container: no trace header")
 		assert.Empty(t, p.Header.EventID)
 		assertSDK(t, p.Header)
-		require.Equal(t, 1, len(p.Items))
+		require.Len(t, p.Items, 1)
 		it := p.Items[0]
 		assert.Equal(t, envelope.ItemTypeLog, it.Type)
 		assert.Equal(t, envelope.ContentTypeLogContainer, it.ContentType)
 		assert.LessOrEqual(t, it.ItemCount, MaxLogsPerEnvelope)
 		assert.LessOrEqual(t, len(it.Payload), maxLogContainerBytes)
 		inner := containerItems(t, it.Payload)
-		assert.Equal(t, it.ItemCount, len(inner))
+		assert.Len(t, inner, it.ItemCount)
 		assert.EqualValues(t, it.ItemCount, o.Counts[account.CatLogItem])
 		var b int64
 		for _, raw := range inner {
@@ -291,7 +304,7 @@ func checkLogEnvelopes(t *testing.T, out []Outgoing, logs [][]byte) {
 	}
 	assert.EqualValues(t, len(logs), items)
 	assert.Equal(t, totalLen(logs), nbytes)
-	require.Equal(t, len(logs), len(got))
+	require.Len(t, got, len(logs))
 	for i := range logs {
 		assert.Equal(t, string(logs[i]), string(got[i]), "item %d, in order", i)
 	}
@@ -308,20 +321,24 @@ func TestAppendLogsOversized(t *testing.T) {
 	}{
 		{name: "largest that fits", logs: [][]byte{logItem(0, limit)}, wantSent: []int{0}, wantSizes: []int{1}},
 		{name: "one byte over", logs: [][]byte{logItem(0, limit+1)}, invalid: []int{0}},
-		{name: "over 2 MiB between small ones", logs: [][]byte{logItem(0, 300), logItem(1, 2<<20+1), logItem(2, 300)},
-			wantSent: []int{0, 2}, wantSizes: []int{1, 1}, invalid: []int{1}},
-		{name: "two oversized", logs: [][]byte{logItem(0, 3<<20), logItem(1, 300), logItem(2, 300), logItem(3, 2<<20)},
-			wantSent: []int{1, 2}, wantSizes: []int{2}, invalid: []int{0, 3}},
+		{
+			name: "over 2 MiB between small ones", logs: [][]byte{logItem(0, 300), logItem(1, 2<<20+1), logItem(2, 300)},
+			wantSent: []int{0, 2}, wantSizes: []int{1, 1}, invalid: []int{1},
+		},
+		{
+			name: "two oversized", logs: [][]byte{logItem(0, 3<<20), logItem(1, 300), logItem(2, 300), logItem(3, 2<<20)},
+			wantSent: []int{1, 2}, wantSizes: []int{2}, invalid: []int{0, 3},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
-			out := f.enc.AppendLogs(context.Background(), nil, tt.logs, &Arena{})
+			out := f.enc.AppendLogs(t.Context(), nil, tt.logs, &Arena{})
 			var sent [][]byte
 			for _, i := range tt.wantSent {
 				sent = append(sent, tt.logs[i])
 			}
-			require.Equal(t, len(tt.wantSizes), len(out))
+			require.Len(t, out, len(tt.wantSizes))
 			for i, n := range tt.wantSizes {
 				assert.Equal(t, n, out[i].Env.Items[0].ItemCount)
 			}
@@ -382,9 +399,9 @@ func TestAppendSpans(t *testing.T) {
 			arenas := &Arenas{}
 			a := arenas.Get()
 			defer arenas.Put(a)
-			out := f.enc.AppendSpans(context.Background(), nil, g, a)
+			out := f.enc.AppendSpans(t.Context(), nil, g, a)
 
-			require.Equal(t, len(tt.wantSizes), len(out))
+			require.Len(t, out, len(tt.wantSizes))
 			var got []json.RawMessage
 			for i := range out {
 				o := &out[i]
@@ -396,24 +413,24 @@ func TestAppendSpans(t *testing.T) {
 				assert.Empty(t, p.Header.EventID)
 				require.NotNil(t, p.Header.Trace, "envelope %d has no DSC", i)
 				assert.Equal(t, wantDSC, *p.Header.Trace)
-				require.Equal(t, 1, len(p.Items))
+				require.Len(t, p.Items, 1)
 				it := p.Items[0]
 				assert.Equal(t, envelope.ItemTypeSpan, it.Type)
 				assert.Equal(t, envelope.ContentTypeSpanContainer, it.ContentType)
 				assert.Equal(t, tt.wantSizes[i], it.ItemCount)
 				assert.LessOrEqual(t, len(it.Payload), maxSpanContainerBytes)
 				inner := containerItems(t, it.Payload)
-				assert.Equal(t, it.ItemCount, len(inner))
+				assert.Len(t, inner, it.ItemCount)
 				got = append(got, inner...)
 			}
-			require.Equal(t, len(tt.items), len(got))
+			require.Len(t, got, len(tt.items))
 			for i := range tt.items {
 				assert.Equal(t, string(tt.items[i]), string(got[i]), "span %d, in order", i)
 			}
 			if tt.asIs {
 				payload := out[0].Env.Items[0].Payload
-				assert.True(t, unsafe.SliceData(g.Container) == unsafe.SliceData(payload), "the framed container is sent without a copy")
-				assert.Equal(t, len(g.Container), len(payload))
+				assert.Same(t, unsafe.SliceData(g.Container), unsafe.SliceData(payload), "the framed container is sent without a copy")
+				assert.Len(t, payload, len(g.Container))
 			}
 			assert.Empty(t, f.dropped(t))
 		})
@@ -424,12 +441,12 @@ func TestAppendSpansOversized(t *testing.T) {
 	f := newFixture(t)
 	items := [][]byte{spanItem(0, 0), spanItem(1, maxSpanContainerBytes), spanItem(2, 0)}
 	g := &translate.SpanGroup{TraceID: testTraceID, Segment: "s", Items: items, Container: envelope.SpanContainer(items)}
-	out := f.enc.AppendSpans(context.Background(), nil, g, &Arena{})
-	require.Equal(t, 2, len(out), "the oversized span ends the container before it")
+	out := f.enc.AppendSpans(t.Context(), nil, g, &Arena{})
+	require.Len(t, out, 2, "the oversized span ends the container before it")
 	for i, want := range [][]byte{items[0], items[2]} {
 		p := writeAndParse(t, &out[i].Env)
 		inner := containerItems(t, p.Items[0].Payload)
-		require.Equal(t, 1, len(inner))
+		require.Len(t, inner, 1)
 		assert.Equal(t, string(want), string(inner[0]))
 		assert.Equal(t, account.Counts{account.CatSpan: 1}, out[i].Counts)
 	}
@@ -441,17 +458,17 @@ func TestAppendSpansOversized(t *testing.T) {
 // counts, keep its gate (and a span container's DSC), and cannot split again.
 func TestHalves(t *testing.T) {
 	f := newFixture(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	f.index.Add([]translate.Segment{headSegment()}, nil)
 	logs := f.enc.AppendLogs(ctx, nil, append(logItems(5, 150), logItem(5, 4000)), &Arena{})
-	require.Equal(t, 1, len(logs))
+	require.Len(t, logs, 1)
 	spanIt := spanItems(7, 300)
 	spans := f.enc.AppendSpans(ctx, nil, &translate.SpanGroup{TraceID: testTraceID, Environment: "e", Release: "r", Segment: "s", Items: spanIt, Container: envelope.SpanContainer(spanIt)}, &Arena{})
-	require.Equal(t, 1, len(spans))
+	require.Len(t, spans, 1)
 	chunked := f.enc.AppendSpans(ctx, nil, &translate.SpanGroup{TraceID: testTraceID, Segment: "s", Items: spanItems(1002, 0)}, &Arena{})
-	require.Equal(t, 2, len(chunked))
+	require.Len(t, chunked, 2)
 	twoLogs := f.enc.AppendLogs(ctx, nil, logItems(2, 150), &Arena{})
-	require.Equal(t, 1, len(twoLogs))
+	require.Len(t, twoLogs, 1)
 
 	tests := []struct {
 		name string
@@ -476,7 +493,7 @@ func TestHalves(t *testing.T) {
 				assert.False(t, h.Splittable(), "half %d splits again", i)
 				assert.Equal(t, o.Gate, h.Gate)
 				p := writeAndParse(t, &h.Env)
-				require.Equal(t, 1, len(p.Items))
+				require.Len(t, p.Items, 1)
 				assert.Equal(t, orig.Items[0].Type, p.Items[0].Type)
 				assert.Equal(t, orig.Items[0].ContentType, p.Items[0].ContentType)
 				if orig.Header.Trace == nil {
@@ -486,7 +503,7 @@ func TestHalves(t *testing.T) {
 					assert.Equal(t, *orig.Header.Trace, *p.Header.Trace)
 				}
 				inner := containerItems(t, p.Items[0].Payload)
-				assert.Equal(t, p.Items[0].ItemCount, len(inner))
+				assert.Len(t, inner, p.Items[0].ItemCount)
 				assert.NotEmpty(t, inner)
 				got = append(got, inner...)
 				for c := range sum {
@@ -494,7 +511,7 @@ func TestHalves(t *testing.T) {
 				}
 			}
 			assert.Equal(t, o.Counts, sum, "the halves' counts add up to the original's")
-			require.Equal(t, len(origItems), len(got))
+			require.Len(t, got, len(origItems))
 			for i := range got {
 				assert.Equal(t, string(origItems[i]), string(got[i]))
 			}
@@ -506,11 +523,11 @@ func TestHalves(t *testing.T) {
 
 func TestNotSplittable(t *testing.T) {
 	f := newFixture(t)
-	one := f.enc.AppendLogs(context.Background(), nil, logItems(1, 150), &Arena{})
-	require.Equal(t, 1, len(one))
+	one := f.enc.AppendLogs(t.Context(), nil, logItems(1, 150), &Arena{})
+	require.Len(t, one, 1)
 	assert.False(t, one[0].Splittable(), "a one-item container cannot be halved")
-	oneSpan := f.enc.AppendSpans(context.Background(), nil, &translate.SpanGroup{TraceID: testTraceID, Items: spanItems(1, 0)}, &Arena{})
-	require.Equal(t, 1, len(oneSpan))
+	oneSpan := f.enc.AppendSpans(t.Context(), nil, &translate.SpanGroup{TraceID: testTraceID, Items: spanItems(1, 0)}, &Arena{})
+	require.Len(t, oneSpan, 1)
 	assert.False(t, oneSpan[0].Splittable())
 }
 
@@ -536,7 +553,7 @@ func TestArenaPayloadsStayIntact(t *testing.T) {
 				}
 			}
 			payloads := a.containers(chunks, spans)
-			require.Equal(t, len(chunks), len(payloads))
+			require.Len(t, payloads, len(chunks))
 			for i, p := range payloads {
 				want := envelope.Container(chunks[i])
 				if spans {
@@ -558,7 +575,7 @@ func TestArenaPayloadsStayIntact(t *testing.T) {
 // turn all still hold their items when the push is done.
 func TestArenaSharedByOnePush(t *testing.T) {
 	f := newFixture(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	arenas := &Arenas{}
 	a := arenas.Get()
 	defer arenas.Put(a)
@@ -568,7 +585,7 @@ func TestArenaSharedByOnePush(t *testing.T) {
 	out = f.enc.AppendLogs(ctx, out, logsA, a)
 	out = f.enc.AppendSpans(ctx, out, &translate.SpanGroup{TraceID: testTraceID, Items: spans}, a)
 	out = f.enc.AppendLogs(ctx, out, logsB, a)
-	require.Equal(t, 2+2+2, len(out))
+	require.Len(t, out, 2+2+2)
 	checkLogEnvelopes(t, out[0:2], logsA)
 	checkLogEnvelopes(t, out[4:6], logsB)
 	var got []json.RawMessage
@@ -576,7 +593,7 @@ func TestArenaSharedByOnePush(t *testing.T) {
 		p := writeAndParse(t, &out[i].Env)
 		got = append(got, containerItems(t, p.Items[0].Payload)...)
 	}
-	require.Equal(t, len(spans), len(got))
+	require.Len(t, got, len(spans))
 	for i := range spans {
 		assert.Equal(t, string(spans[i]), string(got[i]))
 	}

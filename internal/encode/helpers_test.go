@@ -47,7 +47,7 @@ func (f *fixture) dropped(t *testing.T) map[string]int64 {
 	out := map[string]int64{}
 	for attrs, v := range f.tel.Sums(t, "otelcol_exporter_sentry_dropped_items") {
 		kv := map[string]string{}
-		for _, pair := range strings.Split(attrs, ",") {
+		for pair := range strings.SplitSeq(attrs, ",") {
 			k, val, _ := strings.Cut(pair, "=")
 			kv[k] = val
 		}
@@ -106,7 +106,7 @@ func logItems(n, size int) [][]byte {
 
 // spanItem is a valid span v2 JSON of trace testTraceID, of at least size bytes.
 func spanItem(i, size int) []byte {
-	head := fmt.Sprintf(`{"trace_id":"%s","span_id":"%016x","name":"op %d","status":"ok","is_segment":false,"start_timestamp":1700000000.0,"end_timestamp":1700000001.0,"attributes":{"pad":{"type":"string","value":"`, testTraceID, i+1, i)
+	head := fmt.Sprintf(`{"trace_id":%q,"span_id":"%016x","name":"op %d","status":"ok","is_segment":false,"start_timestamp":1700000000.0,"end_timestamp":1700000001.0,"attributes":{"pad":{"type":"string","value":"`, testTraceID, i+1, i)
 	tail := `"}}}`
 	pad := max(size-len(head)-len(tail), 0)
 	return []byte(head + strings.Repeat("y", pad) + tail)

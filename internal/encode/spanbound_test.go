@@ -1,7 +1,6 @@
 package encode
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,17 +31,17 @@ func TestAppendSpansByteBoundIsExact(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
 			items := [][]byte{spanItem(0, tt.size)}
-			require.Equal(t, tt.size, len(items[0]))
+			require.Len(t, items[0], tt.size)
 			g := &translate.SpanGroup{TraceID: testTraceID, Segment: "s", Items: items, Container: envelope.SpanContainer(items)}
-			out := f.enc.AppendSpans(context.Background(), nil, g, &Arena{})
+			out := f.enc.AppendSpans(t.Context(), nil, g, &Arena{})
 			for i := range out {
 				assert.LessOrEqual(t, len(out[i].Env.Items[0].Payload), maxSpanContainerBytes, "envelope %d", i)
 			}
 			if tt.size <= limit {
-				assert.Equal(t, 1, len(out))
+				assert.Len(t, out, 1)
 				assert.Empty(t, f.dropped(t))
 			} else {
-				assert.Equal(t, 0, len(out), "a span too large for any container is not sent")
+				assert.Empty(t, out, "a span too large for any container is not sent")
 				assert.Equal(t, map[string]int64{"span/invalid": 1}, f.dropped(t))
 			}
 		})

@@ -7,6 +7,7 @@
 package logthrottle
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -53,7 +54,7 @@ func (t *Throttle) Log(logger *zap.Logger, key, msg string, fields ...zap.Field)
 		}
 		t.overflow = now
 		t.mu.Unlock()
-		logger.Error(msg, append(fields[:len(fields):len(fields)], zap.Int("throttled_keys", MaxKeys))...)
+		logger.Error(msg, append(slices.Clip(fields), zap.Int("throttled_keys", MaxKeys))...)
 		return
 	}
 	t.last[key] = now

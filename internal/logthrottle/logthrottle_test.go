@@ -27,25 +27,37 @@ func TestThrottle(t *testing.T) {
 		want  []string // "key" of each line that went out, in order
 	}{
 		{name: "first line goes out", calls: []call{{0, "a"}}, want: []string{"a"}},
-		{name: "repeats within the interval are dropped",
+		{
+			name:  "repeats within the interval are dropped",
 			calls: []call{{0, "a"}, {0, "a"}, {time.Second, "a"}, {58 * time.Second, "a"}},
-			want:  []string{"a"}},
-		{name: "just under the interval is dropped, at the interval goes out",
+			want:  []string{"a"},
+		},
+		{
+			name:  "just under the interval is dropped, at the interval goes out",
 			calls: []call{{0, "a"}, {Interval - time.Nanosecond, "a"}, {time.Nanosecond, "a"}},
-			want:  []string{"a", "a"}},
-		{name: "a dropped line does not restart the interval",
+			want:  []string{"a", "a"},
+		},
+		{
+			name:  "a dropped line does not restart the interval",
 			calls: []call{{0, "a"}, {30 * time.Second, "a"}, {30 * time.Second, "a"}},
-			want:  []string{"a", "a"}},
-		{name: "the interval runs from the last line out",
+			want:  []string{"a", "a"},
+		},
+		{
+			name:  "the interval runs from the last line out",
 			calls: []call{{0, "a"}, {Interval, "a"}, {Interval / 2, "a"}, {Interval / 2, "a"}},
-			want:  []string{"a", "a", "a"}},
-		{name: "keys are independent",
+			want:  []string{"a", "a", "a"},
+		},
+		{
+			name: "keys are independent",
 			// a and b at 0s, c at 1s; at 60s a and b go out again, c not yet; at 61s c does
 			calls: []call{{0, "a"}, {0, "b"}, {time.Second, "a"}, {0, "c"}, {0, "b"}, {Interval - time.Second, "b"}, {0, "c"}, {0, "a"}, {time.Second, "c"}, {0, "a"}},
-			want:  []string{"a", "b", "c", "b", "a", "c"}},
+			want:  []string{"a", "b", "c", "b", "a", "c"},
+		},
 		{name: "empty key is a key", calls: []call{{0, ""}, {0, ""}, {0, "x"}}, want: []string{"", "x"}},
-		{name: "long quiet spells", calls: []call{{0, "a"}, {time.Hour, "a"}, {24 * time.Hour, "a"}, {0, "a"}},
-			want: []string{"a", "a", "a"}},
+		{
+			name: "long quiet spells", calls: []call{{0, "a"}, {time.Hour, "a"}, {24 * time.Hour, "a"}, {0, "a"}},
+			want: []string{"a", "a", "a"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

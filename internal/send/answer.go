@@ -20,6 +20,16 @@ const (
 	maxErrorSnippet = 256
 )
 
+// bodyCutter closes an answer's body when reading it takes too long (a body
+// that dribbles or never ends), ending the read. One timer, reused.
+type bodyCutter struct {
+	t    *time.Timer
+	mu   sync.Mutex
+	body io.Closer
+	head [maxErrorSnippet]byte // the start of the answer (drain)
+	rest io.LimitedReader      // the remainder, read and discarded
+}
+
 // drain reads at most maxResponseRead bytes of body, closes it, and returns
 // the first maxErrorSnippet bytes (in c's buffer: valid until c is reused).
 func (c *bodyCutter) drain(body io.ReadCloser) []byte {
@@ -29,16 +39,6 @@ func (c *bodyCutter) drain(body io.ReadCloser) []byte {
 	_, _ = io.Copy(io.Discard, &c.rest)
 	c.rest.R = nil
 	return bytes.TrimSpace(c.head[:n])
-}
-
-// bodyCutter closes an answer's body when reading it takes too long (a body
-// that dribbles or never ends), ending the read. One timer, reused.
-type bodyCutter struct {
-	t    *time.Timer
-	mu   sync.Mutex
-	body io.Closer
-	head [maxErrorSnippet]byte // the start of the answer (drain)
-	rest io.LimitedReader      // the remainder, read and discarded
 }
 
 func newBodyCutter() *bodyCutter {

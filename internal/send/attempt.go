@@ -69,7 +69,7 @@ type bufferPools struct {
 // does not pin its buffers for ever.
 const maxPooledBuffer = 4 << 20
 
-func (b *bufferPools) get(p *sync.Pool, size int) *[]byte {
+func (*bufferPools) get(p *sync.Pool, size int) *[]byte {
 	if buf, _ := p.Get().(*[]byte); buf != nil {
 		return buf
 	}
@@ -77,7 +77,7 @@ func (b *bufferPools) get(p *sync.Pool, size int) *[]byte {
 	return &s
 }
 
-func (b *bufferPools) put(p *sync.Pool, buf *[]byte) {
+func (*bufferPools) put(p *sync.Pool, buf *[]byte) {
 	if cap(*buf) <= maxPooledBuffer {
 		*buf = (*buf)[:0]
 		p.Put(buf)

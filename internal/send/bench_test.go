@@ -119,7 +119,8 @@ func benchStage(b *testing.B, url string, out encode.Outgoing, clientTel compone
 		batch[0] = out
 		batch[0].Env.Items = items
 		lane.Offer(b.Context(), batch, nil)
-		lane.WaitIdle()
+		// settled, and its worker parked again
+		lane.waitUntil(func() bool { return lane.jobs == 0 && lane.workers == lane.parked })
 	})
 	sent := tel.Sums(b, "otelcol_exporter_sentry_sent_items")["category=transaction,project=1"]
 	require.GreaterOrEqual(b, sent, int64(b.N), "every envelope delivered")

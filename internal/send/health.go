@@ -13,8 +13,9 @@ const (
 	// HealthOK: the last answer that tells anything was a 2xx, a 429 or
 	// another 4xx (Sentry is there), or nothing was sent yet.
 	HealthOK HealthState = iota
-	// HealthRefused: Sentry refused the project's key (401 or 403): a revoked
-	// key, or a deleted project. It needs a person; it ends with the next 2xx.
+	// HealthRefused: Sentry's last answer refused the project's key (401 or
+	// 403): a revoked key, or a deleted project. It needs a person; it ends
+	// with the next answer that is not a 401 or 403.
 	HealthRefused
 	// HealthUnreachable: no answer, or only 5xx, for longer than the
 	// caller's threshold. It ends with the next answer that is not a 5xx.
@@ -28,10 +29,11 @@ type Health struct {
 	Since  time.Time // HealthUnreachable: when the failures began (wall clock)
 }
 
-// health follows one lane's answers.
+// health follows one lane's answers: its state is the last answer's, and a
+// run of failures counts from its first.
 type health struct {
 	mu           sync.Mutex
-	refused      int       // 401 or 403 since the last 2xx; 0: none
+	refused      int       // the last answer was this 401 or 403; 0: it was not
 	failingSince time.Time // first failure (no answer, 5xx) since the last other answer; zero: none
 }
 
@@ -48,10 +50,12 @@ func (h *health) observe(res Result, now time.Time) {
 		h.refused = s
 		h.failingSince = time.Time{}
 	case s == 0 || s >= 500:
+		h.refused = 0
 		if h.failingSince.IsZero() {
 			h.failingSince = now
 		}
 	default: // 429, another 4xx: Sentry is there
+		h.refused = 0
 		h.failingSince = time.Time{}
 	}
 }

@@ -28,7 +28,10 @@ const workerLinger = time.Second
 // served), waiting (failed with no answer or a 5xx, until its not-before
 // time; no worker waits with it), due (its time came), or in flight. Workers
 // take due and ready envelopes in turn, so that new data is never starved by
-// a backlog of retries, nor retries by new data.
+// a backlog of retries, nor retries by new data; and while the ready queue
+// holds a backlog (more than twice the limit: Sentry was away), they take its
+// oldest and its newest in turn, so that the backlog drains while what
+// arrives now goes out now.
 type Lane struct {
 	stage   *Stage
 	post    poster
@@ -48,21 +51,22 @@ type Lane struct {
 	standaloneReports atomic.Bool
 	reporting         atomic.Bool // a periodic client report is being sent
 
-	mu        sync.Mutex
-	ready     fifo
-	due       fifo
-	waiting   delayed
-	timerStop func() bool // cancels the timer that brings the next waiting envelope back; nil: none
-	timerAt   time.Time
-	takeDue   bool // the next take prefers a due envelope
-	jobs      int  // envelopes offered and not yet settled
-	workers   int  // started and not ended, parked ones included
-	parked    int  // workers waiting for the next envelope
-	closed    bool
-	noRetry   bool          // shutdown began: failures are settled, never retried
-	idle      chan struct{} // made by waitUntil, closed when a worker parks or ends or a job settles
-	wake      chan struct{} // one token per parked worker called back to work
-	quit      chan struct{} // closed by close: parked workers end
+	mu         sync.Mutex
+	ready      fifo
+	due        fifo
+	waiting    delayed
+	timerStop  func() bool // cancels the timer that brings the next waiting envelope back; nil: none
+	timerAt    time.Time
+	takeDue    bool // the next take prefers a due envelope
+	takeNewest bool // the next take from a backlogged ready queue takes its newest
+	jobs       int  // envelopes offered and not yet settled
+	workers    int  // started and not ended, parked ones included
+	parked     int  // workers waiting for the next envelope
+	closed     bool
+	noRetry    bool          // shutdown began: failures are settled, never retried
+	idle       chan struct{} // made by waitUntil, closed when a worker parks or ends or a job settles
+	wake       chan struct{} // one token per parked worker called back to work
+	quit       chan struct{} // closed by close: parked workers end
 }
 
 // Offer hands over the envelopes of one push and returns at once: it never
@@ -241,12 +245,16 @@ func (l *Lane) take() *job {
 	for {
 		l.mu.Lock()
 		var j *job
-		if l.due.len() > 0 && (l.takeDue || l.ready.len() == 0) {
+		switch {
+		case l.due.len() > 0 && (l.takeDue || l.ready.len() == 0):
 			j = l.due.pop()
 			l.takeDue = false
-		} else {
+		case l.takeNewest && l.ready.len() > 2*l.workerCap():
+			j = l.ready.popNewest()
+			l.takeDue, l.takeNewest = true, false
+		default:
 			j = l.ready.pop()
-			l.takeDue = true
+			l.takeDue, l.takeNewest = true, true
 		}
 		l.mu.Unlock()
 		if j == nil {
@@ -518,11 +526,6 @@ func (l *Lane) close() {
 	}
 	l.mu.Unlock()
 	l.waitUntil(func() bool { return l.workers == 0 && l.jobs == 0 })
-}
-
-// WaitIdle returns once nothing is queued, waiting or in flight.
-func (l *Lane) WaitIdle() {
-	l.waitUntil(func() bool { return l.jobs == 0 && l.workers == l.parked })
 }
 
 // notifyLocked wakes waitUntil to look again.

@@ -28,6 +28,20 @@ func (q *fifo) pushFront(j *job) {
 	q.jobs[0] = j
 }
 
+// popNewest takes the job that came last.
+func (q *fifo) popNewest() *job {
+	if q.len() == 0 {
+		return nil
+	}
+	j := q.jobs[len(q.jobs)-1]
+	q.jobs[len(q.jobs)-1] = nil
+	q.jobs = q.jobs[:len(q.jobs)-1]
+	if q.head == len(q.jobs) {
+		q.jobs, q.head = q.jobs[:0], 0
+	}
+	return j
+}
+
 func (q *fifo) pop() *job {
 	if q.len() == 0 {
 		return nil

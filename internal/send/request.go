@@ -20,7 +20,7 @@ type requestTemplate struct {
 }
 
 func newRequestTemplate(url, auth, userAgent string) (requestTemplate, error) {
-	base, err := http.NewRequest(http.MethodPost, url, nil)
+	base, err := http.NewRequest(http.MethodPost, url, http.NoBody)
 	if err != nil {
 		return requestTemplate{}, err
 	}

@@ -89,7 +89,7 @@ type Stage struct {
 	lanes   atomic.Pointer[[]*Lane]
 	started bool
 
-	// roomMu serialises the making of room in the memory budget, so that two
+	// roomMu serializes the making of room in the memory budget, so that two
 	// lanes never evict for the same bytes. It is taken before any lane's mu,
 	// never after.
 	roomMu sync.Mutex

@@ -162,7 +162,7 @@ func newFixture(t *testing.T, projects int, configure func(*Config), reports boo
 		f.lanes = append(f.lanes, l)
 		f.limits = append(f.limits, limits)
 	}
-	require.NoError(t, f.stage.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, f.stage.Start(t.Context(), componenttest.NewNopHost()))
 	return f
 }
 
@@ -212,7 +212,7 @@ func TestOfferDelivers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t, 1, nil, false)
 		released := 0
-		f.lanes[0].Offer(context.Background(), txs(1, 5), func() { released++ })
+		f.lanes[0].Offer(t.Context(), txs(1, 5), func() { released++ })
 		synctest.Wait()
 		assert.Equal(t, 1, released)
 		assert.Len(t, f.sentry.got(), 5)
@@ -235,9 +235,9 @@ func TestRetryWaitsWithoutAWorker(t *testing.T) {
 			return answer{status: http.StatusOK}
 		}
 		start := time.Now()
-		f.lanes[0].Offer(context.Background(), txs(1, 1), nil)
+		f.lanes[0].Offer(t.Context(), txs(1, 1), nil)
 		synctest.Wait()
-		f.lanes[0].Offer(context.Background(), txs(2, 1), nil)
+		f.lanes[0].Offer(t.Context(), txs(2, 1), nil)
 		synctest.Wait()
 		got := f.sentry.got()
 		require.Len(t, got, 2)
@@ -282,7 +282,7 @@ func TestRetryBudget(t *testing.T) {
 				}, false)
 				f.sentry.respond = func(string, int, *envelope.Envelope) answer { return tt.answer }
 				start := time.Now()
-				f.lanes[0].Offer(context.Background(), txs(1, 1), nil)
+				f.lanes[0].Offer(t.Context(), txs(1, 1), nil)
 				time.Sleep(time.Minute)
 				synctest.Wait()
 				var at []time.Duration
@@ -314,9 +314,9 @@ func TestRateLimitDropsQueued(t *testing.T) {
 			return answer{status: 200}
 		}
 		out := append(txs(1, 3), errEvent(10), errEvent(11))
-		f.lanes[0].Offer(context.Background(), out, nil)
+		f.lanes[0].Offer(t.Context(), out, nil)
 		synctest.Wait()
-		f.lanes[0].Offer(context.Background(), txs(4, 1), nil)
+		f.lanes[0].Offer(t.Context(), txs(4, 1), nil)
 		synctest.Wait()
 		assert.Equal(t, []string{"1", "10", "11"}, f.sentry.ids())
 		assert.Equal(t, map[string]int64{
@@ -330,11 +330,11 @@ func TestRateLimitDropsQueued(t *testing.T) {
 	})
 }
 
-// memoryFixture is two projects sharing a 64 KiB budget (a share of 32 KiB
+// memoryFixture is two projects sharing a 1 MiB budget (a share of 512 KiB
 // each); project 1's Sentry hangs until unhang.
 func memoryFixture(t *testing.T) (f *fixture, unhang func()) {
 	f = newFixture(t, 2, func(c *Config) {
-		c.MaxBytes = 64 << 10
+		c.MaxBytes = 1 << 20
 		c.MaxProjects = 2
 		c.Client.Timeout = 0 // the hang lasts until unhang
 	}, false)
@@ -354,10 +354,10 @@ func memoryFixture(t *testing.T) (f *fixture, unhang func()) {
 	}
 }
 
-// big is a transaction of ~1.5 KiB.
+// big is a transaction of ~10 KiB.
 func big(id int) []encode.Outgoing {
 	o := tx(id)
-	o.Env.Items[0].Payload = []byte(`{"pad":"` + strings.Repeat("x", 1000) + `"}`)
+	o.Env.Items[0].Payload = []byte(`{"pad":"` + strings.Repeat("x", 10<<10) + `"}`)
 	return []encode.Outgoing{o}
 }
 
@@ -379,10 +379,10 @@ func TestMemoryDropsOldest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, unhang := memoryFixture(t)
 		hung := f.lanes[0]
-		hung.Offer(context.Background(), big(1), nil)
+		hung.Offer(t.Context(), big(1), nil)
 		synctest.Wait()             // in flight, hanging
-		for i := 2; i <= 100; i++ { // more than twice the budget
-			hung.Offer(context.Background(), big(i), nil)
+		for i := 2; i <= 300; i++ { // three times the budget
+			hung.Offer(t.Context(), big(i), nil)
 		}
 		synctest.Wait()
 		assert.LessOrEqual(t, f.stage.mem.Held(), f.stage.mem.Max(), "within the budget")
@@ -394,9 +394,9 @@ func TestMemoryDropsOldest(t *testing.T) {
 		require.NotEmpty(t, ids)
 		assert.Equal(t, 1, ids[0], "the first was in flight when the budget filled")
 		kept := slices.Sorted(slices.Values(ids[1:])) // sent by several workers once Sentry answers
-		assert.Equal(t, 100, kept[len(kept)-1], "the newest was kept")
+		assert.Equal(t, 300, kept[len(kept)-1], "the newest was kept")
 		assert.Equal(t, len(kept)-1, kept[len(kept)-1]-kept[0], "what was kept is the newest, with no gap")
-		assert.Equal(t, int64(100), int64(len(ids))+dropped, "every envelope sent or counted")
+		assert.Equal(t, int64(300), int64(len(ids))+dropped, "every envelope sent or counted")
 		f.shutdown()
 	})
 }
@@ -407,13 +407,13 @@ func TestMemoryHungGivesWay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, unhang := memoryFixture(t)
 		hung, healthy := f.lanes[0], f.lanes[1]
-		for i := 1; i <= 100; i++ {
-			hung.Offer(context.Background(), big(i), nil)
+		for i := 1; i <= 300; i++ {
+			hung.Offer(t.Context(), big(i), nil)
 		}
 		synctest.Wait()
 		require.Positive(t, f.sums("dropped_items")["category=transaction,project=1,reason=queue_overflow"], "the budget is full")
-		for i := range 40 { // bursts of 4 (~6 KiB), each sent before the next comes
-			healthy.Offer(context.Background(), big(1000+i), nil)
+		for i := range 40 { // bursts of 4 (~40 KiB), each sent before the next comes
+			healthy.Offer(t.Context(), big(1000+i), nil)
 			if i%4 == 3 {
 				synctest.Wait()
 			}
@@ -423,7 +423,7 @@ func TestMemoryHungGivesWay(t *testing.T) {
 		assert.Zero(t, f.sums("dropped_items")["category=transaction,project=2,reason=queue_overflow"])
 		unhang()
 		synctest.Wait()
-		assert.Equal(t, int64(100), int64(len(f.idsOf("1")))+f.sums("dropped_items")["category=transaction,project=1,reason=queue_overflow"],
+		assert.Equal(t, int64(300), int64(len(f.idsOf("1")))+f.sums("dropped_items")["category=transaction,project=1,reason=queue_overflow"],
 			"every envelope of the hung project sent or counted")
 		f.shutdown()
 	})
@@ -447,11 +447,11 @@ func TestSplitOn413(t *testing.T) {
 			for i := range items {
 				items[i] = []byte(`{"body":"log ` + strconv.Itoa(i) + `"}`)
 			}
-			return enc.AppendLogs(context.Background(), nil, items, &encode.Arena{})
+			return enc.AppendLogs(t.Context(), nil, items, &encode.Arena{})
 		}
-		f.lanes[0].Offer(context.Background(), logs(100), nil) // 100 → 413 → 50 + 50 → both 413 → counted
+		f.lanes[0].Offer(t.Context(), logs(100), nil) // 100 → 413 → 50 + 50 → both 413 → counted
 		synctest.Wait()
-		f.lanes[0].Offer(context.Background(), logs(40), nil) // 40 → 413 → 20 + 20 → stored
+		f.lanes[0].Offer(t.Context(), logs(40), nil) // 40 → 413 → 20 + 20 → stored
 		synctest.Wait()
 		var counts []int
 		for _, a := range f.sentry.got() {
@@ -477,7 +477,7 @@ func TestNoAnswerOneProbe(t *testing.T) {
 			defer down.Unlock()
 			return answer{status: 200, hang: isDown}
 		}
-		f.lanes[0].Offer(context.Background(), txs(1, 50), nil)
+		f.lanes[0].Offer(t.Context(), txs(1, 50), nil)
 		for range 6 {
 			time.Sleep(10 * time.Second)
 			synctest.Wait()
@@ -511,11 +511,11 @@ func TestShutdownSettlesEverything(t *testing.T) {
 			}
 			return answer{hang: true}
 		}
-		f.lanes[0].Offer(context.Background(), txs(1, 2), nil)  // both fail, then wait to retry
-		f.lanes[1].Offer(context.Background(), txs(10, 3), nil) // one hangs, two queued
+		f.lanes[0].Offer(t.Context(), txs(1, 2), nil)  // both fail, then wait to retry
+		f.lanes[1].Offer(t.Context(), txs(10, 3), nil) // one hangs, two queued
 		synctest.Wait()
 		start := time.Now()
-		f.stage.Shutdown(context.Background())
+		f.stage.Shutdown(t.Context())
 		assert.Equal(t, 5*time.Second, time.Since(start), "the drain time, then done")
 		d := f.sums("dropped_items")
 		assert.Equal(t, int64(2), d["category=transaction,project=1,reason=send_error"], "retries end at shutdown, counted with their 503")
@@ -536,8 +536,8 @@ func TestClientReportRidesAlong(t *testing.T) {
 			}
 			return answer{status: 200}
 		}
-		f.lanes[0].acct.Dropped(context.Background(), account.ReasonQueueOverflow, account.Counts{account.CatSpan: 7})
-		f.lanes[0].Offer(context.Background(), txs(1, 1), nil)
+		f.lanes[0].acct.Dropped(t.Context(), account.ReasonQueueOverflow, account.Counts{account.CatSpan: 7})
+		f.lanes[0].Offer(t.Context(), txs(1, 1), nil)
 		time.Sleep(10 * time.Second)
 		synctest.Wait()
 		got := f.sentry.got()
@@ -547,7 +547,7 @@ func TestClientReportRidesAlong(t *testing.T) {
 			assert.Equal(t, envelope.ItemTypeClientReport, a.env.Items[1].Type)
 			assert.Contains(t, string(a.env.Items[1].Payload), `"quantity":7`)
 		}
-		f.lanes[0].Offer(context.Background(), txs(2, 1), nil)
+		f.lanes[0].Offer(t.Context(), txs(2, 1), nil)
 		synctest.Wait()
 		assert.Len(t, f.sentry.got()[2].env.Items, 1, "delivered once: not sent again")
 		f.shutdown()
@@ -567,7 +567,9 @@ func TestHealth(t *testing.T) {
 		{"nothing sent", nil, 0, HealthOK},
 		{"answered", []int{200}, time.Hour, HealthOK},
 		{"key refused", []int{200, 401}, 0, HealthRefused},
-		{"refused until a 2xx", []int{403, 503, 0, 200}, 0, HealthOK},
+		{"refused until another answer", []int{403, 503}, 0, HealthOK},
+		{"refused again", []int{403, 200, 401}, 0, HealthRefused},
+		{"5xx after a refusal: unreachable once long enough", []int{401, 503}, 2 * time.Minute, HealthUnreachable},
 		{"5xx for less than the threshold", []int{503, 503}, 30 * time.Second, HealthOK},
 		{"5xx for longer", []int{503, 503}, 2 * time.Minute, HealthUnreachable},
 		{"no answer for longer", []int{0, 0, 0}, 2 * time.Minute, HealthUnreachable},
@@ -592,8 +594,97 @@ func TestNotStartedIsANetworkError(t *testing.T) {
 	request, err := newRequestTemplate("http://sentry.test/api/1/envelope/", "Sentry sentry_key=public", "test")
 	require.NoError(t, err)
 	p := poster{request: request, acct: account.NewAccountant(tel.Builder, "1", nil), now: time.Now, bufs: &bufferPools{}}
-	res := p.attemptEncoded(context.Background(), &envelope.Envelope{}, EncodingByClient)
+	res := p.attemptEncoded(t.Context(), &envelope.Envelope{}, EncodingByClient)
 	assert.Equal(t, account.ReasonNetworkError, res.Reason)
 	assert.True(t, res.retryable())
 	assert.Equal(t, map[string]int64{"project=1,status=network_error": 1}, tel.Sums(t, "otelcol_exporter_sentry_requests"))
+}
+
+// TestBrownout: a Sentry that answers a fifth of the requests 503 (100 ms
+// round trips), 200 envelopes/s for 20 s, retry_on_failure at the
+// exporter's defaults (the collector's, but a first retry after 1 s). The
+// limit never collapses (one request at a time would store a twentieth) and
+// no worker waits in a backoff: at least 75 % is stored during the load, 99 % within 10 s of its
+// end, all of it within 120 s, and nothing is dropped.
+func TestBrownout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, 1, func(c *Config) {
+			c.Retry = configretry.NewDefaultBackOffConfig()
+			c.Retry.InitialInterval = time.Second // the exporter's default (factory.go)
+			c.MaxConcurrentRequests = 128
+		}, false)
+		var mu sync.Mutex
+		state := uint64(1)
+		f.sentry.respond = func(string, int, *envelope.Envelope) answer {
+			time.Sleep(100 * time.Millisecond) // one request at a time would store 10 envelopes/s
+			mu.Lock()
+			defer mu.Unlock()
+			state = state*6364136223846793005 + 1442695040888963407 // a fixed sequence: the same run every time
+			if (state>>33)%5 == 0 {
+				return answer{status: http.StatusServiceUnavailable}
+			}
+			return answer{status: http.StatusOK}
+		}
+		const total = 200 * 20
+		stored := func() int64 { return f.sums("sent_items")["category=transaction,project=1"] }
+		for i := range total {
+			f.lanes[0].Offer(t.Context(), txs(i, 1), nil)
+			time.Sleep(5 * time.Millisecond)
+		}
+		atEnd := stored()
+		time.Sleep(10 * time.Second)
+		at10 := stored()
+		time.Sleep(110 * time.Second)
+		synctest.Wait()
+		at120 := stored()
+		t.Logf("stored: %.1f %% during the load, %.2f %% 10 s after, %.2f %% 120 s after; limit %d",
+			100*float64(atEnd)/total, 100*float64(at10)/total, 100*float64(at120)/total, f.lanes[0].Limit())
+		assert.GreaterOrEqual(t, atEnd, int64(total*75/100), "75 % stored during the load")
+		assert.GreaterOrEqual(t, at10, int64(total*99/100), "99 % within 10 s of its end")
+		assert.Equal(t, int64(total), at120, "all within 120 s")
+		assert.Empty(t, f.sums("dropped_items"), "nothing dropped")
+		f.shutdown()
+	})
+}
+
+// TestBacklogDoesNotStarveNew: when a Sentry that was away answers again,
+// the backlog drains, and what arrives meanwhile goes out with it, not
+// behind it.
+func TestBacklogDoesNotStarveNew(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, 1, func(c *Config) {
+			c.Client.Timeout = 0
+			c.MaxConcurrentRequests = 4
+		}, false)
+		var mu sync.Mutex
+		away := true
+		f.sentry.respond = func(string, int, *envelope.Envelope) answer {
+			time.Sleep(10 * time.Millisecond)
+			mu.Lock()
+			defer mu.Unlock()
+			return answer{status: 200, hang: away}
+		}
+		f.lanes[0].Offer(t.Context(), txs(1, 400), nil) // the first hangs, 399 wait
+		synctest.Wait()
+		mu.Lock()
+		away = false
+		mu.Unlock()
+		close(f.sentry.release)
+		f.sentry.release = make(chan struct{})
+		time.Sleep(200 * time.Millisecond) // the way opens: the limit grows from the probe
+		f.lanes[0].Offer(t.Context(), txs(1001, 10), nil)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		ids := f.sentry.ids()
+		require.Len(t, ids, 410)
+		lastNew := 0
+		for i, id := range ids {
+			if len(id) == 4 { // 1001..1010
+				lastNew = i
+			}
+		}
+		t.Logf("the last new envelope went out %dth of 410", lastNew+1)
+		assert.Less(t, lastNew, 250, "the new envelopes went out while the backlog drained")
+		f.shutdown()
+	})
 }

@@ -10,11 +10,11 @@ import (
 var java50 = func() string {
 	var b strings.Builder
 	b.WriteString("java.lang.IllegalStateException: Failed to load order 42\n")
-	for i := 0; i < 40; i++ {
+	for i := range 40 {
 		b.WriteString("\tat org.springframework.web.servlet.FrameworkServlet.service(FrameworkServlet.java:" + itoa(800+i) + ")\n")
 	}
 	b.WriteString("Caused by: java.net.ConnectException: Connection refused\n")
-	for i := 0; i < 10; i++ {
+	for i := range 10 {
 		b.WriteString("\tat com.acme.shop.Pool.open(Pool.java:" + itoa(10+i) + ")\n")
 	}
 	b.WriteString("\t... 30 more\n")
@@ -28,7 +28,7 @@ func BenchmarkParseJava50(b *testing.B) {
 			b.SetBytes(int64(len(java50)))
 			for b.Loop() {
 				if _, ok := Parse(java50, lang); !ok {
-					b.Fatal("not recognised")
+					b.Fatal("not recognized")
 				}
 			}
 		})

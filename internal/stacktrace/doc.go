@@ -8,7 +8,8 @@
 // in the order of the text and reverses where needed.
 //
 // The parsers scan line by line without regular expressions, so the work is
-// linear in the input. They never panic, keep at most [MaxFrames] frames per
-// exception (the ones nearest the crash site) and at most [MaxExceptions]
-// chained exceptions (the ones nearest the thrown exception).
+// linear in the input. They must never panic, whatever the text; they keep at
+// most [MaxFrames] frames per exception (the ones nearest the crash site) and
+// at most [MaxExceptions] chained exceptions (the ones nearest the thrown
+// exception).
 package stacktrace

@@ -210,7 +210,8 @@ func goFileLine(line string) (path string, lineno int, ok bool) {
 	}
 	path = line[:i]
 	lineno, ok = atoi(line[i+1:])
-	if !ok || !(pc || strings.HasSuffix(path, ".go") || strings.HasSuffix(path, ".s")) {
+	source := pc || strings.HasSuffix(path, ".go") || strings.HasSuffix(path, ".s")
+	if !ok || !source {
 		return "", 0, false
 	}
 	return path, lineno, true

@@ -117,8 +117,8 @@ func javaCommon(frames, enclosing []Frame, n int) []Frame {
 // `Exception in thread "main" java.lang.RuntimeException: boom`.
 func javaStripThread(h string) string {
 	if rest, ok := strings.CutPrefix(h, "Exception in thread \""); ok {
-		if i := strings.Index(rest, "\" "); i >= 0 {
-			return rest[i+2:]
+		if _, after, ok := strings.Cut(rest, "\" "); ok {
+			return after
 		}
 	}
 	return h

@@ -1,6 +1,7 @@
 package stacktrace
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,18 +53,18 @@ func TestParseJavaChain(t *testing.T) {
 		}
 		assert.Equal(t, thrown, frames(excs[2]), lang)
 		// "... 4 more" borrows the thrown exception's 4 outermost frames.
-		middle := append(thrown[:4:4],
-			frame{"com.acme.shop.OrderService", "load", "OrderService.java", 55, true},
-			frame{"com.acme.shop.OrderRepo", "find", "OrderRepo.java", 22, true},
-			frame{"org.springframework.jdbc.Tmpl", "execute", "Tmpl.java", 400, true},
-		)
+		middle := slices.Concat(thrown[:4], []frame{
+			{"com.acme.shop.OrderService", "load", "OrderService.java", 55, true},
+			{"com.acme.shop.OrderRepo", "find", "OrderRepo.java", 22, true},
+			{"org.springframework.jdbc.Tmpl", "execute", "Tmpl.java", 400, true},
+		})
 		assert.Equal(t, middle, frames(excs[1]), lang)
 		// "... 6 more" borrows the middle exception's full trace minus its top frame.
-		root := append(middle[:6:6],
-			frame{"com.acme.shop.Pool", "open", "Pool.java", 18, true},
-			frame{"sun.nio.ch.Net", "connect", "Net.java", 579, false},
-			frame{"sun.nio.ch.Net", "connect0", "", 0, false},
-		)
+		root := slices.Concat(middle[:6], []frame{
+			{"com.acme.shop.Pool", "open", "Pool.java", 18, true},
+			{"sun.nio.ch.Net", "connect", "Net.java", 579, false},
+			{"sun.nio.ch.Net", "connect0", "", 0, false},
+		})
 		assert.Equal(t, root, frames(excs[0]), lang)
 	}
 }

@@ -84,7 +84,8 @@ func jsOpenParen(rest string) int {
 		case ')':
 			depth++
 		case '(':
-			if depth--; depth == 0 {
+			depth--
+			if depth == 0 {
 				return i
 			}
 		}
@@ -95,11 +96,10 @@ func jsOpenParen(rest string) int {
 // geckoFrame parses Firefox and Safari frames: "fn@file:line:col",
 // "@file:line:col", "global code@file:line:col" and "fn@[native code]".
 func geckoFrame(t string) (Frame, bool) {
-	i := strings.IndexByte(t, '@')
-	if i < 0 {
+	fn, loc, ok := strings.Cut(t, "@")
+	if !ok {
 		return Frame{}, false
 	}
-	fn, loc := t[:i], t[i+1:]
 	if loc == "[native code]" {
 		return Frame{Function: fn}, fn != ""
 	}

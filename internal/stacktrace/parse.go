@@ -31,7 +31,7 @@ type Exception struct {
 }
 
 // parser turns a stack trace into exceptions, oldest first, or returns nil
-// when the text holds no frame it recognises.
+// when the text holds no frame it recognizes.
 type parser func(text string) []Exception
 
 // parsers run in this order when the language is unknown; on a tie in frame
@@ -57,12 +57,12 @@ func byLanguage(lang string) int {
 	return -1
 }
 
-// Parse recognises the stack-trace text of Go, Java/JVM, Python,
+// Parse recognizes the stack-trace text of Go, Java/JVM, Python,
 // JavaScript (V8 and Firefox/Safari) and .NET. lang is the
 // telemetry.sdk.language hint; when it is empty or unknown, or its parser
 // finds no frame, every parser runs and the one finding most frames wins.
 // It returns the exceptions oldest first, or ok=false when the format is not
-// recognised. Every returned string is valid UTF-8.
+// recognized. Every returned string is valid UTF-8.
 func Parse(text, lang string) (excs []Exception, ok bool) {
 	// Parsers cut only at ASCII bytes, so every substring stays valid.
 	if !utf8.ValidString(text) { // ValidString has an ASCII fast path; ToValidUTF8 decodes every rune
@@ -245,7 +245,7 @@ func splitQualified(name string) (module, short string) {
 const maxHeaderBytes = 16 << 10
 
 // header collects an exception's header or message, which may span lines,
-// in amortised linear time: a parser scanning text that is not its format
+// in amortized linear time: a parser scanning text that is not its format
 // may take every line for a header. The first line is not copied.
 type header struct {
 	first string

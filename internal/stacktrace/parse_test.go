@@ -94,7 +94,7 @@ func TestParseCaps(t *testing.T) {
 	})
 	t.Run("python chain keeps the raised exception", func(t *testing.T) {
 		var b strings.Builder
-		for i := 0; i < 40; i++ {
+		for i := range 40 {
 			if i > 0 {
 				b.WriteString("\n" + pyContext + "\n\n")
 			}

@@ -183,7 +183,8 @@ func (x *Index) take(id [16]byte) traceEntry {
 // record adds one segment to e, in the current generation.
 func (x *Index) record(e *traceEntry, s *translate.Segment) {
 	room := max(traceIndexSpansPerTrace-e.spans, 0)
-	if room == 0 && !(s.Head && e.head < 0) {
+	newHead := s.Head && e.head < 0
+	if room == 0 && !newHead {
 		return // the trace is at its cap; only a head not yet seen still goes in
 	}
 	g := &x.cur
@@ -256,7 +257,7 @@ func (x *Index) Facts(traceID [16]byte, fallback string) Facts {
 	return g.facts(&e, fallback)
 }
 
-func (g *generation) facts(e *traceEntry, fallback string) Facts {
+func (*generation) facts(e *traceEntry, fallback string) Facts {
 	switch {
 	case e.n == 0:
 		return Facts{Transaction: fallback}
@@ -342,14 +343,4 @@ func (p *FactsPool) Put(f *[]Facts) {
 		*f = nil
 	}
 	p.pool.Put(f)
-}
-
-// ForgetCurrent empties the current generation's traces and span ids,
-// keeping their buffers, so that every trace is new to the index again. It
-// serves benchmarks of steady traffic; the exporter never calls it.
-func (x *Index) ForgetCurrent() {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	clear(x.cur.traces)
-	x.cur.ids = x.cur.ids[:0]
 }

@@ -33,19 +33,43 @@ func TestTraceIndexFacts(t *testing.T) {
 		want   Facts
 	}{
 		{"unknown trace: the envelope's own segment", nil, 1, "own", Facts{Transaction: "own"}},
-		{"head in the same push", [][]translate.Segment{{seg(1, "consume", false, 3), seg(1, "GET /a", true, 1, 2)}}, 1, "consume",
-			Facts{Transaction: "GET /a", Sampled: "true"}},
-		{"head in an earlier push", [][]translate.Segment{{seg(1, "GET /a", true, 1)}, {seg(1, "consume", false, 3)}}, 1, "consume",
-			Facts{Transaction: "GET /a", Sampled: "true"}},
-		{"head in a later push", [][]translate.Segment{{seg(1, "consume", false, 3)}, {seg(1, "GET /a", true, 1)}}, 1, "consume",
-			Facts{Transaction: "GET /a", Sampled: "true"}},
-		{"head not seen: own name, sampling of the first segment seen", [][]translate.Segment{{unsampledChild}}, 6, "consume",
-			Facts{Transaction: "consume", Sampled: "false"}},
-		{"a head named after its URL is left out, as the SDKs do", [][]translate.Segment{{urlHead}}, 4, "/checkout/123",
-			Facts{Sampled: "true"}},
+		{
+			"head in the same push",
+			[][]translate.Segment{{seg(1, "consume", false, 3), seg(1, "GET /a", true, 1, 2)}},
+			1, "consume",
+			Facts{Transaction: "GET /a", Sampled: "true"},
+		},
+		{
+			"head in an earlier push",
+			[][]translate.Segment{{seg(1, "GET /a", true, 1)}, {seg(1, "consume", false, 3)}},
+			1, "consume",
+			Facts{Transaction: "GET /a", Sampled: "true"},
+		},
+		{
+			"head in a later push",
+			[][]translate.Segment{{seg(1, "consume", false, 3)}, {seg(1, "GET /a", true, 1)}},
+			1, "consume",
+			Facts{Transaction: "GET /a", Sampled: "true"},
+		},
+		{
+			"head not seen: own name, sampling of the first segment seen",
+			[][]translate.Segment{{unsampledChild}},
+			6, "consume",
+			Facts{Transaction: "consume", Sampled: "false"},
+		},
+		{
+			"a head named after its URL is left out, as the SDKs do",
+			[][]translate.Segment{{urlHead}},
+			4, "/checkout/123",
+			Facts{Sampled: "true"},
+		},
 		{"sample rate of the head", [][]translate.Segment{{rated}}, 5, "x", Facts{Transaction: "GET /rated", Sampled: "true", SampleRate: "0.25"}},
-		{"the first head seen stays the head", [][]translate.Segment{{seg(1, "GET /a", true, 1)}, {seg(1, "GET /b", true, 9)}}, 1, "",
-			Facts{Transaction: "GET /a", Sampled: "true"}},
+		{
+			"the first head seen stays the head",
+			[][]translate.Segment{{seg(1, "GET /a", true, 1)}, {seg(1, "GET /b", true, 9)}},
+			1, "",
+			Facts{Transaction: "GET /a", Sampled: "true"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,7 +120,7 @@ func TestTraceIndexBound(t *testing.T) {
 	for i := traceIndexTraces; i < 2*traceIndexTraces; i++ {
 		add(i)
 	}
-	assert.Equal(t, "", x.Facts(id(0), "").Transaction, "forgotten after two generations")
+	assert.Empty(t, x.Facts(id(0), "").Transaction, "forgotten after two generations")
 	assert.LessOrEqual(t, len(x.cur.traces)+len(x.old.traces), 2*traceIndexTraces)
 
 	// Span ids: one huge trace is capped, and its spans count toward the generation.

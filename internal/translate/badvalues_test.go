@@ -109,7 +109,8 @@ func testBadValuesTraces(t *testing.T, o Options) {
 	require.Zero(t, r.InvalidSpans)
 	require.Zero(t, r.InvalidErrors)
 	spans := 0
-	for _, x := range r.Transactions {
+	for i := range r.Transactions {
+		x := &r.Transactions[i]
 		m, err := checkTransaction(x.Payload)
 		require.NoError(t, err)
 		assert.LessOrEqual(t, len(x.Payload), DefaultMaxEventBytes)
@@ -125,7 +126,7 @@ func testBadValuesTraces(t *testing.T, o Options) {
 		huge := data["huge"].(string)
 		assert.True(t, strings.HasSuffix(huge, truncMarker))
 		assert.LessOrEqual(t, len(huge), DefaultMaxValueBytes+len(truncMarker))
-		assert.True(t, strings.Contains(string(x.Payload), depthLimit))
+		assert.Contains(t, string(x.Payload), depthLimit)
 	}
 	assert.Equal(t, 2, spans)
 	for _, g := range r.SpanGroups {

@@ -120,10 +120,12 @@ func benchLogs(n int) plog.Logs {
 	return ld
 }
 
-// measure runs op in the benchmark loop and reports items/s (wall) and
-// cpu-ns/op, the process CPU time per op, which includes GC work and stays
-// meaningful when other processes compete for the CPU.
-func measure(b *testing.B, n int, unit string, op func()) {
+// measure runs op, which handles 1,000 items (spans or log records), in the
+// benchmark loop and reports items/s (wall) and cpu-ns/op, the process CPU
+// time per op, which includes GC work and stays meaningful when other
+// processes compete for the CPU.
+func measure(b *testing.B, unit string, op func()) {
+	const n = 1000
 	b.ReportAllocs()
 	c0 := cpuNow()
 	for b.Loop() {
@@ -136,25 +138,25 @@ func measure(b *testing.B, n int, unit string, op func()) {
 func BenchmarkTracesTransactions1000(b *testing.B) {
 	td := benchTraces(1000)
 	tr := New(Options{})
-	measure(b, 1000, "spans/s", func() { tr.Traces(td, TracesWant{Transactions: true}) })
+	measure(b, "spans/s", func() { tr.Traces(td, TracesWant{Transactions: true}) })
 }
 
 func BenchmarkTracesSpanV2_1000(b *testing.B) {
 	td := benchTraces(1000)
 	tr := New(Options{})
-	measure(b, 1000, "spans/s", func() { tr.Traces(td, TracesWant{SpanV2: true}) })
+	measure(b, "spans/s", func() { tr.Traces(td, TracesWant{SpanV2: true}) })
 }
 
 func BenchmarkTracesSkipped1000(b *testing.B) {
 	td := benchTraces(1000)
 	tr := New(Options{})
-	measure(b, 1000, "spans/s", func() { tr.Traces(td, TracesWant{}) })
+	measure(b, "spans/s", func() { tr.Traces(td, TracesWant{}) })
 }
 
 func BenchmarkProtoMarshalTraces1000(b *testing.B) {
 	td := benchTraces(1000)
 	var m ptrace.ProtoMarshaler
-	measure(b, 1000, "spans/s", func() {
+	measure(b, "spans/s", func() {
 		if _, err := m.MarshalTraces(td); err != nil {
 			b.Fatal(err)
 		}
@@ -164,13 +166,13 @@ func BenchmarkProtoMarshalTraces1000(b *testing.B) {
 func BenchmarkLogs1000(b *testing.B) {
 	ld := benchLogs(1000)
 	tr := New(Options{})
-	measure(b, 1000, "logs/s", func() { tr.Logs(ld, LogsWant{Logs: true}) })
+	measure(b, "logs/s", func() { tr.Logs(ld, LogsWant{Logs: true}) })
 }
 
 func BenchmarkProtoMarshalLogs1000(b *testing.B) {
 	ld := benchLogs(1000)
 	var m plog.ProtoMarshaler
-	measure(b, 1000, "logs/s", func() {
+	measure(b, "logs/s", func() {
 		if _, err := m.MarshalLogs(ld); err != nil {
 			b.Fatal(err)
 		}
@@ -183,7 +185,7 @@ func BenchmarkProtoMarshalLogs1000(b *testing.B) {
 func BenchmarkTracesTransactions1000Release(b *testing.B) {
 	td := benchTraces(1000)
 	tr := New(Options{})
-	measure(b, 1000, "spans/s", func() {
+	measure(b, "spans/s", func() {
 		r := tr.Traces(td, TracesWant{Transactions: true})
 		r.Release()
 	})
@@ -192,7 +194,7 @@ func BenchmarkTracesTransactions1000Release(b *testing.B) {
 func BenchmarkTracesSpanV2_1000Release(b *testing.B) {
 	td := benchTraces(1000)
 	tr := New(Options{})
-	measure(b, 1000, "spans/s", func() {
+	measure(b, "spans/s", func() {
 		r := tr.Traces(td, TracesWant{SpanV2: true})
 		r.Release()
 	})
@@ -201,7 +203,7 @@ func BenchmarkTracesSpanV2_1000Release(b *testing.B) {
 func BenchmarkLogs1000Release(b *testing.B) {
 	ld := benchLogs(1000)
 	tr := New(Options{})
-	measure(b, 1000, "logs/s", func() {
+	measure(b, "logs/s", func() {
 		r := tr.Logs(ld, LogsWant{Logs: true})
 		r.Release()
 	})

@@ -90,7 +90,7 @@ func (c *ctxAttrs) see(k string, v pcommon.Value) {
 
 // writeResourceContexts renders the contexts of a resource as members (each
 // with a leading comma), to follow "trace" inside "contexts".
-func (s *state) writeResourceContexts(w *jw, r pcommon.Resource, c *ctxAttrs) {
+func (*state) writeResourceContexts(w *jw, r pcommon.Resource, c *ctxAttrs) {
 	obj := func(key string, kv ...string) {
 		n := 0
 		for i := 0; i < len(kv); i += 2 {

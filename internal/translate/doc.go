@@ -3,8 +3,8 @@
 //
 // It knows nothing of HTTP, envelopes or rate limits: it must not send, build
 // envelopes, read a rate limit or record an item's fate. The caller says what it wants
-// serialised (TracesWant, LogsWant); anything else is only counted, so a rate-limited
-// category costs no serialisation. Every payload is valid UTF-8 JSON that Relay
+// serialized (TracesWant, LogsWant); anything else is only counted, so a rate-limited
+// category costs no serialization. Every payload is valid UTF-8 JSON that Relay
 // accepts: ids are repaired to non-zero lowercase hex, timestamps are microsecond
 // seconds with start ≤ end, values JSON cannot hold are replaced (see value.go), and
 // transactions larger than Options.MaxEventBytes are split (see transaction.go).

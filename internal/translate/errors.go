@@ -11,7 +11,7 @@ import (
 //
 // The exception is exception.type and exception.message; the stack comes from
 // stacktrace.Parse(exception.stacktrace, telemetry.sdk.language). When Parse
-// recognises the text, its chain is used and the attributes override the type
+// recognizes the text, its chain is used and the attributes override the type
 // and value of the last (thrown) exception; otherwise the raw text goes to
 // extra["exception.stacktrace"]. mechanism.handled is !exception.escaped. The
 // other attributes of the event or record go to extra.
@@ -121,7 +121,7 @@ func (s *state) errorEvent(in *errInput, ri int32) bool {
 	}
 	for lvl := range levels {
 		s.out.truncate(a)
-		s.writeError(in, ev, lvl, typ, msg, stack, !escaped, excs, parsed)
+		s.writeError(in, ev, lvl, typ, msg, !escaped, excs, parsed)
 		if s.fit(a, s.t.o.MaxEventBytes) {
 			s.errs = append(s.errs, errRec{ev: ev, trace: trace, ri: ri, a: a, b: s.out.len(), ref: s.errRefOf(in, typ, msg, hasFrames(excs, parsed))})
 			return true
@@ -131,7 +131,7 @@ func (s *state) errorEvent(in *errInput, ri int32) bool {
 	return false
 }
 
-func (s *state) writeError(in *errInput, ev span32, lvl int, typ, msg, stack string, handled bool, excs []stacktrace.Exception, parsed bool) {
+func (s *state) writeError(in *errInput, ev span32, lvl int, typ, msg string, handled bool, excs []stacktrace.Exception, parsed bool) {
 	l := s.t.limits(lvl)
 	wv := s.out // a local writer: appends to it need no GC write barrier
 	w := &wv
@@ -223,7 +223,7 @@ func (s *state) writeError(in *errInput, ev span32, lvl int, typ, msg, stack str
 
 // exception writes one element of exception.values. Sentry needs a type or a
 // value; "Error" stands in when the input has neither.
-func (s *state) exception(w *jw, typ, value, module string, frames []stacktrace.Frame, last, handled bool, mechanism string, l *limits) {
+func (*state) exception(w *jw, typ, value, module string, frames []stacktrace.Frame, last, handled bool, mechanism string, l *limits) {
 	n := 0
 	w.byte('{')
 	if typ == "" && value == "" {

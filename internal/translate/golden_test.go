@@ -66,7 +66,8 @@ type goldenGroup struct {
 
 func tracesDoc(t *testing.T, r TracesResult) map[string]any {
 	var txs []goldenTx
-	for _, x := range r.Transactions {
+	for i := range r.Transactions {
+		x := &r.Transactions[i]
 		txs = append(txs, goldenTx{x.EventID, x.TraceID, x.Name, x.Environment, x.Release, x.Spans, must(t, checkTransaction, x.Payload)})
 	}
 	var gs []goldenGroup
@@ -88,7 +89,8 @@ func tracesDoc(t *testing.T, r TracesResult) map[string]any {
 
 func errorsDoc(t *testing.T, evs []ErrorEvent) []goldenErr {
 	var es []goldenErr
-	for _, e := range evs {
+	for i := range evs {
+		e := &evs[i]
 		es = append(es, goldenErr{e.EventID, e.TraceID, e.Environment, e.Release, must(t, checkError, e.Payload)})
 	}
 	return es
@@ -124,19 +126,19 @@ func TestGolden(t *testing.T) {
 			tr := New(testOptions())
 			var doc map[string]any
 			if strings.HasPrefix(name, "logs_") {
-				ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(raw)
-				require.NoError(t, err)
+				ld, lerr := (&plog.JSONUnmarshaler{}).UnmarshalLogs(raw)
+				require.NoError(t, lerr)
 				doc = logsDoc(t, tr.Logs(ld, LogsWant{Logs: true, Errors: true}))
 			} else {
-				td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
-				require.NoError(t, err)
+				td, terr := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
+				require.NoError(t, terr)
 				doc = tracesDoc(t, tr.Traces(td, TracesWant{Transactions: true, SpanV2: true, Errors: true}))
 			}
 			got, err := json.MarshalIndent(doc, "", "  ")
 			require.NoError(t, err)
 			wantFile := filepath.Join("testdata", name+".want.json")
 			if *update {
-				require.NoError(t, os.WriteFile(wantFile, append(got, '\n'), 0o644))
+				require.NoError(t, os.WriteFile(wantFile, append(got, '\n'), 0o600))
 				return
 			}
 			want, err := os.ReadFile(wantFile)

@@ -163,7 +163,7 @@ func TestExactlyOnceProperty(t *testing.T) {
 	}
 }
 
-// TestSkipped: unwanted categories are counted, not serialised.
+// TestSkipped: unwanted categories are counted, not serialized.
 func TestSkipped(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	td, exceptions := randomTraces(rng, 200)

@@ -44,7 +44,8 @@ func (w *jw) key(n *int, k string) {
 	*n++
 	b = append(b, '"')
 	b = append(b, k...)
-	w.b = append(b, '"', ':')
+	b = append(b, '"', ':')
+	w.b = b
 }
 
 // optStrField is strField for a member left out when v is empty.
@@ -75,7 +76,8 @@ func (w *jw) member(n *int, k string, limit int) {
 	}
 	*n++
 	b = appendStr(b, k, limit)
-	w.b = append(b, ':')
+	b = append(b, ':')
+	w.b = b
 }
 
 // str writes s as a JSON string: invalid UTF-8 and NUL become U+FFFD, and a
@@ -94,7 +96,8 @@ func appendStr(b []byte, s string, limit int) []byte {
 
 // name writes the concatenation of the parts of n as one JSON string, cut like str.
 func (w *jw) name(n name, limit int) {
-	b := append(w.b, '"')
+	b := w.b
+	b = append(b, '"')
 	cut := false
 	for _, p := range n {
 		if p == "" {
@@ -114,7 +117,8 @@ func (w *jw) name(n name, limit int) {
 	if cut {
 		b = append(b, truncMarker...)
 	}
-	w.b = append(b, '"')
+	b = append(b, '"')
+	w.b = b
 }
 
 // cutAt shortens s to at most limit bytes at a rune start.
@@ -136,12 +140,14 @@ func (w *jw) base64(p []byte, limit int) {
 	if limit > 0 && base64.StdEncoding.EncodedLen(len(p)) > limit {
 		p, cut = p[:limit/4*3], true
 	}
-	b := append(w.b, '"')
+	b := w.b
+	b = append(b, '"')
 	b = base64.StdEncoding.AppendEncode(b, p)
 	if cut {
 		b = append(b, truncMarker...)
 	}
-	w.b = append(b, '"')
+	b = append(b, '"')
+	w.b = b
 }
 
 // float writes a finite float as a JSON number that always reads back as a
@@ -159,7 +165,8 @@ func (w *jw) float(f float64) {
 			return
 		}
 	}
-	w.b = append(b, '.', '0')
+	b = append(b, '.', '0')
+	w.b = b
 }
 
 // nonFinite names NaN and ±Inf, which JSON cannot hold, as strings.
@@ -184,7 +191,8 @@ func (w *jw) ts(ns uint64) {
 		var d [7]byte
 		d[0] = '.'
 		put6(&d, us)
-		w.b = append(b, d[:]...)
+		b = append(b, d[:]...)
+		w.b = b
 		return
 	}
 	var d [17]byte // up to the year 2286: ten digits of seconds
@@ -202,7 +210,8 @@ func (w *jw) ts(ns uint64) {
 	if sec >= 1e10 {
 		b = strconv.AppendUint(b, sec/1e10, 10)
 	}
-	w.b = append(b, d[:]...)
+	b = append(b, d[:]...)
+	w.b = b
 }
 
 // put6 writes us (< 1e6) as six digits after d[0].
@@ -221,9 +230,11 @@ const hexDigits = "0123456789abcdef"
 
 // hex writes id as a quoted lowercase hex string.
 func (w *jw) hex(id []byte) {
-	b := append(w.b, '"')
+	b := w.b
+	b = append(b, '"')
 	b = appendHex(b, id)
-	w.b = append(b, '"')
+	b = append(b, '"')
+	w.b = b
 }
 
 func appendHex(b, id []byte) []byte {

@@ -61,7 +61,7 @@ func webAppLogs() plog.Logs {
 
 // sentryGoLog is the same record as sentry-go v0.50.0 writes it
 // (sentry.NewLogger: the default sentry.* attributes of log.go plus the
-// entry's own), marshalled as in its log envelope item.
+// entry's own), marshaled as in its log envelope item.
 func sentryGoLog(t *testing.T) []byte {
 	log := sentry.Log{
 		Timestamp: webLogTime, TraceID: logTraceID, SpanID: logSpanID,
@@ -98,7 +98,7 @@ func TestLogBytesLikeSDK(t *testing.T) {
 	all := o
 	all.LogResourceAttributes = []string{"*"}
 	r = New(all).Logs(webAppLogs(), LogsWant{Logs: true})
-	t.Logf("with every resource attribute (the old behaviour): %d bytes, ratio %.2f", len(r.Logs[0]), float64(len(r.Logs[0]))/float64(len(sdk)))
+	t.Logf("with every resource attribute (the old behavior): %d bytes, ratio %.2f", len(r.Logs[0]), float64(len(r.Logs[0]))/float64(len(sdk)))
 }
 
 func logAttrKeys(t *testing.T, item []byte) map[string]any {
@@ -114,18 +114,29 @@ func TestLogResourceAttributes(t *testing.T) {
 		sel       []string
 		has, hasn []string
 	}{
-		{"default", nil,
+		{
+			"default", nil,
 			[]string{"service.name", "sentry.environment", "sentry.release", "otel.scope.name", "sentry.server.address"},
-			[]string{"host.name", "process.command_args", "process.owner", "process.executable.path", "os.description", "telemetry.sdk.name", "service.version", "deployment.environment.name"}},
-		{"none", []string{},
+			[]string{"host.name", "process.command_args", "process.owner", "process.executable.path", "os.description", "telemetry.sdk.name", "service.version", "deployment.environment.name"},
+		},
+		{
+			"none",
+			[]string{},
 			[]string{"sentry.environment", "sentry.release", "order.id", "sentry.server.address"},
-			[]string{"service.name", "host.name", "process.command_args"}},
-		{"chosen", []string{"process.runtime.name", "not.there"},
+			[]string{"service.name", "host.name", "process.command_args"},
+		},
+		{
+			"chosen",
+			[]string{"process.runtime.name", "not.there"},
 			[]string{"process.runtime.name"},
-			[]string{"service.name", "process.command_args"}},
-		{"all", []string{"*"},
+			[]string{"service.name", "process.command_args"},
+		},
+		{
+			"all",
+			[]string{"*"},
 			[]string{"service.name", "process.command_args", "process.owner", "os.type"},
-			nil},
+			nil,
+		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o := testOptions()

@@ -201,7 +201,7 @@ func (s *state) bodyString(w *jw, v pcommon.Value, l *limits) {
 	}
 }
 
-// estimateLog guesses the serialised size of a log item without serialising it.
+// estimateLog guesses the serialized size of a log item without serializing it.
 func (s *state) estimateLog(lr plog.LogRecord, ri int32, scope string) int {
 	n := 300 + len(scope) + s.res[ri].estimate
 	b := lr.Body()

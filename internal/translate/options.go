@@ -19,7 +19,7 @@ const (
 	// attributes, extra, resource). The rest are cut and counted in
 	// otel.dropped_attributes_count.
 	MaxAttributes = 1000
-	// MaxDepth is the deepest nesting of maps and arrays serialised; deeper
+	// MaxDepth is the deepest nesting of maps and arrays serialized; deeper
 	// values become the string "[depth limit]".
 	MaxDepth = 8
 	// MaxFrames is the most stack frames kept per exception (the innermost ones).

@@ -247,7 +247,7 @@ func rateOf(v pcommon.Value) (float64, bool) {
 // https://opentelemetry.io/docs/specs/otel/trace/tracestate-probability-sampling/
 func thresholdRate(ts string) (float64, bool) {
 	th, ok := otValue(ts, "th:")
-	if !ok || len(th) == 0 || len(th) > 14 {
+	if !ok || th == "" || len(th) > 14 {
 		return 0, false
 	}
 	t, err := strconv.ParseUint(th, 16, 64)

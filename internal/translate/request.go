@@ -187,8 +187,8 @@ func (s *state) writeRequest(w *jw, m pcommon.Map) int {
 	q := a.query
 	if q == "" {
 		for _, u := range [...]string{path, a.urlFull} {
-			if i := strings.IndexByte(u, '?'); i >= 0 {
-				q = u[i+1:]
+			if _, after, ok := strings.Cut(u, "?"); ok {
+				q = after
 				if j := strings.IndexByte(q, '#'); j >= 0 {
 					q = q[:j]
 				}
@@ -304,18 +304,23 @@ func headerValue(v pcommon.Value) string {
 	return b.String()
 }
 
+// headerNameChar reports whether c is in [A-Za-z0-9-_.].
+func headerNameChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
+}
+
 // headerName writes a header name in Go's canonical form (user-agent ->
 // User-Agent), as sentry-go's request headers are; a name with characters
 // outside [A-Za-z0-9-_.] is written as it is, escaped.
 func headerName(w *jw, name string) {
 	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') || i >= 256 {
+		if !headerNameChar(name[i]) || i >= 256 {
 			w.str(name, 256)
 			return
 		}
 	}
-	b := append(w.b, '"')
+	b := w.b
+	b = append(b, '"')
 	up := true
 	for i := 0; i < len(name); i++ {
 		c := name[i]
@@ -328,7 +333,8 @@ func headerName(w *jw, name string) {
 		b = append(b, c)
 		up = c == '-'
 	}
-	w.b = append(b, '"')
+	b = append(b, '"')
+	w.b = b
 }
 
 // sensitive reports whether a header, query parameter or cookie name has its
@@ -401,7 +407,7 @@ func filterCookies(c string) string {
 // anySensitivePart reports whether a name of the name=value parts of s
 // (separated by sep) is sensitive. It does not allocate.
 func anySensitivePart(s string, sep byte, pii bool) bool {
-	for len(s) > 0 {
+	for s != "" {
 		part := s
 		if i := strings.IndexByte(s, sep); i >= 0 {
 			part, s = s[:i], s[i+1:]

@@ -230,7 +230,8 @@ func (s *state) group() {
 func (s *state) walk(root int32) {
 	seg := int32(len(s.segs))
 	a := int32(len(s.order))
-	st := append(s.stack[:0], root)
+	st := s.stack[:0]
+	st = append(st, root)
 	for len(st) > 0 {
 		i := st[len(st)-1]
 		st = st[:len(st)-1]

@@ -208,7 +208,7 @@ func routeName(spanName, method string) bool {
 		spanName[len(method)] != ' ' || spanName[len(method)+1] != '/' {
 		return false
 	}
-	return strings.IndexAny(spanName[len(method)+1:], "?# \t") < 0
+	return !strings.ContainsAny(spanName[len(method)+1:], "?# \t")
 }
 
 // join is "a b", or b alone when a is empty.

@@ -6,7 +6,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// The skip path: when nothing of a Traces call is serialised (the category is
+// The skip path: when nothing of a Traces call is serialized (the category is
 // rate limited), only spans, segments and exception events are counted. It
 // gives the counts collect and group would, without semantics, pre-rendered
 // resources or maps: the span ids go into a reused open-addressing table, and

@@ -52,7 +52,7 @@ func cyclicTraces(rng *rand.Rand, n int) ptrace.Traces {
 }
 
 // TestSkipCountsMatchSerialising: the counting-only path gives the counts of
-// the serialising path (which groups every span) and draws the same ids.
+// the serializing path (which groups every span) and draws the same ids.
 func TestSkipCountsMatchSerialising(t *testing.T) {
 	check := func(t *testing.T, td ptrace.Traces, label string) {
 		t.Helper()
@@ -134,8 +134,8 @@ func TestSkipCountsMatchSerialising(t *testing.T) {
 
 func sum(txs []Transaction) int {
 	n := 0
-	for _, x := range txs {
-		n += x.Spans
+	for i := range txs {
+		n += txs[i].Spans
 	}
 	return n
 }

@@ -221,8 +221,8 @@ func (s *state) serverURL(w *jw, n *int, m pcommon.Map, l *limits) {
 		}
 		path := a.anyPath()
 		if q == "" {
-			if i := strings.IndexByte(path, '?'); i >= 0 {
-				q = stripQuery(path[i+1:])
+			if _, after, ok := strings.Cut(path, "?"); ok {
+				q = stripQuery(after)
 			}
 		}
 		u = a.hostURL(host, path)

@@ -9,7 +9,7 @@ import (
 type state struct {
 	t        *Translator
 	out      jw     // the call's output; payloads are ranges of it
-	tmp      jw     // nested serialisations (maps as typed strings)
+	tmp      jw     // nested serializations (maps as typed strings)
 	frag     jw     // per-resource fragments rendered once and copied
 	arena    []byte // strings returned to the caller (ids, names), converted once
 	seen     seenSet
@@ -84,7 +84,7 @@ type resInfo struct {
 	ctx                                         frag     // runtime, os, device... contexts (contexts.go), in s.frag
 	typedA, typedB                              int      // range of s.tfrags; typedA < 0 until rendered
 	blocks                                      [2]block // sentry.* attributes for span v2 and logs
-	estimate                                    int      // rough serialised size of the resource attributes logs carry
+	estimate                                    int      // rough serialized size of the resource attributes logs carry
 }
 
 type frag struct{ a, b int }
@@ -294,9 +294,12 @@ func (s *state) sentryAttrs(w *jw, n *int, ri *resInfo, which int) {
 		fw := &s.frag
 		bl.a = fw.len()
 		for _, kv := range [...][2]string{
-			{"sentry.environment", ri.env}, {"sentry.release", ri.release},
-			{"sentry.sdk.name", o.SDKName}, {"sentry.sdk.version", o.SDKVersion},
-			{"sentry.origin", origin}, {"sentry.server.address", server},
+			{"sentry.environment", ri.env},
+			{"sentry.release", ri.release},
+			{"sentry.sdk.name", o.SDKName},
+			{"sentry.sdk.version", o.SDKVersion},
+			{"sentry.origin", origin},
+			{"sentry.server.address", server},
 			// Every SDK that streams spans (@sentry/core 11 captureSpan,
 			// sentry-python, sentry-dart) marks each span so.
 			{"sentry.trace_lifecycle", lifecycle},
@@ -320,7 +323,8 @@ func (s *state) sentryAttrs(w *jw, n *int, ri *resInfo, which int) {
 	if *n > 0 {
 		b = append(b, ',')
 	}
-	w.b = append(b, s.frag.b[bl.a:bl.b]...)
+	b = append(b, s.frag.b[bl.a:bl.b]...)
+	w.b = b
 	*n += bl.n
 	s.seen.addBlock(bl)
 }
@@ -370,7 +374,8 @@ func (s *state) copyBlock(w *jw, n *int, bl *block) {
 	if *n > 0 {
 		b = append(b, ',')
 	}
-	w.b = append(b, s.frag.b[bl.a:bl.b]...)
+	b = append(b, s.frag.b[bl.a:bl.b]...)
+	w.b = b
 	*n += bl.n
 	s.seen.addBlock(bl)
 }

@@ -143,7 +143,7 @@ func responseContext(w *jw, code int) {
 }
 
 // spanIDs writes trace_id, span_id and (when set) parent_span_id.
-func (s *state) spanIDs(w *jw, n *int, r *spanRef, traceKey string) {
+func (*state) spanIDs(w *jw, n *int, r *spanRef, traceKey string) {
 	w.key(n, traceKey)
 	w.hex(r.traceID[:])
 	w.key(n, "span_id")

@@ -46,7 +46,7 @@ type SpanGroup struct {
 	Container []byte
 }
 
-// TracesWant says what to serialise. Anything not wanted is only counted.
+// TracesWant says what to serialize. Anything not wanted is only counted.
 // Segments asks for TracesResult.Segments.
 type TracesWant struct{ Transactions, SpanV2, Errors, Segments bool }
 
@@ -54,10 +54,10 @@ type TracesWant struct{ Transactions, SpanV2, Errors, Segments bool }
 //
 // For each form that was wanted, every input span is in exactly one payload of
 // that form or counted in InvalidSpans. SkippedTransactions is the number of
-// transactions (segments) not serialised because want.Transactions was false;
-// SkippedSpans is the number of spans serialised in neither form (so all of them
+// transactions (segments) not serialized because want.Transactions was false;
+// SkippedSpans is the number of spans serialized in neither form (so all of them
 // when both were unwanted). SkippedErrors counts exception events (with
-// ErrorsFromSpanExceptions) not serialised because want.Errors was false.
+// ErrorsFromSpanExceptions) not serialized because want.Errors was false.
 type TracesResult struct {
 	Transactions []Transaction
 	SpanGroups   []SpanGroup
@@ -77,11 +77,11 @@ type TracesResult struct {
 // Calling it again, or on a copy of r, does nothing.
 func (r *TracesResult) Release() { r.release.release() }
 
-// LogsWant says what to serialise. Anything not wanted is only counted.
+// LogsWant says what to serialize. Anything not wanted is only counted.
 type LogsWant struct{ Logs, Errors bool }
 
 // LogsResult holds the payloads of one Logs call and what was not emitted.
-// SkippedLogBytes is a cheap estimate of the serialised size of the skipped logs.
+// SkippedLogBytes is a cheap estimate of the serialized size of the skipped logs.
 type LogsResult struct {
 	Logs   [][]byte // one log item JSON each
 	Errors []ErrorEvent
@@ -135,8 +135,9 @@ func (t *Translator) Traces(td ptrace.Traces, want TracesWant) TracesResult {
 	var r TracesResult
 	s := t.get()
 	defer t.put(s)
-	if !want.Transactions && !want.SpanV2 && !(want.Errors && t.o.ErrorsFromSpanExceptions) {
-		// Nothing to serialise: count only.
+	spanErrors := want.Errors && t.o.ErrorsFromSpanExceptions
+	if !want.Transactions && !want.SpanV2 && !spanErrors {
+		// Nothing to serialize: count only.
 		n, segs, excs := s.countTraces(td, t.o.ErrorsFromSpanExceptions)
 		if n > 0 {
 			r.SkippedSpans, r.SkippedTransactions, r.SkippedErrors = n, segs, excs

@@ -56,10 +56,12 @@ func validateIn(itemType string, p []byte, m map[string]any) error {
 	return envelope.Validate(env, envelope.RelayDefaults())
 }
 
-var spanStatuses = []string{"ok", "cancelled", "unknown", "unknown_error", "invalid_argument",
+var spanStatuses = []string{
+	"ok", "cancelled", "unknown", "unknown_error", "invalid_argument",
 	"deadline_exceeded", "not_found", "already_exists", "permission_denied", "resource_exhausted",
 	"failed_precondition", "aborted", "out_of_range", "unimplemented", "internal_error",
-	"unavailable", "data_loss", "unauthenticated"}
+	"unavailable", "data_loss", "unauthenticated",
+}
 
 // checkDoubles: every typed double is written as a double (a '.' or an exponent).
 func checkDoubles(attrs any) error {

@@ -330,8 +330,10 @@ func (a *app) consume(s *service, parent trace.SpanContext, head request) {
 			attribute.String("messaging.operation.type", "process"),
 			attribute.String("messaging.destination.name", head.Service+".events"),
 		))
-	req := request{Service: s.name, Name: name, TraceID: root.SpanContext().TraceID().String(), Root: root.SpanContext().SpanID().String(),
-		Head: head.Name, HeadService: head.Service}
+	req := request{
+		Service: s.name, Name: name, TraceID: root.SpanContext().TraceID().String(), Root: root.SpanContext().SpanID().String(),
+		Head: head.Name, HeadService: head.Service,
+	}
 	for i := range a.o.children {
 		table := tables[i%len(tables)]
 		_, child := s.tracer.Start(ctx, "SELECT "+table, trace.WithSpanKind(trace.SpanKindClient),
@@ -354,7 +356,7 @@ func (a *app) consume(s *service, parent trace.SpanContext, head request) {
 }
 
 // log emits a record carrying the trace context of ctx, as a log bridge does.
-func (a *app) log(ctx context.Context, s *service, sev otellog.Severity, body string, attrs ...attribute.KeyValue) {
+func (*app) log(ctx context.Context, s *service, sev otellog.Severity, body string, attrs ...attribute.KeyValue) {
 	var r otellog.Record
 	now := time.Now()
 	r.SetTimestamp(now)
@@ -419,7 +421,8 @@ func (a *app) writeSummary(errs []string) error {
 		sum.SDK.LogsExported += s.logs.exported.Load()
 		sum.SDK.LogsFailed += s.logs.failed.Load()
 	}
-	for _, r := range a.requests {
+	for k := range a.requests {
+		r := &a.requests[k]
 		ss := sum.ByService[r.Service]
 		ss.Requests++
 		ss.Spans += 1 + len(r.Children)
@@ -447,7 +450,7 @@ func (a *app) writeSummary(errs []string) error {
 		return err
 	}
 	tmp := a.o.summaryFile + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, a.o.summaryFile)

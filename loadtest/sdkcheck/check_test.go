@@ -28,7 +28,7 @@ otelcol_exporter_queue_size{data_type="traces",exporter="sentry"} 0
 	for _, tc := range []struct{ name, text string }{{"prometheus", prom}, {"console, last export", console}} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, "m")
-			if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
+			if err := os.WriteFile(path, []byte(tc.text), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			m, err := readMetrics(path)
@@ -68,21 +68,31 @@ func TestChecker(t *testing.T) {
 	whole := []record{
 		{Type: "transaction", TraceID: "t1", SpanID: "r1", Name: "GET /a", Children: []string{"c1", "c2"}},
 		{Type: "transaction", TraceID: "t2", SpanID: "r2", Name: "GET /b", Children: []string{"c4", "c3"}},
-		{Type: "log", Body: "a handled"}, {Type: "log", Body: "b failed"}, {Type: "log", Body: "b handled"},
+		{Type: "log", Body: "a handled"},
+		{Type: "log", Body: "b failed"},
+		{Type: "log", Body: "b handled"},
 		{Type: "event", TraceID: "t2", SpanID: "c3", Name: "GET /b"},
 	}
 	split := []record{
 		{Type: "transaction", TraceID: "t1", SpanID: "r1", Name: "GET /a", Children: []string{"c1", "c2"}},
 		{Type: "transaction", TraceID: "t2", SpanID: "r2", Name: "GET /b", Children: []string{"c4"}},
 		{Type: "transaction", TraceID: "t2", SpanID: "c3", Name: "SELECT"},
-		{Type: "log", Body: "a handled"}, {Type: "log", Body: "b failed"}, {Type: "log", Body: "b handled"},
+		{Type: "log", Body: "a handled"},
+		{Type: "log", Body: "b failed"},
+		{Type: "log", Body: "b handled"},
 		{Type: "event", TraceID: "t2", SpanID: "c3", Name: "SELECT"},
 	}
 	twice := append(append([]record{}, whole...), record{Type: "event", TraceID: "t2", SpanID: "c3", Name: "GET /b"}, record{Type: "log", Body: "a handled"})
 	spans := []record{
-		{Type: "span", SpanID: "r1", Segment: true, SegmentID: "r1"}, {Type: "span", SpanID: "c1", SegmentID: "r1"}, {Type: "span", SpanID: "c2", SegmentID: "r1"},
-		{Type: "span", SpanID: "r2", Segment: true, SegmentID: "r2"}, {Type: "span", SpanID: "c3", SegmentID: "r2"}, {Type: "span", SpanID: "c4", Segment: true, SegmentID: "c4"},
-		{Type: "log", Body: "a handled"}, {Type: "log", Body: "b failed"}, {Type: "log", Body: "b handled"},
+		{Type: "span", SpanID: "r1", Segment: true, SegmentID: "r1"},
+		{Type: "span", SpanID: "c1", SegmentID: "r1"},
+		{Type: "span", SpanID: "c2", SegmentID: "r1"},
+		{Type: "span", SpanID: "r2", Segment: true, SegmentID: "r2"},
+		{Type: "span", SpanID: "c3", SegmentID: "r2"},
+		{Type: "span", SpanID: "c4", Segment: true, SegmentID: "c4"},
+		{Type: "log", Body: "a handled"},
+		{Type: "log", Body: "b failed"},
+		{Type: "log", Body: "b handled"},
 		{Type: "event", TraceID: "t2", SpanID: "c3", Name: "GET /b"},
 	}
 	for _, tc := range []struct {

@@ -68,14 +68,14 @@ func run(args []string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if err := json.Unmarshal(b, &app); err != nil {
+	if err = json.Unmarshal(b, &app); err != nil {
 		return false, fmt.Errorf("%s: %w", c.app, err)
 	}
 	var recs []record
 	for _, f := range c.records {
-		r, err := readRecords(f)
-		if err != nil {
-			return false, err
+		r, rerr := readRecords(f)
+		if rerr != nil {
+			return false, rerr
 		}
 		recs = append(recs, r...)
 	}
@@ -86,9 +86,9 @@ func run(args []string) (bool, error) {
 		if !ok {
 			return false, fmt.Errorf("--collector %q: want NAME=FILE", kv)
 		}
-		m, err := readMetrics(file)
-		if err != nil {
-			return false, fmt.Errorf("%s: %w", file, err)
+		m, merr := readMetrics(file)
+		if merr != nil {
+			return false, fmt.Errorf("%s: %w", file, merr)
 		}
 		cols[name] = m
 		names = append(names, name)
@@ -191,7 +191,7 @@ func (ch *checker) line(ok bool, what string, got, want any) {
 
 func (ch *checker) eq(what string, got, want int64) { ch.line(got == want, what, got, want) }
 
-func (ch *checker) info(format string, a ...any) { fmt.Printf("  info  "+format+"\n", a...) }
+func (*checker) info(format string, a ...any) { fmt.Printf("  info  "+format+"\n", a...) }
 
 // spanRole says where a span id belongs: its request and whether it is the root.
 type spanRole struct {
@@ -209,7 +209,8 @@ func (ch *checker) check() {
 	roles := map[string]spanRole{}
 	bodies := map[string]int{}
 	excSpan := map[string]int{}
-	for i, r := range app.List {
+	for i := range app.List {
+		r := &app.List[i]
 		roles[r.Root] = spanRole{i, true}
 		for _, c := range r.Children {
 			roles[c] = spanRole{req: i}
@@ -236,7 +237,8 @@ func (ch *checker) check() {
 		}
 	}
 	var stored struct{ tx, spans, logs, events, unknown int64 }
-	for _, r := range ch.recs {
+	for k := range ch.recs {
+		r := &ch.recs[k]
 		switch r.Type {
 		case "transaction":
 			stored.tx++
@@ -378,13 +380,15 @@ func (ch *checker) transactions(roles map[string]spanRole) {
 	app := ch.app
 	fmt.Printf("=== traces_as: transactions — one transaction per request, with all %d children\n", len(app.List[0].Children))
 	complete, rootTx, fragments, wrongName, slowComplete, slow := 0, 0, 0, 0, 0, 0
-	for _, r := range app.List {
+	for k := range app.List {
+		r := &app.List[k]
 		if r.Slow {
 			slow++
 		}
 	}
 	var tx, fragmentSpans int64
-	for _, r := range ch.recs {
+	for k := range ch.recs {
+		r := &ch.recs[k]
 		if r.Type != "transaction" {
 			continue
 		}
@@ -432,13 +436,15 @@ func (ch *checker) transactions(roles map[string]spanRole) {
 func (ch *checker) dsc(roles map[string]spanRole) {
 	app := ch.app
 	headProject := map[string]string{} // request name+trace -> project of its root transaction
-	for _, r := range ch.recs {
+	for k := range ch.recs {
+		r := &ch.recs[k]
 		if role, ok := roles[r.SpanID]; ok && r.Type == "transaction" && role.root && app.List[role.req].Head == "" {
 			headProject[r.TraceID] = r.Project
 		}
 	}
 	var same, sameHead, other, otherOwn, jobs int
-	for _, r := range ch.recs {
+	for k := range ch.recs {
+		r := &ch.recs[k]
 		role, ok := roles[r.SpanID]
 		if !ok || r.Type != "transaction" || !role.root || app.List[role.req].Head == "" {
 			continue
@@ -470,7 +476,8 @@ func (ch *checker) segments(roles map[string]spanRole) {
 	fmt.Println("=== traces_as: spans — one segment per request, every span carrying its root's segment id")
 	segOfReq := make([]int, len(app.List))
 	childSegment, wrongID, noID := 0, 0, 0
-	for _, r := range ch.recs {
+	for k := range ch.recs {
+		r := &ch.recs[k]
 		if r.Type != "span" {
 			continue
 		}
@@ -509,7 +516,8 @@ func (ch *checker) errorEvents(excSpan map[string]int) {
 	app := ch.app
 	fmt.Println("=== error events: one per exception, on its span, with its request's transaction")
 	wrongTx, wrongTrace := 0, 0
-	for _, r := range ch.recs {
+	for k := range ch.recs {
+		r := &ch.recs[k]
 		if r.Type != "event" {
 			continue
 		}

@@ -85,7 +85,7 @@ func parsePrometheus(b []byte) (metrics, error) {
 			continue
 		}
 		s := series{labels: map[string]string{}}
-		rest := line
+		var rest string
 		if i := strings.IndexByte(line, '{'); i >= 0 {
 			s.name = line[:i]
 			j := strings.LastIndexByte(line, '}')
@@ -112,7 +112,7 @@ func parsePrometheus(b []byte) (metrics, error) {
 func parseLabels(s string, into map[string]string) {
 	for s != "" {
 		k, rest, ok := strings.Cut(s, "=")
-		if !ok || len(rest) == 0 || rest[0] != '"' {
+		if !ok || rest == "" || rest[0] != '"' {
 			return
 		}
 		rest = rest[1:]

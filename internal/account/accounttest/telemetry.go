@@ -23,28 +23,28 @@ type Telemetry struct {
 }
 
 // New is a Telemetry for t.
-func New(t testing.TB) *Telemetry {
-	t.Helper()
+func New(tb testing.TB) *Telemetry {
+	tb.Helper()
 	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	tb, err := metadata.NewTelemetryBuilder(tel.NewTelemetrySettings())
-	require.NoError(t, err)
-	t.Cleanup(tb.Shutdown)
-	return &Telemetry{Telemetry: tel, Builder: tb}
+	tb.Cleanup(func() { require.NoError(tb, tel.Shutdown(context.WithoutCancel(tb.Context()))) }) // tb.Context is done once cleanup runs
+	builder, err := metadata.NewTelemetryBuilder(tel.NewTelemetrySettings())
+	require.NoError(tb, err)
+	tb.Cleanup(builder.Shutdown)
+	return &Telemetry{Telemetry: tel, Builder: builder}
 }
 
 // Sums returns the points of the int64 sum metric name, keyed by their
 // attributes as "key=value" pairs joined by commas, sorted by key (e.g.
 // "category=span,project=7,reason=invalid"); empty when never recorded.
-func (tel *Telemetry) Sums(t testing.TB, name string) map[string]int64 {
-	t.Helper()
+func (tel *Telemetry) Sums(tb testing.TB, name string) map[string]int64 {
+	tb.Helper()
 	out := map[string]int64{}
 	m, err := tel.GetMetric(name)
 	if err != nil {
 		return out
 	}
 	sum, ok := m.Data.(metricdata.Sum[int64])
-	require.True(t, ok, "%s is %T", name, m.Data)
+	require.True(tb, ok, "%s is %T", name, m.Data)
 	for _, dp := range sum.DataPoints {
 		out[dp.Attributes.Encoded(attribute.DefaultEncoder())] += dp.Value
 	}

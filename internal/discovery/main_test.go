@@ -1,0 +1,12 @@
+package discovery
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests when a lookup goroutine outlives them.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}

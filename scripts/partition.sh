@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# make partition: issue 19's partition through the built collector, held long enough to
+# reach its plateau. 100 services (otlpgen --services 100, 2 logs per trace, 10 %
+# exceptions, as bounds.sh), each routed by routing.dsns to its own project, the batch
+# processor, the exporter at its defaults; PARTITION_RATE (3,000) spans/s for
+# PARTITION_DURATION (3 min) per case:
+#   hung       every project's Sentry accepts each request and never answers (--hang)
+#   blackhole  every project's connects never complete (--blackhole: a full accept queue)
+# The collector's RSS is sampled every second from /proc/PID/status. Each case fails unless:
+#   - peak RSS (VmHWM) <= PARTITION_MAX_RSS_MIB (512), docs/memory.md's bound;
+#   - RSS is flat over the last third of the load (the last minute at 3 min): the
+#     least-squares slope of the samples is at most PARTITION_MAX_SLOPE MiB/min (32; see
+#     docs/faults.md for why this threshold);
+#   - every span, log and error event otlpgen delivered is stored or counted: per category,
+#     delivered = stored by the sink + otelcol_exporter_sentry_dropped_items (summed over
+#     projects and reasons) from the collector's final metric export at shutdown; the
+#     sums over the final client reports logged at shutdown (bounds.sh's check) are printed;
+#   - the collector refused no request (otlpgen saw no failure);
+#   - the collector exits within 10 s of SIGTERM.
+# Then a table per case: RSS every 30 s, peak, slope, stop time, what was counted.
+#
+# Environment: PARTITION_DURATION (3m), PARTITION_RATE (3000), PARTITION_CASES ("hung
+# blackhole"), PARTITION_MAX_RSS_MIB (512), PARTITION_MAX_SLOPE (MiB/min, 32),
+# PARTITION_SEED (1), PARTITION_EXPORTER_YAML (more exporter settings), KEEP_WORKDIR=1.
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=faultlib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/faultlib.sh"
+
+DURATION_S=$(secs "${PARTITION_DURATION:-3m}")
+RATE=${PARTITION_RATE:-3000}
+CASES=${PARTITION_CASES:-hung blackhole}
+MAX_RSS_MIB=${PARTITION_MAX_RSS_MIB:-512}
+MAX_SLOPE=${PARTITION_MAX_SLOPE:-32}
+SEED=${PARTITION_SEED:-1}
+PROJECTS=100
+
+need_binaries
+make_workdir partition
+install_trap
+
+declare -A R
+
+# final_report_sum FILE CATEGORY: the sum over projects and reasons of CATEGORY in the final
+# client report lines of a collector log.
+final_report_sum() {
+	{ grep 'Final Sentry client report' "$1" | grep -oE "\"[a-z_]+\.$2\": [0-9]+" || true; } | awk '{ s += $2 } END { print s + 0 }'
+}
+
+run_case() {
+	local name=$1 dir="$WORKDIR/$1" sink_arg
+	mkdir -p "$dir"
+	case "$name" in
+	hung) sink_arg=--hang ;;
+	blackhole) sink_arg=--blackhole ;;
+	*) die "unknown case $name (hung, blackhole)" ;;
+	esac
+	start_fault_sink "$dir" "$sink_arg"
+	local sink_pid=$PID_sink
+	start_fault_collector "$dir" "" "$(routes_yaml "$PROJECTS" "$SINK_PORT")${PARTITION_EXPORTER_YAML:+$'\n'$PARTITION_EXPORTER_YAML}"
+	rss_series "$PID_collector" "$dir/rss"
+
+	log "[$name] ${DURATION_S}s of $RATE spans/s from $PROJECTS services, every project's Sentry $name"
+	run_gen "$dir" --duration "${DURATION_S}s" --rate "$RATE" --services "$PROJECTS" --logs-per-trace 2 \
+		--exception-ratio 0.1 --workers 2 --batch 100 --seed "$SEED"
+	nap 2 # what is in flight stays in flight
+	local held=n/a
+	[[ "$name" == blackhole ]] || held=$("$SINK" --query "$dir/sink.json" max_held)
+	stop_collector "$dir"
+	stop_rss
+	stop_pid "$sink_pid" 10
+
+	local from=$((LOAD_END_MS - DURATION_S * 1000 / 3))
+	R[$name.hwm]=$(hwm_mib "$dir/rss")
+	R[$name.slope]=$(rss_slope "$dir/rss" "$from" "$LOAD_END_MS")
+	R[$name.stop]=$STOP_MS
+	echo
+	echo "=== $name: $PROJECTS projects, ${DURATION_S}s at $RATE spans/s"
+	local t line=""
+	for ((t = 30; t <= DURATION_S; t += 30)); do
+		line+=$(printf ' %ds=%d' "$t" "$(rss_at "$dir/rss" $((LOAD_START_MS + t * 1000)))")
+	done
+	echo "RSS MiB by time into the load:$line"
+	echo "RSS slope over the last third (last $((DURATION_S / 3)) s): ${R[$name.slope]} MiB/min; max RSS in it $(rss_max "$dir/rss" "$from" "$LOAD_END_MS") MiB; requests held at most: $held"
+	printf '%-9s %10s %10s %10s %12s %14s\n' category delivered stored dropped unaccounted "final reports"
+	local c in stored dropped sent unacc=0 u
+	while read -r c in stored dropped sent; do
+		u=$((in - stored - dropped))
+		unacc=$((unacc + (u < 0 ? -u : u)))
+		printf '%-9s %10s %10s %10s %12s %14s\n' "$c" "$in" "$stored" "$dropped" "$u" "$(final_report_sum "$dir/collector.log" "$c")"
+	done < <(items_by_category "$dir/final.prom" "$dir/gen.json" "$dir/sink.json")
+	R[$name.unacc]=$unacc
+	echo "dropped by category/reason (from the $FINAL_FROM): $(dropped_by "$dir/final.prom")"
+	verdict "$(le "${R[$name.hwm]}" "$MAX_RSS_MIB")" "[$name] peak RSS (VmHWM) <= $MAX_RSS_MIB MiB" "${R[$name.hwm]} MiB"
+	verdict "$([[ ${R[$name.slope]} != n/a ]] && le "${R[$name.slope]}" "$MAX_SLOPE" || echo 0)" "[$name] RSS flat over the last third: slope <= $MAX_SLOPE MiB/min" "${R[$name.slope]} MiB/min"
+	verdict "$((unacc == 0 ? 1 : 0))" "[$name] every span, log, error stored or counted" "$unacc unaccounted"
+	verdict "$([[ "$("$SINK" --query "$dir/gen.json" http_errors)" == "{}" ]] && echo 1 || echo 0)" "[$name] the collector refused no request" "$("$SINK" --query "$dir/gen.json" http_errors)"
+	verdict "$((STOP_MS <= FAULTS_STOP_S * 1000 ? 1 : 0))" "[$name] exit within ${FAULTS_STOP_S} s of SIGTERM" "$STOP_MS ms"
+}
+
+for c in $CASES; do
+	run_case "$c"
+done
+
+echo
+echo "partition: $PROJECTS projects, ${DURATION_S}s at $RATE spans/s per case, exporter defaults"
+printf '%-10s %10s %18s %10s %12s\n' case "peak MiB" "slope MiB/min" "stop ms" unaccounted
+for c in $CASES; do
+	printf '%-10s %10s %18s %10s %12s\n' "$c" "${R[$c.hwm]}" "${R[$c.slope]}" "${R[$c.stop]}" "${R[$c.unacc]}"
+done
+echo
+finish partition "RSS bounded and flat with every project hung or black-holed, every item stored or counted, exit within ${FAULTS_STOP_S} s"
