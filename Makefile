@@ -60,10 +60,11 @@ $(OTELCOL): $(OCB) builder-config.yaml $(shell find . -name '*.go' -not -path '.
 	cp dist/otelcol-sentry $(OTELCOL)
 
 ## otelcol-compare: bin/otelcol-compare, this exporter and the stock otlphttp exporter (and pprof) in one collector.
+## Its symbols are kept (ocb strips them by default) so that perf can name functions (COMPARE_PERF).
 OTELCOL_COMPARE := $(BIN)/otelcol-compare
 otelcol-compare: $(OTELCOL_COMPARE)
 $(OTELCOL_COMPARE): $(OCB) builder-compare.yaml $(shell find . -name '*.go' -not -path './dist*' -not -path './.gen/*' -not -path './cmd/*' -not -name '*_test.go') go.mod go.sum
-	$(OCB) --config builder-compare.yaml
+	$(OCB) --config builder-compare.yaml --ldflags=
 	@mkdir -p $(BIN)
 	cp dist-compare/otelcol-compare $(OTELCOL_COMPARE)
 

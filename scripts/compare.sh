@@ -26,13 +26,20 @@
 # "compression: gzip"), COMPARE_OTELCOL (another build of the compare collector, e.g. an older
 # commit's), COMPARE_PROFILE=DIR (one extra run per sentry mode with a
 # COMPARE_WINDOW-second CPU profile and an allocation profile from the pprof extension into
-# DIR), KEEP_WORKDIR=1.
+# DIR), COMPARE_ALT (a second build of the compare collector, e.g. an older commit's: a mode
+# with the suffix @alt in COMPARE_MODES, such as "sentry@alt", runs it, alternating with the
+# others, and gets rows of its own), COMPARE_SPANS (spans per trace, 10; 3 or more), COMPARE_TLS=1 (both sinks serve HTTPS with
+# a self-signed certificate the exporters trust through tls::ca_file; HTTP/2 unless the
+# exporter's settings say otherwise), COMPARE_PERF=DIR (one extra run per mode under
+# `perf record -e cpu-clock -g`, its samples by stage of the pipeline with perfstages.awk into
+# DIR/<mode>.stages), KEEP_WORKDIR=1.
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 OTELCOL=${COMPARE_OTELCOL:-$BIN/otelcol-compare}
+ALT=${COMPARE_ALT:-}
 OSINK="$BIN/otlpsink"
 ROUNDS=${COMPARE_ROUNDS:-3}
 RATE=${COMPARE_RATE:-10000}
@@ -41,6 +48,10 @@ WINDOW=${COMPARE_WINDOW:-10}
 MODES=${COMPARE_MODES:-sentry otlphttp sentry-spans sentry-logs otlphttp-logs}
 SENTRY_EXTRA=${COMPARE_SENTRY_EXTRA:-}
 PROFILE_DIR=${COMPARE_PROFILE:-}
+SPANS=${COMPARE_SPANS:-10}
+TLS=${COMPARE_TLS:-0}
+PERF_DIR=${COMPARE_PERF:-}
+PERF_EVENTS=context-switches,syscalls:sys_enter_futex,syscalls:sys_enter_write,syscalls:sys_enter_read,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_nanosleep
 TICKS=$(getconf CLK_TCK)
 
 for b in "$OTELCOL" "$SINK" "$GEN" "$OSINK"; do
@@ -49,6 +60,10 @@ done
 make_workdir compare
 install_trap
 [[ -z "$PROFILE_DIR" ]] || mkdir -p "$PROFILE_DIR"
+if [[ -n "$PERF_DIR" ]]; then
+	command -v perf >/dev/null || die "COMPARE_PERF needs perf (Debian: linux-perf)"
+	mkdir -p "$PERF_DIR"
+fi
 
 # cpu_ticks PID: utime+stime of PID in clock ticks. Fields counted after the ")" that ends
 # the command name, which may itself hold spaces.
@@ -61,9 +76,26 @@ cpu_ticks() {
 
 now_s() { date +%s.%N; }
 
-# write_config FILE HTTP_PORT EXPORTER SINK_PORT [PPROF_PORT]
+# wait_summary FILE PID LOG: wait (10 s at most) for a sink's first summary file, which it
+# writes just after its address file: on a loaded machine the first read could come first.
+wait_summary() {
+	local file=$1 pid=$2 logfile=$3 i
+	for ((i = 0; i < 100; i++)); do
+		[[ -s "$file" ]] && return 0
+		kill -0 "$pid" 2>/dev/null || die "the sink exited during startup: $(cat "$logfile")"
+		sleep 0.1
+	done
+	die "the sink wrote no summary file ($file)"
+}
+
+# write_config FILE HTTP_PORT EXPORTER SINK_PORT [PPROF_PORT] [CA_FILE]: with CA_FILE, the
+# sink serves HTTPS with that certificate and the exporter trusts it.
 write_config() {
-	local file=$1 http=$2 exporter=$3 sink=$4 pprof=${5:-} ext="" extlist=""
+	local file=$1 http=$2 exporter=$3 sink=$4 pprof=${5:-} ca=${6:-} ext="" extlist="" scheme=http tls=""
+	if [[ -n "$ca" ]]; then
+		scheme=https
+		tls=$'\n    tls:\n      ca_file: '"$ca"
+	fi
 	if [[ -n "$pprof" ]]; then
 		ext=$'extensions:\n  pprof:\n    endpoint: 127.0.0.1:'"$pprof"
 		extlist="  extensions: [pprof]"
@@ -72,20 +104,20 @@ write_config() {
 	case "$exporter" in
 	sentry)
 		exp="  sentry:
-    dsn: http://public@127.0.0.1:$sink/1
+    dsn: $scheme://public@127.0.0.1:$sink/1$tls
 $(printf '%s\n' "$SENTRY_EXTRA" | sed '/^$/d; s/^/    /')"
 		;;
 	sentry-spans)
 		name=sentry
 		exp="  sentry:
-    dsn: http://public@127.0.0.1:$sink/1
+    dsn: $scheme://public@127.0.0.1:$sink/1$tls
     traces_as: spans
 $(printf '%s\n' "$SENTRY_EXTRA" | sed '/^$/d; s/^/    /')"
 		;;
 	otlphttp)
 		name=otlp_http
 		exp="  otlp_http:
-    endpoint: http://127.0.0.1:$sink"
+    endpoint: $scheme://127.0.0.1:$sink$tls"
 		;;
 	esac
 	cat >"$file" <<EOF
@@ -116,11 +148,20 @@ EOF
 
 declare -A VAL # VAL[mode.round.cpu|bytes|rate]
 
-# run MODE ROUND [PROFILE_FILE]: one measurement.
+# run MODE ROUND [PROFILE_FILE [PERF_FILE]]: one measurement.
 run() {
-	local mode=$1 round=$2 prof=${3:-} dir="$WORKDIR/$1.$2"
+	local mode=$1 round=$2 prof=${3:-} perfdata=${4:-} dir="$WORKDIR/$1.$2" ca="" tlsflag=()
+	if [[ "$TLS" == 1 ]]; then
+		ca="$dir/sink.crt"
+		tlsflag=(--tls-cert-file "$ca")
+	fi
 	mkdir -p "$dir"
-	local exporter signal
+	local exporter signal otelcol=$OTELCOL
+	if [[ "$mode" == *@alt ]]; then
+		[[ -x "$ALT" ]] || die "mode $mode needs COMPARE_ALT, an executable collector"
+		otelcol=$ALT
+		mode=${mode%@alt}
+	fi
 	case "$mode" in
 	sentry | sentry-spans | otlphttp) exporter=$mode signal=traces ;;
 	sentry-logs) exporter=sentry signal=logs ;;
@@ -128,12 +169,13 @@ run() {
 	*) die "unknown mode $mode" ;;
 	esac
 	if [[ "$exporter" == otlphttp ]]; then
-		start sink "$dir/sink.log" "$OSINK" --listen 127.0.0.1:0 --addr-file "$dir/sink.addr" --summary-file "$dir/sink.json"
+		start sink "$dir/sink.log" "$OSINK" --listen 127.0.0.1:0 --addr-file "$dir/sink.addr" --summary-file "$dir/sink.json" "${tlsflag[@]}"
 	else
 		start sink "$dir/sink.log" "$SINK" --listen 127.0.0.1:0 --addr-file "$dir/sink.addr" \
-			--quiet --stats-every 0 --summary-file "$dir/sink.json"
+			--quiet --stats-every 0 --summary-file "$dir/sink.json" "${tlsflag[@]}"
 	fi
 	wait_addr_file "$dir/sink.addr" "$PID_sink" "$dir/sink.log"
+	wait_summary "$dir/sink.json" "$PID_sink" "$dir/sink.log"
 	local sink_addr http pprof=""
 	sink_addr=$(<"$dir/sink.addr")
 	if [[ -n "$prof" ]]; then
@@ -141,13 +183,13 @@ run() {
 	else
 		read -r http <<<"$(free_ports 1)"
 	fi
-	write_config "$dir/collector.yaml" "$http" "$exporter" "${sink_addr##*:}" "$pprof"
-	start collector "$dir/collector.log" "$OTELCOL" --config "$dir/collector.yaml"
+	write_config "$dir/collector.yaml" "$http" "$exporter" "${sink_addr##*:}" "$pprof" "$ca"
+	start collector "$dir/collector.log" "$otelcol" --config "$dir/collector.yaml"
 	wait_port "$http" "$PID_collector" "the collector (see $dir/collector.log)" 60
 
 	local dur=$((WARMUP + WINDOW + 3))
 	start gen "$dir/gen.log" "$GEN" --endpoint "127.0.0.1:$http" --duration "${dur}s" --rate "$RATE" \
-		--signals "$signal" --spans-per-trace 10 --logs-per-trace 2 --exception-ratio 0.05 \
+		--signals "$signal" --spans-per-trace "$SPANS" --logs-per-trace 2 --exception-ratio 0.05 \
 		--workers 4 --batch 200 --quiet --summary-file "$dir/gen.json"
 	local gen_pid=$PID_gen
 	nap "$WARMUP"
@@ -157,6 +199,14 @@ run() {
 		curl -s -o "$prof" "http://127.0.0.1:$pprof/debug/pprof/profile?seconds=$WINDOW" &
 		prof_pid=$!
 	fi
+	local stat_pid=""
+	if [[ -n "$perfdata" ]]; then
+		perf record -q -e cpu-clock -F 1000 -g -p "$PID_collector" -o "$perfdata" -- sleep "$WINDOW" >/dev/null 2>&1 &
+		prof_pid=$!
+		# context switches and the syscalls of a round trip, counted over the same window
+		perf stat -x, -o "${perfdata%.perf.data}.stat" -e "$PERF_EVENTS" -p "$PID_collector" -- sleep "$WINDOW" >/dev/null 2>&1 &
+		stat_pid=$!
+	fi
 	c0=$(cpu_ticks "$PID_collector")
 	w0=$(now_s)
 	read -r i0 b0 u0 <<<"$("$SINK" --query "$dir/sink.json" "$key" wire_bytes uptime_seconds)"
@@ -164,7 +214,10 @@ run() {
 	c1=$(cpu_ticks "$PID_collector")
 	w1=$(now_s)
 	read -r i1 b1 u1 <<<"$("$SINK" --query "$dir/sink.json" "$key" wire_bytes uptime_seconds)"
-	if [[ -n "$prof_pid" ]]; then
+	if [[ -n "$perfdata" ]]; then
+		wait "$prof_pid" || log "[$mode] perf record failed"
+		wait "$stat_pid" || log "[$mode] perf stat failed"
+	elif [[ -n "$prof_pid" ]]; then
 		wait "$prof_pid" || log "[$mode] profile download failed"
 		# allocations since start (sample_index=alloc_space): what drives the GC
 		curl -s -o "${prof%.pb.gz}.allocs.pb.gz" "http://127.0.0.1:$pprof/debug/pprof/allocs" || log "[$mode] allocs profile download failed"
@@ -184,13 +237,13 @@ run() {
 	}')
 	local cpu bytes rate cores
 	read -r cpu bytes rate cores <<<"$res"
-	VAL[$mode.$round.cpu]=$cpu
-	VAL[$mode.$round.bytes]=$bytes
-	VAL[$mode.$round.rate]=$rate
+	VAL[$1.$round.cpu]=$cpu
+	VAL[$1.$round.bytes]=$bytes
+	VAL[$1.$round.rate]=$rate
 	local invalid
 	invalid=$("$SINK" --query "$dir/sink.json" invalid_envelopes)
 	[[ "$invalid" == 0 ]] || die "[$mode] the sink rejected $invalid requests (see $dir)"
-	log "[$mode round $round] ${cpu} µs CPU/item, ${bytes} B/item, ${rate} items/s at the sink, ${cores} cores; gen: $(tail -n 1 "$dir/gen.log" | cut -c1-160)"
+	log "[$1 round $round] ${cpu} µs CPU/item, ${bytes} B/item, ${rate} items/s at the sink, ${cores} cores; gen: $(tail -n 1 "$dir/gen.log" | cut -c1-160)"
 }
 
 read -r -a mode_list <<<"$MODES"
@@ -207,6 +260,25 @@ done
 if [[ -n "$PROFILE_DIR" ]]; then
 	for m in "${mode_list[@]}"; do
 		run "$m" profile "$PROFILE_DIR/$m.pb.gz"
+	done
+fi
+if [[ -n "$PERF_DIR" ]]; then
+	for m in "${mode_list[@]}"; do
+		run "$m" perf "" "$PERF_DIR/$m.perf.data"
+		# µs of CPU per trace (SPANS spans) or per 100 log records, from this run's own figure
+		unit=trace per=$(awk -v c="${VAL[$m.perf.cpu]}" -v s="$SPANS" 'BEGIN { print c * s }')
+		if [[ "$m" == *logs ]]; then
+			unit="100 logs" per=$(awk -v c="${VAL[$m.perf.cpu]}" 'BEGIN { print c * 100 }')
+		fi
+		perf script -i "$PERF_DIR/$m.perf.data" -F comm,tid,time,ip,sym 2>/dev/null |
+			awk -f "$ROOT/scripts/perfstages.awk" -v per="$per" -v unit="$unit" >"$PERF_DIR/$m.stages" ||
+			log "[$m] perf script failed"
+		# events per unit: counts over the window / (items/s x window) x items per unit
+		awk -F, -v rate="${VAL[$m.perf.rate]}" -v w="$WINDOW" -v per="$([[ "$m" == *logs* ]] && echo 100 || echo "$SPANS")" -v unit="$unit" '
+			$3 != "" && $1 ~ /^[0-9]+$/ { printf "%-50s %10.2f per %s\n", $3, $1 / (rate * w) * per, unit }' \
+			"$PERF_DIR/$m.stat" >>"$PERF_DIR/$m.stages" || true
+		log "[$m] CPU by stage ($PERF_DIR/$m.stages):"
+		cat "$PERF_DIR/$m.stages" >&2
 	done
 fi
 
@@ -257,7 +329,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; els
 has() { [[ " $MODES " == *" $1 "* ]]; }
 
 echo
-echo "make compare: medians of $ROUNDS alternating rounds, ${RATE} items/s offered, ${WINDOW}s window after ${WARMUP}s warm-up"
+echo "make compare: medians of $ROUNDS alternating rounds, ${RATE} items/s offered, ${WINDOW}s window after ${WARMUP}s warm-up, traces of $SPANS spans$([[ "$TLS" != 1 ]] || echo ", over TLS")"
 [[ -z "$SENTRY_EXTRA" ]] || echo "sentry exporter extra settings: $(tr '\n' ' ' <<<"$SENTRY_EXTRA")"
 printf '%-40s %12s %12s %8s\n' "per item" "otlphttp" "sentry" "ratio"
 row() { # LABEL SENTRY_MODE PEER_MODE FIELD UNIT
@@ -270,6 +342,9 @@ row() { # LABEL SENTRY_MODE PEER_MODE FIELD UNIT
 row "CPU per span" sentry otlphttp cpu " µs"
 row "CPU per span, traces_as: spans" sentry-spans otlphttp cpu " µs"
 row "CPU per log record" sentry-logs otlphttp-logs cpu " µs"
+row "CPU per span, COMPARE_ALT build" sentry@alt otlphttp cpu " µs"
+row "CPU per span, spans mode, COMPARE_ALT" sentry-spans@alt otlphttp cpu " µs"
+row "CPU per log record, COMPARE_ALT build" sentry-logs@alt otlphttp-logs cpu " µs"
 row "bytes on the wire per span" sentry otlphttp bytes " B"
 row "bytes on the wire per span, spans mode" sentry-spans otlphttp bytes " B"
 row "bytes on the wire per log record" sentry-logs otlphttp-logs bytes " B"

@@ -132,9 +132,9 @@ type generator struct {
 	services      []service
 	logsPerTrace  int
 	exceptionRate float64
-	// spansPerTrace, when 4 or more, makes every trace exactly that long (request-shaped:
-	// the server root, an internal span, then db and http.client children in turn);
-	// 0 keeps the default shape of 3 or 4 spans.
+	// spansPerTrace, when 3 or more, makes every trace exactly that long (request-shaped:
+	// the server root, db and http.client children, from 4 on an internal span, then
+	// db and http.client children in turn); 0 keeps the default shape of 3 or 4 spans.
 	spansPerTrace int
 	// exceptionLogOnSpan logs each exception with the id of the span that records it
 	// (the root) instead of the db span where it happened: the exporter then merges
@@ -321,7 +321,7 @@ func (g *generator) trace(s *service, spans ptrace.SpanSlice, logs plog.LogRecor
 	c.spans++
 
 	// sometimes (always in a request-shaped trace) an internal span under the http.client call
-	if g.spansPerTrace >= 4 || g.rnd.IntN(2) == 0 {
+	if g.spansPerTrace >= 4 || g.spansPerTrace == 0 && g.rnd.IntN(2) == 0 {
 		in := spans.AppendEmpty()
 		in.SetTraceID(tid)
 		in.SetSpanID(g.spanID())

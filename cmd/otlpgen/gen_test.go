@@ -312,3 +312,12 @@ func TestExceptionLogOnSpan(t *testing.T) {
 		}
 	}
 }
+
+func TestThreeSpanTraces(t *testing.T) {
+	g := newGenerator(7, 3, 2, 0.05)
+	g.spansPerTrace = 3
+	td, _, c := g.batch(300, time.Now())
+	if c.spans != 3*c.traces || td.SpanCount() != c.spans {
+		t.Fatalf("%d spans in %d traces (pdata %d), want 3 per trace", c.spans, c.traces, td.SpanCount())
+	}
+}

@@ -78,7 +78,7 @@ func run(args []string) error {
 	fs.IntVar(&o.workers, "workers", 4, "concurrent senders")
 	fs.IntVar(&o.batch, "batch", 200, "spans per traces request (whole traces, so slightly more)")
 	fs.BoolVar(&o.gzip, "gzip", false, "gzip the request bodies")
-	fs.IntVar(&o.spansPerTrace, "spans-per-trace", 0, "make every trace this long (>= 4: server root, an internal span, db and http.client children); 0: 3 or 4 spans")
+	fs.IntVar(&o.spansPerTrace, "spans-per-trace", 0, "make every trace this long (>= 3: server root, db and http.client children, from 4 on an internal span); 0: 3 or 4 spans")
 	fs.StringVar(&o.signals, "signals", "both", "what to send: traces, logs or both; with logs alone --rate counts log records")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "per-request timeout")
 	fs.StringVar(&o.summaryFile, "summary-file", "", "also write the totals as JSON to this file")
@@ -91,6 +91,9 @@ func run(args []string) error {
 	}
 	if o.workers < 1 || o.batch < 1 || o.duration <= 0 || o.rate < 0 {
 		return errors.New("--workers, --batch and --duration must be positive and --rate not negative")
+	}
+	if o.spansPerTrace != 0 && o.spansPerTrace < 3 {
+		return errors.New("--spans-per-trace must be 0 or at least 3")
 	}
 	if o.signals != "traces" && o.signals != "logs" && o.signals != "both" {
 		return errors.New("--signals must be traces, logs or both")

@@ -18,6 +18,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/otel-sentry/sentryexporter/cmd/internal/selfsigned"
 )
 
 func main() {
@@ -32,6 +34,7 @@ func run(args []string) error {
 	listen := fs.String("listen", "127.0.0.1:4319", "address to serve /v1/traces and /v1/logs on (port 0 picks a free one, see --addr-file)")
 	addrFile := fs.String("addr-file", "", "write the address actually listened on to this file once serving")
 	summaryFile := fs.String("summary-file", "", "write the JSON totals to this file every second and on exit")
+	tlsCertFile := fs.String("tls-cert-file", "", "serve HTTPS (HTTP/2 and HTTP/1.1) with a self-signed certificate made at start for 127.0.0.1 and localhost, written to this file (PEM) for clients to trust (the exporter's tls::ca_file)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -41,18 +44,34 @@ func run(args []string) error {
 		return err
 	}
 	srv := &http.Server{Handler: newHandler(st), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	if *tlsCertFile != "" {
+		if srv.TLSConfig, err = selfsigned.Config(*tlsCertFile); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	if *addrFile != "" {
 		if err := os.WriteFile(*addrFile, []byte(ln.Addr().String()+"\n"), 0o600); err != nil {
 			ln.Close()
 			return err
 		}
 	}
-	fmt.Printf("otlpsink listening on http://%s/v1/{traces,logs}\n", ln.Addr())
+	scheme := "http"
+	if srv.TLSConfig != nil {
+		scheme = "https"
+	}
+	fmt.Printf("otlpsink listening on %s://%s/v1/{traces,logs}\n", scheme, ln.Addr())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	go func() {
+		if srv.TLSConfig != nil {
+			serveErr <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		serveErr <- srv.Serve(ln)
+	}()
 	write := func() {
 		if *summaryFile == "" {
 			return

@@ -40,6 +40,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/otel-sentry/sentryexporter/cmd/internal/selfsigned"
 	"github.com/otel-sentry/sentryexporter/envelope"
 )
 
@@ -76,6 +77,7 @@ func run(args []string) error {
 	recordFile := fs.String("record-file", "", "append one JSON line per stored transaction, span, log and error event (ids, names, segment ids) to this file; flushed every 200 ms and on exit")
 	printFreePort := fs.Int("print-free-port", 0, "print this many free loopback TCP ports, one a line, and exit")
 	printSummaryFile := fs.String("print-summary", "", "print the --summary-file at this path for people, and exit")
+	tlsCertFile := fs.String("tls-cert-file", "", "serve HTTPS (HTTP/2 and HTTP/1.1) with a self-signed certificate made at start for 127.0.0.1 and localhost, written to this file (PEM) for clients to trust (the exporter's tls::ca_file)")
 	queryFile := fs.String("query", "", "print the values of the dotted keys given as arguments (items.transaction, invalid_envelopes…) of the --summary-file at this path, and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -169,6 +171,12 @@ func run(args []string) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
+	if *tlsCertFile != "" {
+		if srv.TLSConfig, err = selfsigned.Config(*tlsCertFile); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	addr := ln.Addr().String()
 	if *addrFile != "" {
 		if err := os.WriteFile(*addrFile, []byte(addr+"\n"), 0o600); err != nil {
@@ -176,14 +184,24 @@ func run(args []string) error {
 			return err
 		}
 	}
-	out.WriteLine(fmt.Appendf(nil, "sentrysink listening on http://%s/api/<project>/envelope/ (delay=%s hang=%t rate_limit=%q fail_ratio=%g chaos=%t seed=%d hang_at=%s hang_for=%s flap=%s)",
-		addr, *delay, *hang, cfg.RateLimit, *failRatio, *chaos, *seed, *hangAt, *hangFor, *flap))
+	scheme := "http"
+	if srv.TLSConfig != nil {
+		scheme = "https"
+	}
+	out.WriteLine(fmt.Appendf(nil, "sentrysink listening on %s://%s/api/<project>/envelope/ (delay=%s hang=%t rate_limit=%q fail_ratio=%g chaos=%t seed=%d hang_at=%s hang_for=%s flap=%s)",
+		scheme, addr, *delay, *hang, cfg.RateLimit, *failRatio, *chaos, *seed, *hangAt, *hangFor, *flap))
 	out.Flush()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	go func() {
+		if srv.TLSConfig != nil {
+			serveErr <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		serveErr <- srv.Serve(ln)
+	}()
 
 	var tick <-chan time.Time
 	if *statsEvery > 0 {

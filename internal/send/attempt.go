@@ -1,9 +1,13 @@
 package send
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,8 +58,9 @@ type poster struct {
 }
 
 // bufferPools are the stage's body buffers, shared by its lanes: the encoded
-// envelope (back to the pool before the request starts, once compressed) and
-// the body on the wire (back once the transport closed it).
+// envelope (back to the pool before the request starts once compressed, or
+// once the transport closed it when it goes uncompressed) and the compressor's
+// output (back once copied into the request's own body).
 type bufferPools struct {
 	raw, wire sync.Pool // *[]byte
 }
@@ -85,37 +90,42 @@ func (p *poster) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc
 	env.Header.SentAt = p.now()
 	raw := p.bufs.get(&p.bufs.raw, 64<<10)
 	*raw = env.AppendTo((*raw)[:0])
-	wire, used := *raw, EncodingByClient
-	var wireBuf *[]byte
+	var body io.ReadCloser
+	n, used := len(*raw), EncodingByClient
 	if enc != EncodingByClient && p.body != nil {
-		wireBuf = p.bufs.get(&p.bufs.wire, 16<<10)
-		*wireBuf = p.body.comp.Compress(enc, *raw, (*wireBuf)[:0])
-		wire, used = *wireBuf, enc
-		p.bufs.put(&p.bufs.raw, raw) // the request holds only the compressed copy
-		raw = nil
+		scratch := p.bufs.get(&p.bufs.wire, 16<<10)
+		*scratch = p.body.comp.Compress(enc, *raw, (*scratch)[:0])
+		p.bufs.put(&p.bufs.raw, raw)
+		// The request gets a copy of its own, read through a bytes.Reader
+		// behind io.NopCloser: net/http knows that body to be in memory and
+		// writes it with the request's headers in one write. Any other body
+		// type costs a write of its own for the headers (isKnownInMemoryReader,
+		// net/http/transfer.go), and so a second syscall and a second read by
+		// Sentry per envelope. No buffer then waits for the transport to close
+		// the body.
+		wire := slices.Clone(*scratch)
+		p.bufs.put(&p.bufs.wire, scratch)
+		body, n, used = io.NopCloser(bytes.NewReader(wire)), len(wire), enc
+	} else {
+		rc := &requestBody{}
+		rc.Reset(*raw)
+		body = rc
+		defer func() {
+			// The transport may still be writing the body after the answer
+			// came (a server can answer early); reuse the buffer only once
+			// it closed it.
+			if rc.closed.Load() {
+				p.bufs.put(&p.bufs.raw, raw)
+			}
+		}()
 	}
-	rc := &requestBody{}
-	rc.Reset(wire)
-	defer func() {
-		// The transport may still be writing the body after the answer came
-		// (a server can answer early); reuse the buffer only once it closed it.
-		if !rc.closed.Load() {
-			return
-		}
-		if raw != nil {
-			p.bufs.put(&p.bufs.raw, raw)
-		}
-		if wireBuf != nil {
-			p.bufs.put(&p.bufs.wire, wireBuf)
-		}
-	}()
 
 	if p.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, p.timeout)
 		defer cancel() // after the answer was read
 	}
-	req := p.request.new(ctx, rc, int64(len(wire)), used)
+	req := p.request.new(ctx, body, int64(n), used)
 	cut, _ := p.cutters.Get().(*bodyCutter)
 	if cut == nil {
 		cut = newBodyCutter()
@@ -126,7 +136,7 @@ func (p *poster) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc
 		p.acct.Request(ctx, 0)
 		return Result{Reason: account.ReasonNetworkError}
 	}
-	resp, err := client.Do(req)
+	resp, err := roundTrip(client, req)
 	if err != nil {
 		p.acct.Request(ctx, 0)
 		p.errLog.Log(p.logger, "network", "Sending to Sentry failed", zap.String("error", redactedError(err)))
@@ -145,6 +155,23 @@ func (p *poster) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc
 		res.NewLimits = true
 	}
 	return res
+}
+
+// roundTrip sends req through c's transport, as c.Do would but without
+// what an envelope POST never uses: following redirects (Do copies the
+// request's headers for them on every request, and would not re-send a
+// POST's body anyway) and Client.Timeout (newClient clears it; `timeout` is
+// on the request's context). A client with a cookie jar (confighttp's
+// `cookies`) goes through Do. Errors are wrapped as Do wraps them.
+func roundTrip(c *http.Client, req *http.Request) (*http.Response, error) {
+	if c.Jar != nil || c.Timeout != 0 || c.Transport == nil {
+		return c.Do(req)
+	}
+	resp, err := c.Transport.RoundTrip(req)
+	if err != nil {
+		return nil, &url.Error{Op: "Post", URL: req.URL.String(), Err: err}
+	}
+	return resp, nil
 }
 
 // classify says what an answer means for the envelope.

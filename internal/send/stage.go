@@ -211,7 +211,13 @@ func (s *Stage) newClient(ctx context.Context, host component.Host) (*http.Clien
 		ka.MaxIdleConnsPerHost = s.cfg.MaxConcurrentRequests
 		cfg.Keepalive = configoptional.Some(ka)
 	}
-	client, err := cfg.ToClient(ctx, host.GetExtensions(), s.set.Telemetry)
+	tel := s.set.Telemetry
+	if !clientInstrumented(tel) {
+		// confighttp wraps the transport in otelhttp only when both providers
+		// are set: with nothing to record, leave it out (instrument.go).
+		tel.TracerProvider = nil
+	}
+	client, err := cfg.ToClient(ctx, host.GetExtensions(), tel)
 	if err != nil {
 		return nil, err
 	}
