@@ -43,7 +43,7 @@ func Config(certFile string) (*tls.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
 		return nil, err
 	}
 	return &tls.Config{
