@@ -88,21 +88,18 @@ start gen "$D/gen.log" "$GEN" --endpoint "127.0.0.1:$http" --duration 600s --rat
 	--logs-per-trace 1 --workers 1 --batch 20 --quiet
 
 # exporter_status: the exporter's entry in /status?verbose ("status|error"), the body in
-# D/status.json; also records the probe's code and whether the body ever held the key.
-probe_codes=""
-key_seen=0
-project1_named=0
+# D/status.json. It runs in a subshell ($(...)), so what it records for the final checks
+# goes to files: the probe's code of each poll (D/codes), every body (D/bodies).
 exporter_status() {
 	local code entry st er
 	code=$({ exec 3<>"/dev/tcp/127.0.0.1/$health" && printf 'GET /status HTTP/1.0\r\n\r\n' >&3 && timeout 5 head -n 1 <&3; } 2>/dev/null | awk '{ print $2 }')
-	probe_codes+=" $code"
+	echo "${code:-none}" >>"$D/codes"
 	http_get "$health" '/status?verbose' >"$D/status.json" || : >"$D/status.json"
-	grep -q "$KEY" "$D/status.json" && key_seen=1
+	cat "$D/status.json" >>"$D/bodies"
 	# up to the first "}" of the entry: its status and error come before its attributes
 	entry=$(grep -o '"exporter:sentry":{[^}]*' "$D/status.json" | head -n 1 || true)
 	st=$(grep -o '"status":"[A-Za-z]*"' <<<"$entry" | head -n 1 | cut -d'"' -f4 || true)
 	er=$(grep -o '"error":"[^"]*"' <<<"$entry" | head -n 1 | cut -d'"' -f4 || true)
-	[[ "$er" != *"project 1"* ]] || project1_named=1
 	echo "$st|$er"
 }
 
@@ -143,11 +140,11 @@ stop_pid "$PID_collector" 30
 stop_ms=$(($(date +%s%3N) - t0))
 stop_pid "$HEALTHY_PID" 10
 
-check "the probe (/status) answered 200 throughout" "$([[ -n "$probe_codes" && -z "$(tr -d ' 2' <<<"${probe_codes//200/}")" ]] && echo 1 || echo 0)" "codes:$(tr ' ' '\n' <<<"$probe_codes" | sort | uniq -c | tr -s ' \n' ' ')"
-check "no status body held the DSN's key" "$((1 - key_seen))" ""
-check "project 1 (healthy) was never named" "$((1 - project1_named))" ""
+codes=$(sort "$D/codes" | uniq -c | tr -s ' \n' ' ')
+check "the probe (/status) answered 200 throughout" "$([[ -s "$D/codes" ]] && ! grep -qv '^200$' "$D/codes" && echo 1 || echo 0)" "polls by code:$codes"
+check "no status body held the DSN's key" "$(grep -q "$KEY" "$D/bodies" && echo 0 || echo 1)" ""
+check "project 1 (healthy) was never named" "$(grep -q 'project 1[^0-9]' "$D/bodies" && echo 0 || echo 1)" ""
 check "the collector stopped within 10 s of SIGTERM" "$((stop_ms <= 10000 ? 1 : 0))" "${stop_ms} ms"
-grep -q '"level":"error"\|	error	' "$D/collector.log" && log "the collector logged errors (see $D/collector.log)"
 
 if ((failures > 0)); then
 	log "FAIL: $failures checks failed (logs in $D)"
