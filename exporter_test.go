@@ -94,26 +94,38 @@ func TestStatusHandling(t *testing.T) {
 	}
 }
 
-// An envelope that gets no answer is retried per retry_on_failure, then
-// counted once as network_error. The harness's backoff (1 ms doubling to at
-// most 5 ms) waits 1, 2, 4, 5 and 5 ms within the 20 ms budget: 6 attempts
-// for each of the 5 envelopes.
+// An envelope that gets no answer, or a 5xx, is retried per
+// retry_on_failure, then counted once with its last failure. The harness's
+// backoff (1 ms doubling to at most 5 ms) waits 1, 2, 4, 5 and 5 ms within
+// the 20 ms budget: 6 attempts for each of the 5 envelopes.
 func TestNetworkErrorRetriedThenCounted(t *testing.T) {
-	h := newHarness(t, func(c *Config) {
-		c.RetryConfig.MaxElapsedTime = 20 * time.Millisecond
-		c.ClientReports.Enabled = false
-		noDedupe(c) // error events go out in their push, not at shutdown (when nothing is retried)
-	})
-	h.sentry.srv.Close() // connection refused from now on
-	h.consumeTraces(0, 2, true)
-	h.consumeLogs(3)
-	h.shutdown()
-	assert.EqualValues(t, 6, h.dropped("span", "network_error"))
-	assert.EqualValues(t, 2, h.dropped("transaction", "network_error"))
-	assert.EqualValues(t, 2, h.dropped("error", "network_error"))
-	assert.EqualValues(t, 3, h.dropped("log_item", "network_error"))
-	assert.EqualValues(t, 5*6, h.sum("otelcol_exporter_sentry_requests", map[string]string{"status": "network_error"}),
-		"2 transactions, 2 error events and a log container, 6 attempts each")
+	for _, tt := range []struct {
+		name, status, reason string
+		fault                func(*fakeSentry)
+	}{
+		{"connection refused", "network_error", "network_error", func(f *fakeSentry) { f.srv.Close() }},
+		{"503 every time", "503", "send_error", func(f *fakeSentry) {
+			f.setRespond(func(*envelope.Envelope) answer { return answer{status: http.StatusServiceUnavailable} })
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, func(c *Config) {
+				c.RetryConfig.MaxElapsedTime = 20 * time.Millisecond
+				c.ClientReports.Enabled = false
+				noDedupe(c) // error events go out in their push, not at shutdown (when nothing is retried)
+			})
+			tt.fault(h.sentry)
+			h.consumeTraces(0, 2, true)
+			h.consumeLogs(3)
+			h.shutdown()
+			assert.EqualValues(t, 6, h.dropped("span", tt.reason))
+			assert.EqualValues(t, 2, h.dropped("transaction", tt.reason))
+			assert.EqualValues(t, 2, h.dropped("error", tt.reason))
+			assert.EqualValues(t, 3, h.dropped("log_item", tt.reason))
+			assert.EqualValues(t, 5*6, h.sum("otelcol_exporter_sentry_requests", map[string]string{"status": tt.status}),
+				"2 transactions, 2 error events and a log container, 6 attempts each")
+		})
+	}
 }
 
 // A 413 on a container splits it in two and sends each half once.

@@ -470,26 +470,35 @@ func TestSplitOn413(t *testing.T) {
 func TestNoAnswerOneProbe(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var down sync.Mutex
-		isDown := true
+		isDown := false
 		f := newFixture(t, 1, func(c *Config) { c.Client.Timeout = 10 * time.Second }, false)
 		f.sentry.respond = func(string, int, *envelope.Envelope) answer {
+			time.Sleep(10 * time.Millisecond)
 			down.Lock()
 			defer down.Unlock()
 			return answer{status: 200, hang: isDown}
 		}
-		f.lanes[0].Offer(t.Context(), txs(1, 50), nil)
+		f.lanes[0].Offer(t.Context(), txs(1, 200), nil) // a healthy spell: the limit grows
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Equal(t, 8, f.lanes[0].Limit(), "at its ceiling")
+		down.Lock()
+		isDown = true
+		down.Unlock()
+		sentBefore := len(f.sentry.got())
+		f.lanes[0].Offer(t.Context(), txs(1000, 50), nil)
 		for range 6 {
 			time.Sleep(10 * time.Second)
 			synctest.Wait()
 			assert.Equal(t, 1, f.lanes[0].Limit(), "one probe")
 		}
-		assert.LessOrEqual(t, len(f.sentry.got()), 8, "one request per timeout, not 50")
+		assert.LessOrEqual(t, len(f.sentry.got())-sentBefore, 8+6, "the requests in flight when it stopped, then one per timeout, not 50")
 		down.Lock()
 		isDown = false
 		down.Unlock()
 		time.Sleep(time.Minute)
 		synctest.Wait()
-		assert.Equal(t, int64(50), f.sums("sent_items")["category=transaction,project=1"], "the backlog drained")
+		assert.Equal(t, int64(250), f.sums("sent_items")["category=transaction,project=1"], "the backlog drained")
 		f.shutdown()
 	})
 }
@@ -567,6 +576,7 @@ func TestHealth(t *testing.T) {
 		{"nothing sent", nil, 0, HealthOK},
 		{"answered", []int{200}, time.Hour, HealthOK},
 		{"key refused", []int{200, 401}, 0, HealthRefused},
+		{"project gone or key disabled", []int{200, 403}, 0, HealthRefused},
 		{"refused until another answer", []int{403, 503}, 0, HealthOK},
 		{"refused again", []int{403, 200, 401}, 0, HealthRefused},
 		{"5xx after a refusal: unreachable once long enough", []int{401, 503}, 2 * time.Minute, HealthUnreachable},
