@@ -54,6 +54,14 @@ func TestBudgetShares(t *testing.T) {
 	}
 }
 
+// TestBudgetLimitBinds: a project never has more requests in flight than its
+// limit, however much the budget has room for.
+func TestBudgetLimitBinds(t *testing.T) {
+	b := NewBudget(1000, 1)
+	assert.Equal(t, 4, takeAll(grown(b, 4)))
+	assert.Equal(t, 1, takeAll(b.NewLimit(64)), "a new project: one probe")
+}
+
 // TestBudgetWaitersServedInOrder: a waiter of a project at its own limit does
 // not hold up another project's waiter that fits, and a release admits the
 // waiters in the order they came.
@@ -133,8 +141,12 @@ func TestBudgetStalledProjectStopsBorrowing(t *testing.T) {
 		require.True(t, ok)
 		tickets = append(tickets, tk)
 	}
-	now = now.Add(stallAfter + time.Second)
-	_, ok := l.TryAcquire()
+	now = now.Add(stallAfter)
+	tk, ok := l.TryAcquire()
+	assert.True(t, ok, "not stalled yet: no answer for exactly stallAfter")
+	tickets = append(tickets, tk)
+	now = now.Add(time.Nanosecond)
+	_, ok = l.TryAcquire()
 	assert.False(t, ok, "stalled: no more borrowing though the budget has room")
 	other := grown(b, 128)
 	for range 12 {
@@ -142,7 +154,7 @@ func TestBudgetStalledProjectStopsBorrowing(t *testing.T) {
 		require.True(t, borrowed, "another project still borrows")
 	}
 	l.Release(tickets[0], VerdictOK) // an answer: no longer stalled
-	tk, ok := l.TryAcquire()
+	tk, ok = l.TryAcquire()
 	assert.True(t, ok)
 	l.Release(tk, VerdictNone) // no answer: back to a probe, whatever it holds
 	_, ok = l.TryAcquire()
