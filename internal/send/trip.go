@@ -1,0 +1,165 @@
+package send
+
+import (
+	"time"
+
+	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/admit"
+)
+
+// One envelope's trip: an attempt, and what comes next (settled, split, or
+// waiting to retry in the delay queue, brought back by its timer).
+
+// trip makes one attempt for j, holding the place t, and decides what comes
+// next: settled (delivered, or dropped and counted), split (a container
+// Sentry found too large), or waiting to retry (no answer, or a 5xx).
+func (l *Lane) trip(j *job, t admit.Ticket) {
+	ctx := l.stage.run
+	clock := l.stage.set.Clock
+	adm, ended := l.probes.Admit(j.out.Gate, l.limits.Load(), clock.Now())
+	if adm == admit.Limited {
+		l.limit.Release(t, admit.VerdictIgnore)
+		l.settle(j, Result{Reason: account.ReasonRateLimitBackoff})
+		return
+	}
+	if ctx.Err() != nil { // the drain time after shutdown is over: no new request
+		l.limit.Release(t, admit.VerdictIgnore)
+		if adm == admit.Probe {
+			l.probes.Settle(j.out.Gate, ended, 0)
+		}
+		l.settle(j, Result{Reason: account.ReasonNetworkError})
+		return
+	}
+	if j.attempts == 0 {
+		j.first = clock.Wall()
+	}
+	j.attempts++
+	extra := inFlightExtra(j.held)
+	l.mem.Add(extra)
+	l.inFlight.Add(extra)
+	items := len(j.out.Env.Items)
+	report := l.attachReport(&j.out.Env)
+	res := l.post.attempt(ctx, &j.out.Env)
+	clear(j.out.Env.Items[items:]) // the report rides along once
+	j.out.Env.Items = j.out.Env.Items[:items]
+	l.settleReport(report, res)
+	l.mem.Add(-extra)
+	l.inFlight.Add(-extra)
+	verdict := verdictOf(ctx, res)
+	l.limit.Release(t, verdict)
+	if adm == admit.Probe {
+		l.probes.Settle(j.out.Gate, ended, res.Status)
+	}
+	if verdict != admit.VerdictIgnore {
+		l.health.observe(res, clock.Wall())
+	}
+	switch {
+	case res.TooLarge && !j.split && j.out.Splittable():
+		l.split(j)
+	case res.retryable():
+		l.retry(j, res)
+	default:
+		l.settle(j, res)
+	}
+	if res.NewLimits {
+		l.dropLimited()
+	}
+}
+
+// split replaces a container Sentry answered 413 with its two halves, sent
+// next, once each.
+func (l *Lane) split(j *job) {
+	halves := j.out.Halves()
+	jobs := [2]*job{}
+	for i := range halves {
+		jobs[i] = &job{out: halves[i], held: envelopeSize(&halves[i].Env), split: true}
+	}
+	l.mem.Add(jobs[0].held + jobs[1].held - j.held)
+	l.mu.Lock()
+	l.ready.pushFront(jobs[1])
+	l.ready.pushFront(jobs[0])
+	l.jobs++
+	l.kickLocked()
+	l.mu.Unlock()
+}
+
+// retry puts j in the delay queue until its backoff has passed, or settles
+// it when retries are off, would pass max_elapsed_time, or shutdown began.
+// The worker goes on with the next envelope at once.
+func (l *Lane) retry(j *job, res Result) {
+	j.last = res.Reason
+	now := l.stage.set.Clock.Wall()
+	d, ok := retryDelay(l.stage.cfg.Retry, j, res.RetryAfter, now)
+	if !ok || l.stage.isStopping() {
+		l.settle(j, res)
+		return
+	}
+	j.notBefore = now.Add(d)
+	l.mu.Lock()
+	if l.noRetry {
+		l.mu.Unlock()
+		l.settle(j, res)
+		return
+	}
+	l.waiting.add(j)
+	l.armLocked()
+	l.mu.Unlock()
+}
+
+// armLocked sets the timer for the earliest waiting envelope.
+func (l *Lane) armLocked() {
+	next, ok := l.waiting.next()
+	if !ok {
+		l.stopTimerLocked()
+		return
+	}
+	if l.timerStop != nil && !l.timerAt.After(next) {
+		return // it fires in time
+	}
+	l.stopTimerLocked()
+	l.timerAt = next
+	l.timerStop = l.stage.set.Clock.AfterFunc(max(next.Sub(l.stage.set.Clock.Wall()), 0), func() { l.fire(next) })
+}
+
+func (l *Lane) stopTimerLocked() {
+	if l.timerStop != nil {
+		l.timerStop()
+		l.timerStop = nil
+		l.timerAt = time.Time{}
+	}
+}
+
+// fire moves the waiting envelopes whose time came to the due queue: those
+// due at the time the timer was set for, or at the wall clock's now if later.
+func (l *Lane) fire(at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.timerAt.Equal(at) {
+		return // a timer stopped too late: another one is set
+	}
+	l.timerStop, l.timerAt = nil, time.Time{}
+	now := l.stage.set.Clock.Wall()
+	if at.After(now) {
+		now = at
+	}
+	for j := l.waiting.popDue(now); j != nil; j = l.waiting.popDue(now) {
+		l.due.push(j)
+		l.kickLocked()
+	}
+	l.armLocked()
+}
+
+// settle records j's fate with the accountant and lets go of it.
+func (l *Lane) settle(j *job, res Result) {
+	l.acct.Outcome(l.stage.run, res.Delivered, res.Reason, j.out.Counts)
+	l.release(j)
+}
+
+// release lets go of a settled job's bytes.
+func (l *Lane) release(j *job) {
+	l.mem.Add(-j.held)
+	l.mu.Lock()
+	l.jobs--
+	l.notifyLocked()
+	l.mu.Unlock()
+}

@@ -1,0 +1,164 @@
+package send
+
+import (
+	"time"
+
+	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/admit"
+)
+
+// The lane's workers: started on demand, at most its adaptive limit, parked
+// for a while once its queues are empty; each takes the next envelope and
+// makes its trip (trip.go).
+
+// workerLinger is how long a worker whose queue ran empty waits for the next
+// envelope before it ends. Envelopes come in bursts, one per push; a new
+// goroutine per envelope of each burst grew its stack again through the HTTP
+// client and the compressor (8 % of the collector's CPU under make compare's
+// load, in runtime.newstack).
+const workerLinger = time.Second
+
+// workerCap is the most workers worth running now.
+func (l *Lane) workerCap() int {
+	return min(l.limit.Current(), l.stage.cfg.MaxConcurrentRequests)
+}
+
+// kickLocked gets a worker for a newly queued envelope: a parked one, or a
+// new one while fewer than the limit run.
+func (l *Lane) kickLocked() {
+	if l.parked > 0 {
+		l.parked--
+		l.wake <- struct{}{} // never blocks: at most one token per parked worker
+		return
+	}
+	if l.workers < l.workerCap() {
+		l.workers++
+		go l.work()
+	}
+}
+
+func (l *Lane) queuedLocked() int { return l.ready.len() + l.due.len() }
+
+// work sends envelopes until none is left and none came for workerLinger,
+// or the lane is closed.
+func (l *Lane) work() {
+	var linger *time.Timer
+	defer func() {
+		if linger != nil {
+			linger.Stop()
+		}
+	}()
+	for l.awaitWork(&linger) {
+		t, ok := l.limit.Acquire(l.stage.run)
+		if !ok { // the drain time after shutdown is over
+			l.failQueued()
+			continue
+		}
+		j := l.take()
+		if j == nil {
+			l.limit.Release(t, admit.VerdictIgnore)
+			continue
+		}
+		l.trip(j, t)
+		l.mu.Lock()
+		// The limit may have grown with this answer: one more worker for
+		// what is queued and has none.
+		if l.queuedLocked() > 1 && l.parked == 0 && l.workers < l.workerCap() {
+			l.workers++
+			go l.work()
+		}
+		l.mu.Unlock()
+	}
+}
+
+// awaitWork returns true when an envelope is queued for the calling worker,
+// false when the worker ends: nothing came for workerLinger, the lane is
+// closed and empty, or more workers run than the limit allows now.
+func (l *Lane) awaitWork(linger **time.Timer) bool {
+	l.mu.Lock()
+	for {
+		queued := l.queuedLocked()
+		if l.workers > l.workerCap() {
+			// The limit fell: this worker ends; if it was called back for an
+			// envelope, a parked one takes its place.
+			l.workers--
+			if queued > 0 && l.parked > 0 {
+				l.parked--
+				l.wake <- struct{}{}
+			}
+			l.notifyLocked()
+			l.mu.Unlock()
+			return false
+		}
+		if queued > 0 {
+			l.mu.Unlock()
+			return true
+		}
+		if l.closed {
+			l.workers--
+			l.notifyLocked()
+			l.mu.Unlock()
+			return false
+		}
+		l.parked++
+		l.notifyLocked()
+		l.mu.Unlock()
+		if *linger == nil {
+			*linger = time.NewTimer(workerLinger)
+		} else {
+			(*linger).Reset(workerLinger)
+		}
+		select {
+		case <-l.wake:
+			(*linger).Stop()
+			l.mu.Lock()
+			continue
+		case <-(*linger).C:
+		case <-l.quit:
+			(*linger).Stop()
+		}
+		l.mu.Lock()
+		select {
+		case <-l.wake: // called back as the wait ended: an envelope is queued for it
+			continue
+		default:
+		}
+		l.parked--
+		if l.closed && l.queuedLocked() > 0 {
+			continue // closing: the queue is drained before the last worker ends
+		}
+		l.workers--
+		l.notifyLocked()
+		l.mu.Unlock()
+		return false
+	}
+}
+
+// take is the next envelope to send: due and ready ones in turn. Envelopes
+// whose category became rate limited while they were queued are dropped on
+// the way (ratelimit_backoff), unless a probe may go.
+func (l *Lane) take() *job {
+	for {
+		l.mu.Lock()
+		var j *job
+		switch {
+		case l.due.len() > 0 && (l.takeDue || l.ready.len() == 0):
+			j = l.due.pop()
+			l.takeDue = false
+		case l.takeNewest && l.ready.len() > 2*l.workerCap():
+			j = l.ready.popNewest()
+			l.takeDue, l.takeNewest = true, false
+		default:
+			j = l.ready.pop()
+			l.takeDue, l.takeNewest = true, true
+		}
+		l.mu.Unlock()
+		if j == nil {
+			return nil
+		}
+		if !j.out.Gate.Limited(l.limits.Load(), l.stage.set.Clock.Now()) {
+			return j
+		}
+		l.settle(j, Result{Reason: account.ReasonRateLimitBackoff})
+	}
+}
