@@ -655,6 +655,12 @@ func TestHealth(t *testing.T) {
 		{"no answer for longer", []int{0, 0, 0}, 2 * time.Minute, HealthUnreachable},
 		{"a 429 is an answer", []int{503, 429}, 2 * time.Minute, HealthOK},
 		{"a 2xx ends it", []int{0, 503, 200}, 2 * time.Minute, HealthOK},
+		{"a 500 for longer", []int{500}, 2 * time.Minute, HealthUnreachable},
+		{"a 4xx ends it", []int{503, 404}, 2 * time.Minute, HealthOK},
+		{"a 300 ends it", []int{503, 300}, 2 * time.Minute, HealthOK},
+		{"failing for exactly the threshold", []int{503}, time.Minute, HealthOK},
+		{"failing for a moment longer", []int{503}, time.Minute + time.Nanosecond, HealthUnreachable},
+		{"failing since the first failure", []int{503, 503, 503}, time.Minute + time.Nanosecond, HealthUnreachable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -662,7 +668,14 @@ func TestHealth(t *testing.T) {
 			for i, s := range tt.statuses {
 				l.health.observe(Result{Status: s}, t0.Add(time.Duration(i)*time.Second))
 			}
-			assert.Equal(t, tt.want, l.Health(t0.Add(tt.at), after).State)
+			h := l.Health(t0.Add(tt.at), after)
+			assert.Equal(t, tt.want, h.State)
+			switch h.State {
+			case HealthRefused:
+				assert.Equal(t, tt.statuses[len(tt.statuses)-1], h.Status)
+			case HealthUnreachable:
+				assert.False(t, h.Since.IsZero())
+			}
 		})
 	}
 }
