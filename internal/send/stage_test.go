@@ -102,6 +102,7 @@ func (f *fakeSentry) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	case a.hold:
 		<-release
+		a.status = http.StatusOK
 	}
 	h := http.Header{}
 	for k, v := range a.headers {
@@ -530,6 +531,8 @@ func TestSplitOn413(t *testing.T) {
 		assert.Equal(t, []int{100, 50, 50, 40, 20, 20}, counts)
 		assert.Equal(t, int64(100), f.sums("dropped_items")["category=log_item,project=1,reason=send_error"])
 		assert.Equal(t, int64(40), f.sums("sent_items")["category=log_item,project=1"])
+		assert.Zero(t, f.lanes[0].Held(), "the halves' bytes, counted in place of the container's, all let go")
+		assert.Zero(t, f.stage.mem.Held())
 		f.shutdown()
 	})
 }
