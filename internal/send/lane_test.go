@@ -38,12 +38,19 @@ func growLimit(t *testing.T, l *Lane, n int) {
 
 // queueJobs puts envelopes in l's queue q without waking a worker.
 func queueJobs(l *Lane, q *fifo, out ...encode.Outgoing) {
+	for _, o := range out {
+		pushJob(l, q, &job{out: o})
+	}
+}
+
+// pushJob puts j in l's queue q without waking a worker; the bytes it holds
+// are counted.
+func pushJob(l *Lane, q *fifo, j *job) {
+	l.mem.Add(j.held)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, o := range out {
-		q.push(&job{out: o})
-		l.jobs++
-	}
+	q.push(j)
+	l.jobs++
 }
 
 func idOf(j *job) int {
