@@ -14,7 +14,7 @@ import (
 // 5xx is overload, any other answer is Sentry being there, no answer is
 // none, unless shutdown's drain time cancelled it (it tells nothing).
 func TestVerdictOf(t *testing.T) {
-	live := context.Background()
+	live := t.Context()
 	cancelled, cancel := context.WithCancel(live)
 	cancel()
 	for _, tt := range []struct {

@@ -38,8 +38,8 @@ func growLimit(t *testing.T, l *Lane, n int) {
 
 // queueJobs puts envelopes in l's queue q without waking a worker.
 func queueJobs(l *Lane, q *fifo, out ...encode.Outgoing) {
-	for _, o := range out {
-		pushJob(l, q, &job{out: o})
+	for i := range out {
+		pushJob(l, q, &job{out: out[i]})
 	}
 }
 

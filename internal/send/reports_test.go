@@ -17,9 +17,9 @@ import (
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 
-// dropSpans counts n spans dropped as queue_overflow: a client report pending.
-func dropSpans(l *Lane, n int64) {
-	l.acct.Dropped(context.Background(), account.ReasonQueueOverflow, account.Counts{account.CatSpan: n})
+// dropSevenSpans counts 7 spans dropped as queue_overflow: a client report pending.
+func dropSevenSpans(l *Lane) {
+	l.acct.Dropped(context.Background(), account.ReasonQueueOverflow, account.Counts{account.CatSpan: 7})
 }
 
 // reportOf is the client report an arrival carries: "" when none, else its
@@ -27,8 +27,8 @@ func dropSpans(l *Lane, n int64) {
 func reportOf(a arrival) string {
 	for _, it := range a.env.Items {
 		if it.Type == envelope.ItemTypeClientReport {
-			p := string(it.Payload)
-			return p[strings.Index(p, `"discarded_events"`):]
+			_, events, _ := strings.Cut(string(it.Payload), `"discarded_events"`)
+			return `"discarded_events"` + events
 		}
 	}
 	return ""
@@ -60,7 +60,7 @@ func TestSettleReport(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f := newFixture(t, 1, nil, true)
 				l := f.lanes[0]
-				dropSpans(l, 7)
+				dropSevenSpans(l)
 				o := tx(1)
 				report := l.attachReport(&o.Env)
 				require.Len(t, o.Env.Items, 2, "the report rides along")
@@ -138,7 +138,7 @@ func TestStandaloneReports(t *testing.T) {
 				}
 				for _, at := range tt.dropAt {
 					time.Sleep(time.Until(start.Add(at)))
-					dropSpans(l, 7)
+					dropSevenSpans(l)
 				}
 				time.Sleep(time.Until(start.Add(55 * time.Second))) // between two ticks
 				synctest.Wait()
@@ -174,13 +174,13 @@ func TestRefusedReportGoesStandalone(t *testing.T) {
 			return answer{status: 200}
 		}
 		start := time.Now()
-		dropSpans(l, 7)
+		dropSevenSpans(l)
 		l.Offer(t.Context(), txs(1, 1), nil) // carries the report: refused
 		synctest.Wait()
 		l.Offer(t.Context(), txs(2, 1), nil) // goes without
 		synctest.Wait()
 		time.Sleep(15 * time.Second) // the standalone report at 10 s
-		dropSpans(l, 7)
+		dropSevenSpans(l)
 		l.Offer(t.Context(), txs(3, 1), nil) // rides along again
 		synctest.Wait()
 		got := f.sentry.got()
@@ -235,7 +235,7 @@ func TestFinalReport(t *testing.T) {
 					limits, _ := ratelimit.Parse(tt.limits, time.Now())
 					f.limits[0].Merge(limits)
 				}
-				dropSpans(f.lanes[0], 7)
+				dropSevenSpans(f.lanes[0])
 				start := time.Now()
 				f.stage.Shutdown(t.Context())
 				assert.Equal(t, tt.took, time.Since(start), "shutdown took")

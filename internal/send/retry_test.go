@@ -101,5 +101,5 @@ func TestRetryJitter(t *testing.T) {
 	assert.Less(t, minD, 6250*time.Millisecond, "the lower quarter is drawn")
 	assert.Greater(t, maxD, 13750*time.Millisecond, "the upper quarter is drawn")
 	mean := sum / draws
-	assert.InDelta(t, float64(10*time.Second), float64(mean), float64(time.Second), "centred on the interval")
+	assert.InDelta(t, float64(10*time.Second), float64(mean), float64(time.Second), "centered on the interval")
 }
