@@ -1,7 +1,10 @@
 package send
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,12 +16,15 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configretry"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
@@ -36,14 +42,18 @@ import (
 type answer struct {
 	status  int
 	headers map[string]string
-	hang    bool // until the request's context ends (no answer)
+	hang    bool          // until the request's context ends (no answer)
+	hold    bool          // until the test releases it, whatever the request's context says
+	body    string        // the answer's body ("{}" when empty)
+	stream  io.ReadCloser // the answer's body, when set (an answer that dribbles or never ends)
 }
 
 // arrival is one request the fake Sentry got.
 type arrival struct {
-	project string
-	at      time.Time
-	env     *envelope.Envelope
+	project  string
+	at       time.Time
+	env      *envelope.Envelope
+	encoding string // its Content-Encoding
 }
 
 // fakeSentry answers each request as respond says (200 by default).
@@ -55,10 +65,17 @@ type fakeSentry struct {
 }
 
 func (f *fakeSentry) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body == nil {
+		return nil, errors.New("a request without a body")
+	}
 	body, err := io.ReadAll(req.Body)
 	_ = req.Body.Close()
 	if err != nil {
 		return nil, err
+	}
+	encoding := req.Header.Get("Content-Encoding")
+	if body, err = decode(encoding, body); err != nil {
+		return nil, fmt.Errorf("bad %s body: %w", encoding, err)
 	}
 	env, err := envelope.Parse(body)
 	if err != nil {
@@ -67,26 +84,78 @@ func (f *fakeSentry) RoundTrip(req *http.Request) (*http.Response, error) {
 	project := strings.Split(req.URL.Path, "/")[2]
 	f.mu.Lock()
 	n := len(f.arrivals)
-	f.arrivals = append(f.arrivals, arrival{project, time.Now(), env})
+	f.arrivals = append(f.arrivals, arrival{project, time.Now(), env, encoding})
 	respond := f.respond
+	release := f.release
 	f.mu.Unlock()
 	a := answer{status: http.StatusOK}
 	if respond != nil {
 		a = respond(project, n, env)
 	}
-	if a.hang {
+	switch {
+	case a.hang:
 		select {
 		case <-req.Context().Done():
 			return nil, req.Context().Err()
-		case <-f.release:
+		case <-release:
 			a.status = http.StatusOK
 		}
+	case a.hold:
+		<-release
+		a.status = http.StatusOK
 	}
 	h := http.Header{}
 	for k, v := range a.headers {
 		h.Set(k, v)
 	}
-	return &http.Response{StatusCode: a.status, Header: h, Body: io.NopCloser(strings.NewReader("{}")), Request: req}, nil
+	resp := &http.Response{StatusCode: a.status, Header: h, Body: io.NopCloser(strings.NewReader("{}")), Request: req}
+	switch {
+	case a.stream != nil:
+		resp.Body = a.stream
+	case a.body != "":
+		resp.Body = io.NopCloser(strings.NewReader(a.body))
+	}
+	return resp, nil
+}
+
+// decode undoes a request body's Content-Encoding.
+func decode(encoding string, body []byte) ([]byte, error) {
+	switch encoding {
+	case "":
+		return body, nil
+	case "zstd":
+		dec, err := zstd.NewReader(nil)
+		if err != nil {
+			return nil, err
+		}
+		defer dec.Close()
+		return dec.DecodeAll(body, nil)
+	case "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		return io.ReadAll(zr)
+	default:
+		return nil, fmt.Errorf("unknown encoding %q", encoding)
+	}
+}
+
+// encodings are the Content-Encodings of the requests that arrived, in order ("none" for none).
+func (f *fakeSentry) encodings() []string {
+	var out []string
+	for _, a := range f.got() {
+		out = append(out, cmp.Or(a.encoding, "none"))
+	}
+	return out
+}
+
+// releaseAll ends the hangs and holds of the requests in flight; later ones hang again.
+func (f *fakeSentry) releaseAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	close(f.release)
+	f.release = make(chan struct{})
 }
 
 func (f *fakeSentry) got() []arrival {
@@ -112,6 +181,7 @@ func (f *fakeSentry) ids() []string {
 type fixture struct {
 	t      *testing.T
 	tel    *accounttest.Telemetry
+	logs   *observer.ObservedLogs // the stage's log, warnings and up
 	stage  *Stage
 	lanes  []*Lane
 	sentry *fakeSentry
@@ -142,8 +212,10 @@ func newFixture(t *testing.T, projects int, configure func(*Config), reports boo
 		configure(&cfg)
 	}
 	f := &fixture{t: t, tel: accounttest.New(t), sentry: &fakeSentry{release: make(chan struct{})}}
+	core, logs := observer.New(zap.WarnLevel)
+	f.logs = logs
 	f.stage = New(cfg, Settings{
-		Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.NewNop(), UserAgent: "test",
+		Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.New(core), UserAgent: "test",
 		Clock:      RealClock(),
 		ClientHook: func(c *http.Client) { c.Transport = f.sentry },
 	})
@@ -349,8 +421,7 @@ func memoryFixture(t *testing.T) (f *fixture, unhang func()) {
 		mu.Lock()
 		hanging = false
 		mu.Unlock()
-		close(f.sentry.release)
-		f.sentry.release = make(chan struct{})
+		f.sentry.releaseAll()
 	}
 }
 
@@ -460,6 +531,8 @@ func TestSplitOn413(t *testing.T) {
 		assert.Equal(t, []int{100, 50, 50, 40, 20, 20}, counts)
 		assert.Equal(t, int64(100), f.sums("dropped_items")["category=log_item,project=1,reason=send_error"])
 		assert.Equal(t, int64(40), f.sums("sent_items")["category=log_item,project=1"])
+		assert.Zero(t, f.lanes[0].Held(), "the halves' bytes, counted in place of the container's, all let go")
+		assert.Zero(t, f.stage.mem.Held())
 		f.shutdown()
 	})
 }
@@ -585,6 +658,12 @@ func TestHealth(t *testing.T) {
 		{"no answer for longer", []int{0, 0, 0}, 2 * time.Minute, HealthUnreachable},
 		{"a 429 is an answer", []int{503, 429}, 2 * time.Minute, HealthOK},
 		{"a 2xx ends it", []int{0, 503, 200}, 2 * time.Minute, HealthOK},
+		{"a 500 for longer", []int{500}, 2 * time.Minute, HealthUnreachable},
+		{"a 4xx ends it", []int{503, 404}, 2 * time.Minute, HealthOK},
+		{"a 300 ends it", []int{503, 300}, 2 * time.Minute, HealthOK},
+		{"failing for exactly the threshold", []int{503}, time.Minute, HealthOK},
+		{"failing for a moment longer", []int{503}, time.Minute + time.Nanosecond, HealthUnreachable},
+		{"failing since the first failure", []int{503, 503, 503}, time.Minute + time.Nanosecond, HealthUnreachable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -592,7 +671,14 @@ func TestHealth(t *testing.T) {
 			for i, s := range tt.statuses {
 				l.health.observe(Result{Status: s}, t0.Add(time.Duration(i)*time.Second))
 			}
-			assert.Equal(t, tt.want, l.Health(t0.Add(tt.at), after).State)
+			h := l.Health(t0.Add(tt.at), after)
+			assert.Equal(t, tt.want, h.State)
+			switch h.State {
+			case HealthRefused:
+				assert.Equal(t, tt.statuses[len(tt.statuses)-1], h.Status)
+			case HealthUnreachable:
+				assert.False(t, h.Since.IsZero())
+			}
 		})
 	}
 }
@@ -679,8 +765,7 @@ func TestBacklogDoesNotStarveNew(t *testing.T) {
 		mu.Lock()
 		away = false
 		mu.Unlock()
-		close(f.sentry.release)
-		f.sentry.release = make(chan struct{})
+		f.sentry.releaseAll()
 		time.Sleep(200 * time.Millisecond) // the way opens: the limit grows from the probe
 		f.lanes[0].Offer(t.Context(), txs(1001, 10), nil)
 		time.Sleep(time.Minute)

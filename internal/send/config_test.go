@@ -1,0 +1,90 @@
+package send
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configcompression"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.uber.org/zap"
+)
+
+func newTestStage(cfg Config) *Stage {
+	return New(cfg, Settings{Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.NewNop(), Clock: RealClock()})
+}
+
+// TestNewDefaults: a timeout left at zero (or below) takes its default; one
+// configured is kept.
+func TestNewDefaults(t *testing.T) {
+	for _, tt := range []struct {
+		set, final, read time.Duration
+	}{
+		{0, defaultFinalReportTimeout, maxAnswerRead},
+		{-time.Second, defaultFinalReportTimeout, maxAnswerRead},
+		{5 * time.Second, 5 * time.Second, 5 * time.Second},
+	} {
+		cfg := testConfig()
+		cfg.FinalReportTimeout, cfg.AnswerReadTimeout = tt.set, tt.set
+		s := newTestStage(cfg)
+		assert.Equal(t, tt.final, s.cfg.FinalReportTimeout, "final_report_timeout %v", tt.set)
+		assert.Equal(t, tt.read, s.cfg.AnswerReadTimeout, "answer read timeout %v", tt.set)
+	}
+	assert.Equal(t, 2*time.Second, defaultFinalReportTimeout)
+}
+
+// TestCompressionByWhom: zstd and gzip are the stage's own (its encoders, and
+// no compression of confighttp's in the client); every other compression is
+// confighttp's.
+func TestCompressionByWhom(t *testing.T) {
+	for _, tt := range []struct {
+		compression configcompression.Type
+		own         bool
+	}{
+		{configcompression.TypeZstd, true},
+		{configcompression.TypeGzip, true},
+		{configcompression.TypeDeflate, false},
+		{"none", false},
+		{"", false},
+	} {
+		t.Run(string(tt.compression), func(t *testing.T) {
+			cfg := testConfig()
+			cfg.Client.Compression = tt.compression
+			s := newTestStage(cfg)
+			assert.Equal(t, tt.own, s.comp != nil, "the stage's encoders")
+			l, err := s.NewLane(LaneOptions{URL: "http://sentry.test/api/1/envelope/", Acct: nil})
+			require.NoError(t, err)
+			assert.Equal(t, tt.own, l.post.body != nil, "the lane's encoder")
+			client, err := s.newClient(t.Context(), componenttest.NewNopHost())
+			require.NoError(t, err)
+			_, bare := client.Transport.(*http.Transport)
+			wrapped := tt.compression == configcompression.TypeDeflate // confighttp's compressing round tripper
+			assert.Equal(t, !wrapped, bare, "net/http's transport, not wrapped by confighttp's compression")
+		})
+	}
+}
+
+// TestIdleConnections: a project keeps up to max_concurrent_requests idle
+// connections, unless keepalive sets its own number.
+func TestIdleConnections(t *testing.T) {
+	for _, tt := range []struct {
+		set, want int
+	}{
+		{0, 8},
+		{3, 3},
+	} {
+		cfg := testConfig()
+		ka := confighttp.NewDefaultKeepaliveClientConfig()
+		ka.MaxIdleConnsPerHost = tt.set
+		cfg.Client.Keepalive = configoptional.Some(ka)
+		client, err := newTestStage(cfg).newClient(t.Context(), componenttest.NewNopHost())
+		require.NoError(t, err)
+		tr, ok := client.Transport.(*http.Transport)
+		require.True(t, ok)
+		assert.Equal(t, tt.want, tr.MaxIdleConnsPerHost, "max_idle_conns_per_host %d", tt.set)
+	}
+}

@@ -1,0 +1,78 @@
+package send
+
+import (
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestMakeRoom: the memory budget's rules when it is full (stage.makeRoom):
+// the lane furthest past its share (the asking one counted with what it
+// asks) drops its oldest envelope not in flight, as often as needed and no
+// more; a lane with nothing left to drop is skipped; a lane within its share
+// never gives way; with no lane left to give way, the asking lane takes its
+// envelope if it holds nothing (an envelope larger than a share) or stays
+// within its share, and drops it otherwise.
+//
+// The budget is 10 000 bytes for 2 projects, a share of 5 000; A asks.
+func TestMakeRoom(t *testing.T) {
+	type holds struct {
+		inFlight int64 // bytes held with nothing to drop
+		queued   int   // envelopes of 1 000 bytes waiting
+	}
+	tests := []struct {
+		name     string
+		a, b     holds
+		ask      int64
+		ok       bool
+		dropsA   int64 // envelopes dropped as queue_overflow
+		dropsB   int64
+		wantHeld int64 // the budget's total afterwards
+	}{
+		{name: "room: taken", b: holds{queued: 5}, ask: 5000, ok: true, wantHeld: 10000},
+		{name: "B drops one, then it fits exactly", b: holds{queued: 9}, ask: 2000, ok: true, dropsB: 1, wantHeld: 10000},
+		{name: "B drops three", b: holds{queued: 9}, ask: 3500, ok: true, dropsB: 3, wantHeld: 9500},
+		{name: "A, past its share with what it asks, drops its own oldest", a: holds{queued: 5}, b: holds{queued: 5}, ask: 1000, ok: true, dropsA: 1, wantHeld: 10000},
+		{name: "B furthest past its share gives way, not A", a: holds{queued: 3}, b: holds{queued: 7}, ask: 1000, ok: true, dropsB: 1, wantHeld: 10000},
+		{
+			// B is furthest past its share but has nothing to drop; A drops
+			// one, then is within its share with what it asks
+			name: "B with nothing to drop is skipped", a: holds{queued: 3}, b: holds{inFlight: 7000}, ask: 3000,
+			ok: true, dropsA: 1, wantHeld: 12000,
+		},
+		{name: "a lane within its share never gives way: refused", a: holds{inFlight: 4500}, b: holds{queued: 5}, ask: 1000, ok: false, wantHeld: 9500},
+		{name: "within its share, all else in flight: taken over the budget", a: holds{inFlight: 3000}, b: holds{inFlight: 7000}, ask: 1000, ok: true, wantHeld: 11000},
+		{name: "up to exactly its share: taken", a: holds{inFlight: 4000}, b: holds{inFlight: 6000}, ask: 1000, ok: true, wantHeld: 11000},
+		{name: "past its share with nothing to drop: refused", a: holds{inFlight: 4500}, b: holds{inFlight: 5500}, ask: 1000, ok: false, wantHeld: 10000},
+		{name: "larger than a share, A holding nothing: taken", b: holds{inFlight: 9000}, ask: 20000, ok: true, wantHeld: 29000},
+		{name: "larger than a share: B gives way down to its share first", b: holds{queued: 9}, ask: 20000, ok: true, dropsB: 4, wantHeld: 25000},
+		{name: "larger than a share, A holding something: refused", a: holds{inFlight: 1}, b: holds{inFlight: 9000}, ask: 20000, ok: false, wantHeld: 9001},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFixture(t, 2, func(c *Config) {
+					c.MaxBytes = 10000
+					c.MaxProjects = 2
+				}, false)
+				a, b := f.lanes[0], f.lanes[1]
+				for _, x := range []struct {
+					l *Lane
+					h holds
+				}{{a, tt.a}, {b, tt.b}} {
+					x.l.mem.Add(x.h.inFlight)
+					for i := range x.h.queued {
+						pushJob(x.l, &x.l.ready, &job{out: tx(i), held: 1000})
+					}
+				}
+				assert.Equal(t, tt.ok, f.stage.makeRoom(a, tt.ask))
+				drops := f.sums("dropped_items")
+				assert.Equal(t, tt.dropsA, drops["category=transaction,project=1,reason=queue_overflow"], "A's drops")
+				assert.Equal(t, tt.dropsB, drops["category=transaction,project=2,reason=queue_overflow"], "B's drops")
+				assert.Equal(t, tt.wantHeld, f.stage.mem.Held(), "held in all")
+				assert.Equal(t, a.Held()+b.Held(), f.stage.mem.Held())
+			})
+		})
+	}
+}
