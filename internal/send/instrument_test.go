@@ -2,7 +2,6 @@ package send
 
 import (
 	"context"
-	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -57,7 +56,8 @@ func TestClientInstrumented(t *testing.T) {
 }
 
 // TestClientTransport: without instrumentation to record, a project's client
-// posts through net/http's own transport; with it, through otelhttp's.
+// posts through inlinehttp (over net/http's own transport); with it, through
+// otelhttp's.
 func TestClientTransport(t *testing.T) {
 	for _, instrumented := range []bool{false, true} {
 		tel := componenttest.NewNopTelemetrySettings()
@@ -67,9 +67,8 @@ func TestClientTransport(t *testing.T) {
 		s := New(testConfig(), Settings{Telemetry: tel, Logger: zap.NewNop(), Clock: RealClock()})
 		client, err := s.newClient(t.Context(), componenttest.NewNopHost())
 		require.NoError(t, err)
-		_, bare := client.Transport.(*http.Transport)
 		_, wrapped := client.Transport.(*otelhttp.Transport)
-		assert.Equal(t, !instrumented, bare, "net/http's transport, unwrapped")
+		assert.Equal(t, !instrumented, transportKind(client.Transport) == "inline", "inlinehttp, unwrapped")
 		assert.Equal(t, instrumented, wrapped, "otelhttp's transport")
 	}
 }

@@ -199,6 +199,28 @@ func (s *Stage) Start(ctx context.Context, host component.Host) error {
 // wrapped transport (confighttp's instrumentation) costs a goroutine, a
 // timer and two channels per request.
 func (s *Stage) newClient(ctx context.Context, host component.Host) (*http.Client, error) {
+	cfg := s.clientConfig()
+	tel := s.set.Telemetry
+	instrumented := clientInstrumented(tel)
+	if !instrumented {
+		// confighttp wraps the transport in otelhttp only when both providers
+		// are set: with nothing to record, leave it out (instrument.go).
+		tel.TracerProvider = nil
+	}
+	client, err := cfg.ToClient(ctx, host.GetExtensions(), tel)
+	if err != nil {
+		return nil, err
+	}
+	client.Timeout = 0
+	client.Transport = inlineTransport(&cfg, client.Transport, s.comp != nil, instrumented)
+	if s.set.ClientHook != nil {
+		s.set.ClientHook(client)
+	}
+	return client, nil
+}
+
+// clientConfig is the client's config as confighttp gets it.
+func (s *Stage) clientConfig() confighttp.ClientConfig {
 	cfg := s.cfg.Client
 	cfg.Endpoint = "" // each lane has its envelope URL
 	if s.comp != nil {
@@ -211,21 +233,7 @@ func (s *Stage) newClient(ctx context.Context, host component.Host) (*http.Clien
 		ka.MaxIdleConnsPerHost = s.cfg.MaxConcurrentRequests
 		cfg.Keepalive = configoptional.Some(ka)
 	}
-	tel := s.set.Telemetry
-	if !clientInstrumented(tel) {
-		// confighttp wraps the transport in otelhttp only when both providers
-		// are set: with nothing to record, leave it out (instrument.go).
-		tel.TracerProvider = nil
-	}
-	client, err := cfg.ToClient(ctx, host.GetExtensions(), tel)
-	if err != nil {
-		return nil, err
-	}
-	client.Timeout = 0
-	if s.set.ClientHook != nil {
-		s.set.ClientHook(client)
-	}
-	return client, nil
+	return cfg
 }
 
 // Running ends when the drain time after shutdown is over: work that
