@@ -11,5 +11,5 @@ const supported = true
 func peekEmpty(fd uintptr) bool {
 	var b [1]byte
 	_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-	return err == syscall.EAGAIN || err == syscall.EWOULDBLOCK //nolint:errorlint // a raw errno
+	return err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
 }

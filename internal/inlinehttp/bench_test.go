@@ -37,7 +37,7 @@ func BenchmarkPost(b *testing.B) {
 func benchPost(b *testing.B, rt http.RoundTripper, url string) {
 	body := bytes.Repeat([]byte("0123456789abcdef"), 64)
 	post := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(b.Context(), 30*time.Second)
 		defer cancel()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, io.NopCloser(bytes.NewReader(body)))
 		req.ContentLength = int64(len(body))

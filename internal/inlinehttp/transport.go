@@ -230,7 +230,7 @@ func growTo(buf []byte, n int) []byte {
 // writable reports whether RoundTrip writes req itself: a known body
 // length, headers it can write, no Transfer-Encoding or trailers, no
 // 100-continue, and a keep-alive request (Close unset).
-func (t *Transport) writable(req *http.Request) bool {
+func (*Transport) writable(req *http.Request) bool {
 	if req.ContentLength < 0 || req.ContentLength > 0 && req.Body == nil || req.Close ||
 		len(req.TransferEncoding) > 0 || len(req.Trailer) > 0 || req.Method == "" || req.Method == http.MethodConnect {
 		return false

@@ -100,7 +100,7 @@ func newTransport(t *testing.T, o Options) (*Transport, *countingFallback) {
 	return tr, fb
 }
 
-func post(t *testing.T, tr http.RoundTripper, ctx context.Context, u, body string) (*http.Response, []byte, error) {
+func post(ctx context.Context, t *testing.T, tr http.RoundTripper, u, body string) (*http.Response, []byte, error) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(body))
 	require.NoError(t, err)
@@ -166,7 +166,7 @@ func TestAnswers(t *testing.T) {
 			srv := newRawServer(t, tc.answer)
 			tr, fb := newTransport(t, Options{})
 			for i := range 2 {
-				resp, b, err := post(t, tr, t.Context(), srv.url(), "envelope")
+				resp, b, err := post(t.Context(), t, tr, srv.url(), "envelope")
 				require.NoError(t, err, "request %d", i)
 				assert.Equal(t, tc.status, resp.StatusCode)
 				assert.Equal(t, tc.body, string(b))
@@ -315,7 +315,7 @@ func TestContextBoundsTheExchange(t *testing.T) {
 				want = context.Canceled
 			}
 			start := time.Now()
-			_, _, err := post(t, tr, ctx, srv.url(), "envelope")
+			_, _, err := post(ctx, t, tr, srv.url(), "envelope")
 			require.Error(t, err)
 			assert.ErrorIs(t, err, want)
 			assert.Less(t, time.Since(start), 5*time.Second)
@@ -367,7 +367,7 @@ func TestIdleConnections(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
-			_, _, err := post(t, tr, context.Background(), srv.url(), "wait")
+			_, _, err := post(t.Context(), t, tr, srv.url(), "wait")
 			assert.NoError(t, err)
 		})
 	}
@@ -380,13 +380,13 @@ func TestIdleConnections(t *testing.T) {
 	assert.Equal(t, int32(3), srv.accepts.Load())
 
 	// reused while fresh
-	_, _, err := post(t, tr, context.Background(), srv.url(), "x")
+	_, _, err := post(t.Context(), t, tr, srv.url(), "x")
 	require.NoError(t, err)
 	assert.Equal(t, int32(3), srv.accepts.Load())
 
-	// past the idle timeout: dialled anew, the stale ones closed
+	// past the idle timeout: dialed anew, the stale ones closed
 	time.Sleep(150 * time.Millisecond)
-	_, _, err = post(t, tr, context.Background(), srv.url(), "x")
+	_, _, err = post(t.Context(), t, tr, srv.url(), "x")
 	require.NoError(t, err)
 	assert.Equal(t, int32(4), srv.accepts.Load())
 	assert.Len(t, p.idle, 1)
@@ -408,7 +408,7 @@ func TestDialError(t *testing.T) {
 	tr, _ := newTransport(t, Options{Dial: func(context.Context, string, string) (net.Conn, error) {
 		return nil, errors.New("connection refused")
 	}})
-	_, _, err := post(t, tr, t.Context(), "http://relay:3000/api/1/envelope/", "x")
+	_, _, err := post(t.Context(), t, tr, "http://relay:3000/api/1/envelope/", "x")
 	require.ErrorContains(t, err, "connection refused")
 }
 
@@ -426,7 +426,7 @@ func TestConcurrentAgainstNetHTTP(t *testing.T) {
 		wg.Go(func() {
 			for i := range 50 {
 				want := strings.Repeat(string(rune('a'+g)), 100+i)
-				_, b, err := post(t, tr, context.Background(), srv.URL+"/api/1/envelope/", want)
+				_, b, err := post(t.Context(), t, tr, srv.URL+"/api/1/envelope/", want)
 				if !assert.NoError(t, err) || !assert.Equal(t, want, string(b)) {
 					return
 				}

@@ -15,7 +15,6 @@ type job struct {
 	held int64           // bytes counted against the memory budget for it
 
 	// Retry state.
-	attempts  int
 	first     time.Time      // wall time of the first attempt, for retry_on_failure's max_elapsed_time
 	interval  time.Duration  // the next backoff interval
 	waited    time.Duration  // the backoff waited so far

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -331,5 +332,43 @@ func TestLaneAddedAfterStart(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, []int{1}, f.idsOf("2"))
 		f.shutdown()
+	})
+}
+
+// TestWorkersNeverPastTheLimit: a lane runs at most as many workers as its
+// limit allows, whether they start for newly offered envelopes or after an
+// answer grew the limit; the others wait in the queue, not in a goroutine.
+func TestWorkersNeverPastTheLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, 1, func(c *Config) { c.Client.Timeout = 0 }, false)
+		l := f.lanes[0]
+		var holding atomic.Bool
+		f.sentry.respond = func(string, int, *envelope.Envelope) answer {
+			if holding.Load() {
+				return answer{hold: true}
+			}
+			return answer{status: 200} // grows the limit, one answer at a time
+		}
+		workers := func() int {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			return l.workers
+		}
+		for i := range 3 { // one at a time: each answered, the limit grows after each
+			l.Offer(t.Context(), txs(i+1, 1), nil)
+			synctest.Wait()
+		}
+		limit := l.Limit()
+		require.Greater(t, limit, 1)
+		holding.Store(true)
+		l.Offer(t.Context(), txs(10, 20), nil) // all held: the limit is reached
+		synctest.Wait()
+		assert.Equal(t, limit, workers(), "one worker per place, none waiting for a place")
+		assert.Len(t, f.sentry.got(), 3+limit)
+		holding.Store(false)
+		f.sentry.releaseAll()
+		synctest.Wait()
+		assert.LessOrEqual(t, workers(), l.workerCap())
+		f.stage.Shutdown(t.Context())
 	})
 }

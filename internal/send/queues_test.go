@@ -10,18 +10,18 @@ import (
 func ids(js ...*job) []int {
 	out := make([]int, len(js))
 	for i, j := range js {
-		out[i] = j.attempts // the tests below number their jobs in attempts
+		out[i] = int(j.held) // the tests below number their jobs in held
 	}
 	return out
 }
 
-func numbered(n int) *job { return &job{attempts: n} }
+func numbered(n int) *job { return &job{held: int64(n)} }
 
 // drain pops q empty, oldest first.
 func drain(q *fifo) []int {
 	var out []int
 	for j := q.pop(); j != nil; j = q.pop() {
-		out = append(out, j.attempts)
+		out = append(out, int(j.held))
 	}
 	return out
 }
@@ -54,8 +54,8 @@ func TestFifo(t *testing.T) {
 		for i := 1; i <= 4; i++ {
 			q.push(numbered(i))
 		}
-		assert.Equal(t, 1, q.pop().attempts)
-		assert.Equal(t, 2, q.pop().attempts)
+		assert.Equal(t, 1, int(q.pop().held))
+		assert.Equal(t, 2, int(q.pop().held))
 		q.pushFront(numbered(20)) // the two halves of a split: the second first
 		q.pushFront(numbered(10))
 		assert.Equal(t, 4, q.len())
@@ -66,10 +66,10 @@ func TestFifo(t *testing.T) {
 		for i := 1; i <= 4; i++ {
 			q.push(numbered(i))
 		}
-		assert.Equal(t, 1, q.pop().attempts)
-		assert.Equal(t, 4, q.popNewest().attempts)
-		assert.Equal(t, 3, q.popNewest().attempts)
-		assert.Equal(t, 2, q.popNewest().attempts)
+		assert.Equal(t, 1, int(q.pop().held))
+		assert.Equal(t, 4, int(q.popNewest().held))
+		assert.Equal(t, 3, int(q.popNewest().held))
+		assert.Equal(t, 2, int(q.popNewest().held))
 		assert.Nil(t, q.popNewest())
 		assert.Zero(t, q.len())
 		q.push(numbered(5))
@@ -95,7 +95,7 @@ func TestFifo(t *testing.T) {
 func TestDelayed(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	at := func(n int, notBefore, first time.Duration) *job {
-		return &job{attempts: n, notBefore: t0.Add(notBefore), first: t0.Add(first)}
+		return &job{held: int64(n), notBefore: t0.Add(notBefore), first: t0.Add(first)}
 	}
 	fill := func() *delayed {
 		var d delayed
@@ -113,7 +113,7 @@ func TestDelayed(t *testing.T) {
 		assert.Nil(t, d.popDue(t0), "none due yet")
 		var got []int
 		for j := d.popDue(t0.Add(3 * time.Second)); j != nil; j = d.popDue(t0.Add(3 * time.Second)) {
-			got = append(got, j.attempts)
+			got = append(got, int(j.held))
 		}
 		assert.Equal(t, []int{2, 3, 1}, got, "due at 3 s, earliest first")
 		assert.Equal(t, 1, d.Len())
@@ -122,7 +122,7 @@ func TestDelayed(t *testing.T) {
 		d := fill()
 		var got []int
 		for j := d.removeOldest(); j != nil; j = d.removeOldest() {
-			got = append(got, j.attempts)
+			got = append(got, int(j.held))
 			if next, ok := d.next(); ok {
 				for _, w := range *d {
 					assert.False(t, w.notBefore.Before(next), "still a heap: the earliest first")

@@ -30,10 +30,9 @@ func (l *Lane) trip(j *job, t admit.Ticket) {
 		l.settle(j, Result{Reason: account.ReasonNetworkError})
 		return
 	}
-	if j.attempts == 0 {
+	if j.first.IsZero() { // its first attempt
 		j.first = clock.Wall()
 	}
-	j.attempts++
 	extra := inFlightExtra(j.held)
 	l.mem.Add(extra)
 	l.inFlight.Add(extra)
