@@ -14,8 +14,10 @@ type pool struct {
 	addr   string
 	direct bool // false: a proxy serves the host, the fallback does
 
-	mu   sync.Mutex
-	idle []*conn
+	mu    sync.Mutex
+	idle  []*conn
+	sweep *time.Timer // closes what stays idle past the timeout; armed while idle holds any
+	armed bool
 }
 
 // conn is one keep-alive connection and its buffers.
@@ -81,6 +83,42 @@ func (p *pool) put(c *conn, t *Transport) {
 		p.idle = p.idle[1:]
 	}
 	p.idle = append(p.idle, c)
+	if !p.armed {
+		p.armed = true
+		p.armSweepLocked(t, t.opts.IdleTimeout)
+	}
+	p.mu.Unlock()
+	for _, s := range stale {
+		s.close()
+	}
+}
+
+// armSweepLocked runs sweepStale after d: idle connections are closed once
+// past the timeout even when no request comes to find them (the server has
+// closed them by then, most likely, and each holds a socket).
+func (p *pool) armSweepLocked(t *Transport, d time.Duration) {
+	if p.sweep == nil {
+		p.sweep = time.AfterFunc(d, func() { p.sweepStale(t) })
+		return
+	}
+	p.sweep.Reset(d)
+}
+
+// sweepStale closes the idle connections past the timeout, and arms itself
+// again for the oldest left.
+func (p *pool) sweepStale(t *Transport) {
+	now := time.Now()
+	var stale []*conn
+	p.mu.Lock()
+	for len(p.idle) > 0 && now.Sub(p.idle[0].idleSince) >= t.opts.IdleTimeout {
+		stale = append(stale, p.idle[0])
+		p.idle = p.idle[1:]
+	}
+	if len(p.idle) > 0 {
+		p.armSweepLocked(t, t.opts.IdleTimeout-now.Sub(p.idle[0].idleSince))
+	} else {
+		p.armed = false
+	}
 	p.mu.Unlock()
 	for _, s := range stale {
 		s.close()
@@ -92,6 +130,10 @@ func (p *pool) closeIdle() {
 	p.mu.Lock()
 	idle := p.idle
 	p.idle = nil
+	if p.sweep != nil {
+		p.sweep.Stop()
+	}
+	p.armed = false
 	p.mu.Unlock()
 	for _, c := range idle {
 		c.close()

@@ -348,7 +348,8 @@ func TestCloseEndsARead(t *testing.T) {
 }
 
 // Idle connections: at most MaxIdlePerHost kept, none older than
-// IdleTimeout used, all closed by CloseIdleConnections (and the fallback's).
+// IdleTimeout used, those left idle past it closed without a request to find
+// them, all closed by CloseIdleConnections (and the fallback's).
 func TestIdleConnections(t *testing.T) {
 	release := make(chan struct{})
 	var inHandler sync.WaitGroup
@@ -376,7 +377,7 @@ func TestIdleConnections(t *testing.T) {
 	wg.Wait()
 	p := tr.pools[srv.ln.Addr().String()]
 	require.NotNil(t, p)
-	assert.Len(t, p.idle, 2)
+	assert.Equal(t, 2, idleCount(p))
 	assert.Equal(t, int32(3), srv.accepts.Load())
 
 	// reused while fresh
@@ -389,11 +390,24 @@ func TestIdleConnections(t *testing.T) {
 	_, _, err = post(t.Context(), t, tr, srv.url(), "x")
 	require.NoError(t, err)
 	assert.Equal(t, int32(4), srv.accepts.Load())
-	assert.Len(t, p.idle, 1)
+	assert.Equal(t, 1, idleCount(p))
+
+	// with no request to find them, the sweep closes them past the timeout
+	time.Sleep(250 * time.Millisecond)
+	assert.Zero(t, idleCount(p), "swept")
+	_, _, err = post(t.Context(), t, tr, srv.url(), "x")
+	require.NoError(t, err)
+	assert.Equal(t, int32(5), srv.accepts.Load())
 
 	tr.CloseIdleConnections()
-	assert.Empty(t, p.idle)
+	assert.Zero(t, idleCount(p))
 	assert.True(t, fb.closed.Load())
+}
+
+func idleCount(p *pool) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle)
 }
 
 type closingFallback struct {
