@@ -260,3 +260,21 @@ finish() {
 	fi
 	log "OK: $2"
 }
+
+# account_table DIR: the table of each category's fate from DIR's final.prom, gen.json and
+# sink.json (delivered, stored, dropped, unaccounted, sent_items), and the dropped items by
+# category and reason; sets unacc (items neither stored nor counted, summed) and twice (the
+# categories whose sent_items differ from what the sink stored). FINAL_FROM names where
+# final.prom came from.
+account_table() {
+	local dir=$1 c in stored dropped sent u
+	printf '%-9s %10s %10s %10s %12s %12s\n' category delivered stored dropped unaccounted sent_items
+	unacc=0 twice=0
+	while read -r c in stored dropped sent; do
+		u=$((in - stored - dropped))
+		unacc=$((unacc + (u < 0 ? -u : u)))
+		((sent == stored)) || twice=$((twice + 1))
+		printf '%-9s %10s %10s %10s %12s %12s\n' "$c" "$in" "$stored" "$dropped" "$u" "$sent"
+	done < <(items_by_category "$dir/final.prom" "$dir/gen.json" "$dir/sink.json")
+	echo "dropped by category/reason (from the $FINAL_FROM): $(dropped_by "$dir/final.prom")"
+}

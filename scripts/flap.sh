@@ -81,15 +81,7 @@ for ((t = PERIOD_S / 2; t <= DURATION_S; t += PERIOD_S)); do
 done
 peak=$(hwm_mib "$D/rss")
 echo "over the last ${SLOPE_WINDOW_S} s of the load: slope of peak RSS (VmHWM) $slope MiB/min, of VmRSS $raw_slope MiB/min; peak RSS $peak MiB"
-printf '%-9s %10s %10s %10s %12s %12s\n' category delivered stored dropped unaccounted sent_items
-unacc=0 twice=0
-while read -r c in stored dropped sent; do
-	u=$((in - stored - dropped))
-	unacc=$((unacc + (u < 0 ? -u : u)))
-	((sent == stored)) || twice=$((twice + 1))
-	printf '%-9s %10s %10s %10s %12s %12s\n' "$c" "$in" "$stored" "$dropped" "$u" "$sent"
-done < <(items_by_category "$D/final.prom" "$D/gen.json" "$D/sink.json")
-echo "dropped by category/reason (from the $FINAL_FROM): $(dropped_by "$D/final.prom")"
+account_table "$D"
 echo
 
 verdict "$([[ $slope != n/a ]] && le "$slope" "$MAX_SLOPE" || echo 0)" "peak RSS flat over the last ${SLOPE_WINDOW_S} s: slope <= $MAX_SLOPE MiB/min" "$slope MiB/min"

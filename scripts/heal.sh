@@ -99,15 +99,7 @@ while read -r s off sto back ref; do
 done <"$D/buckets"
 echo "backlog back within $max_lag spans $([[ $caught -ge 0 ]] && echo "${caught}s after the heal" || echo "never, before the load ended")"
 echo
-printf '%-9s %10s %10s %10s %12s %12s\n' category delivered stored dropped unaccounted sent_items
-unacc=0 twice=0
-while read -r c in stored dropped sent; do
-	u=$((in - stored - dropped))
-	unacc=$((unacc + (u < 0 ? -u : u)))
-	((sent == stored)) || twice=$((twice + 1))
-	printf '%-9s %10s %10s %10s %12s %12s\n' "$c" "$in" "$stored" "$dropped" "$u" "$sent"
-done < <(items_by_category "$D/final.prom" "$D/gen.json" "$D/sink.json")
-echo "dropped by category/reason (from the $FINAL_FROM): $(dropped_by "$D/final.prom")"
+account_table "$D"
 echo
 
 verdict "$((checked > 0 && bad == 0 ? 1 : 0))" "from heal+${CATCH_UP_S}s, stored keeps up with offered, each second" "$bad of $checked seconds behind"
