@@ -146,15 +146,21 @@ func (t *Transport) exchange(c *conn, req *http.Request) (*http.Response, error)
 		return nil, err
 	}
 	c.wbuf = buf
-	if _, err := c.conn.Write(buf); err != nil {
-		return nil, err
-	}
+	_, werr := c.conn.Write(buf)
 	if cap(c.wbuf) > maxKeptWriteBuffer {
 		c.wbuf = nil
 	}
 	for {
 		resp, err := http.ReadResponse(c.br, req)
-		if err != nil {
+		if werr != nil {
+			// A server may answer before it read the whole body (a 413) and
+			// close: the answer, when it can still be read, is the request's
+			// outcome, as net/http gives it; the connection is not reused.
+			if err != nil {
+				return nil, werr
+			}
+			resp.Close = true
+		} else if err != nil {
 			return nil, err
 		}
 		// 1xx answers other than 101 come before the final one (an

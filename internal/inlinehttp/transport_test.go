@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -450,3 +451,44 @@ func TestConcurrentAgainstNetHTTP(t *testing.T) {
 	wg.Wait()
 	srv.CloseClientConnections()
 }
+
+// A server that answers before it read the whole body (a 413) and closes:
+// the write fails, and the answer, still readable, is the request's outcome;
+// with no answer to read, the write's error is.
+func TestAnswerBeforeTheBodyWasRead(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer string
+		status int
+	}{
+		{"413 then closed", "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\n\r\n", 413},
+		{"nothing", "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, _ := newTransport(t, Options{Dial: func(context.Context, string, string) (net.Conn, error) {
+				return &brokenWrite{answer: strings.NewReader(tc.answer)}, nil
+			}})
+			resp, err := tr.RoundTrip(mustReq(t, "http://relay:3000/api/1/envelope/", strings.NewReader("x")))
+			if tc.status == 0 {
+				require.ErrorIs(t, err, syscall.EPIPE)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.status, resp.StatusCode)
+			assert.True(t, resp.Close, "the connection is not reused")
+			require.NoError(t, resp.Body.Close())
+		})
+	}
+}
+
+// brokenWrite is a connection whose peer stopped reading: every write
+// fails; reads give what the peer had sent.
+type brokenWrite struct {
+	net.Conn
+	answer io.Reader
+}
+
+func (*brokenWrite) Write([]byte) (int, error)    { return 0, syscall.EPIPE }
+func (c *brokenWrite) Read(p []byte) (int, error) { return c.answer.Read(p) }
+func (*brokenWrite) Close() error                 { return nil }
+func (*brokenWrite) SetDeadline(time.Time) error  { return nil }
