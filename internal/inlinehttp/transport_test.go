@@ -104,15 +104,16 @@ func newTransport(t *testing.T, o Options) (*Transport, *countingFallback) {
 func post(ctx context.Context, t *testing.T, tr http.RoundTripper, u, body string) (*http.Response, []byte, error) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(body))
-	require.NoError(t, err)
+	if err != nil {
+		return nil, nil, err
+	}
 	req.Header.Set("X-Sentry-Auth", "Sentry sentry_key=public")
 	resp, err := tr.RoundTrip(req)
 	if err != nil {
 		return nil, nil, err
 	}
 	b, rerr := io.ReadAll(resp.Body)
-	require.NoError(t, resp.Body.Close())
-	return resp, b, rerr
+	return resp, b, errors.Join(rerr, resp.Body.Close())
 }
 
 // The answers a Sentry or a proxy in front of it may give, and whether the
@@ -290,12 +291,20 @@ func mustReq(t *testing.T, u string, body io.Reader) *http.Request {
 func TestContextBoundsTheExchange(t *testing.T) {
 	var hang chan struct{} // each subtest's, closed before its server stops
 	for _, tc := range []struct {
-		name   string
-		answer serve
-		cancel bool // cancelled rather than past its deadline
+		name       string
+		answer     serve
+		cancel     bool // cancelled rather than past its deadline
+		noDeadline bool // and with no deadline at all: only the cancellation can end it
 	}{
 		{name: "no answer", answer: func(*http.Request, []byte, *bufio.Writer) bool { <-hang; return false }},
 		{name: "no answer, cancelled", answer: func(*http.Request, []byte, *bufio.Writer) bool { <-hang; return false }, cancel: true},
+		{name: "no answer, cancelled, no deadline", answer: func(*http.Request, []byte, *bufio.Writer) bool { <-hang; return false }, cancel: true, noDeadline: true},
+		{name: "half a body, cancelled, no deadline", answer: func(_ *http.Request, _ []byte, w *bufio.Writer) bool {
+			_, _ = w.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}")
+			_ = w.Flush()
+			<-hang
+			return false
+		}, cancel: true, noDeadline: true},
 		{name: "half a body", answer: func(_ *http.Request, _ []byte, w *bufio.Writer) bool {
 			_, _ = w.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}")
 			_ = w.Flush()
@@ -309,17 +318,27 @@ func TestContextBoundsTheExchange(t *testing.T) {
 			t.Cleanup(func() { close(hang) })
 			tr, _ := newTransport(t, Options{})
 			ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+			if tc.noDeadline {
+				ctx, cancel = context.WithCancel(t.Context())
+			}
 			defer cancel()
 			want := context.DeadlineExceeded
 			if tc.cancel {
 				time.AfterFunc(100*time.Millisecond, cancel)
 				want = context.Canceled
 			}
-			start := time.Now()
-			_, _, err := post(ctx, t, tr, srv.url(), "envelope")
-			require.Error(t, err)
-			assert.ErrorIs(t, err, want)
-			assert.Less(t, time.Since(start), 5*time.Second)
+			done := make(chan error, 1)
+			go func() {
+				_, _, err := post(ctx, t, tr, srv.url(), "envelope")
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				require.Error(t, err)
+				assert.ErrorIs(t, err, want)
+			case <-time.After(5 * time.Second):
+				t.Fatal("the exchange outlived its context by 5 s")
+			}
 		})
 	}
 }
