@@ -56,22 +56,13 @@ func run(args []string) error {
 			return err
 		}
 	}
-	scheme := "http"
-	if srv.TLSConfig != nil {
-		scheme = "https"
-	}
+	scheme := selfsigned.Scheme(srv)
 	fmt.Printf("otlpsink listening on %s://%s/v1/{traces,logs}\n", scheme, ln.Addr())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	serveErr := make(chan error, 1)
-	go func() {
-		if srv.TLSConfig != nil {
-			serveErr <- srv.ServeTLS(ln, "", "")
-			return
-		}
-		serveErr <- srv.Serve(ln)
-	}()
+	go func() { serveErr <- selfsigned.Serve(srv, ln) }()
 	write := func() {
 		if *summaryFile == "" {
 			return

@@ -184,10 +184,7 @@ func run(args []string) error {
 			return err
 		}
 	}
-	scheme := "http"
-	if srv.TLSConfig != nil {
-		scheme = "https"
-	}
+	scheme := selfsigned.Scheme(srv)
 	out.WriteLine(fmt.Appendf(nil, "sentrysink listening on %s://%s/api/<project>/envelope/ (delay=%s hang=%t rate_limit=%q fail_ratio=%g chaos=%t seed=%d hang_at=%s hang_for=%s flap=%s)",
 		scheme, addr, *delay, *hang, cfg.RateLimit, *failRatio, *chaos, *seed, *hangAt, *hangFor, *flap))
 	out.Flush()
@@ -195,13 +192,7 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	serveErr := make(chan error, 1)
-	go func() {
-		if srv.TLSConfig != nil {
-			serveErr <- srv.ServeTLS(ln, "", "")
-			return
-		}
-		serveErr <- srv.Serve(ln)
-	}()
+	go func() { serveErr <- selfsigned.Serve(srv, ln) }()
 
 	var tick <-chan time.Time
 	if *statsEvery > 0 {

@@ -16,7 +16,6 @@ type body struct {
 	ctx      context.Context
 	c        *conn
 	p        *pool
-	t        *Transport
 	stop     func() bool // the context's AfterFunc
 	reusable bool        // the answer did not ask to close the connection
 
@@ -49,6 +48,6 @@ func (b *body) Close() error {
 		return nil
 	}
 	_ = b.src.Close() // at its end: nothing left to read
-	b.p.put(b.c, b.t)
+	b.p.put(b.c)
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 // pool is one host's idle connections, the most recently used last.
 type pool struct {
+	t      *Transport
 	addr   string
 	direct bool // false: a proxy serves the host, the fallback does
 
@@ -31,7 +32,8 @@ type conn struct {
 
 // get takes the most recently used idle connection the server has not
 // closed, or dials a new one.
-func (p *pool) get(ctx context.Context, t *Transport) (*conn, error) {
+func (p *pool) get(ctx context.Context) (*conn, error) {
+	opts := &p.t.opts
 	now := time.Now()
 	for {
 		p.mu.Lock()
@@ -44,25 +46,26 @@ func (p *pool) get(ctx context.Context, t *Transport) (*conn, error) {
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		if now.Sub(c.idleSince) <= t.opts.IdleTimeout && c.alive() {
+		if now.Sub(c.idleSince) <= opts.IdleTimeout && c.alive() {
 			return c, nil
 		}
 		c.close()
 	}
-	nc, err := t.opts.Dial(ctx, "tcp", p.addr)
+	nc, err := opts.Dial(ctx, "tcp", p.addr)
 	if err != nil {
 		return nil, err
 	}
-	c := &conn{conn: nc, br: bufio.NewReaderSize(nc, t.opts.ReadBufferSize)}
+	c := &conn{conn: nc, br: bufio.NewReaderSize(nc, opts.ReadBufferSize)}
 	if sc, ok := nc.(syscall.Conn); ok {
 		c.raw, _ = sc.SyscallConn()
 	}
 	return c, nil
 }
 
-// put keeps c for the next request, closing the connections that have been
-// idle too long (the oldest first) or that the pool has no room for.
-func (p *pool) put(c *conn, t *Transport) {
+// put keeps c for the next request, closing the oldest idle connection when
+// the pool has no room for another. Those left idle past the timeout are
+// the sweep's (sweepStale).
+func (p *pool) put(c *conn) {
 	if c.raw == nil || c.br.Buffered() > 0 {
 		c.close() // never checked, or the server sent more than its answer
 		return
@@ -72,33 +75,29 @@ func (p *pool) put(c *conn, t *Transport) {
 		return
 	}
 	c.idleSince = time.Now()
-	var stale []*conn
+	var full *conn
 	p.mu.Lock()
-	for len(p.idle) > 0 && c.idleSince.Sub(p.idle[0].idleSince) > t.opts.IdleTimeout {
-		stale = append(stale, p.idle[0])
-		p.idle = p.idle[1:]
-	}
-	if len(p.idle) >= t.opts.MaxIdlePerHost {
-		stale = append(stale, p.idle[0])
+	if len(p.idle) >= p.t.opts.MaxIdlePerHost {
+		full = p.idle[0]
 		p.idle = p.idle[1:]
 	}
 	p.idle = append(p.idle, c)
 	if !p.armed {
 		p.armed = true
-		p.armSweepLocked(t, t.opts.IdleTimeout)
+		p.armSweepLocked(p.t.opts.IdleTimeout)
 	}
 	p.mu.Unlock()
-	for _, s := range stale {
-		s.close()
+	if full != nil {
+		full.close()
 	}
 }
 
 // armSweepLocked runs sweepStale after d: idle connections are closed once
 // past the timeout even when no request comes to find them (the server has
 // closed them by then, most likely, and each holds a socket).
-func (p *pool) armSweepLocked(t *Transport, d time.Duration) {
+func (p *pool) armSweepLocked(d time.Duration) {
 	if p.sweep == nil {
-		p.sweep = time.AfterFunc(d, func() { p.sweepStale(t) })
+		p.sweep = time.AfterFunc(d, p.sweepStale)
 		return
 	}
 	p.sweep.Reset(d)
@@ -106,16 +105,17 @@ func (p *pool) armSweepLocked(t *Transport, d time.Duration) {
 
 // sweepStale closes the idle connections past the timeout, and arms itself
 // again for the oldest left.
-func (p *pool) sweepStale(t *Transport) {
+func (p *pool) sweepStale() {
+	timeout := p.t.opts.IdleTimeout
 	now := time.Now()
 	var stale []*conn
 	p.mu.Lock()
-	for len(p.idle) > 0 && now.Sub(p.idle[0].idleSince) >= t.opts.IdleTimeout {
+	for len(p.idle) > 0 && now.Sub(p.idle[0].idleSince) >= timeout {
 		stale = append(stale, p.idle[0])
 		p.idle = p.idle[1:]
 	}
 	if len(p.idle) > 0 {
-		p.armSweepLocked(t, t.opts.IdleTimeout-now.Sub(p.idle[0].idleSince))
+		p.armSweepLocked(timeout - now.Sub(p.idle[0].idleSince))
 	} else {
 		p.armed = false
 	}

@@ -114,7 +114,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
-	c, err := p.get(ctx, t)
+	c, err := p.get(ctx)
 	if err != nil {
 		closeBody(req)
 		return nil, err
@@ -130,7 +130,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.close()
 		return nil, withContextError(ctx, err)
 	}
-	b := &body{src: resp.Body, ctx: ctx, c: c, p: p, t: t, stop: stop, reusable: !resp.Close}
+	b := &body{src: resp.Body, ctx: ctx, c: c, p: p, stop: stop, reusable: !resp.Close}
 	if resp.Body == http.NoBody {
 		b.eof.Store(true) // nothing to read: reusable once closed
 	}
@@ -267,7 +267,7 @@ func (t *Transport) poolFor(req *http.Request) *pool {
 	t.mu.Lock()
 	p, ok := t.pools[addr]
 	if !ok {
-		p = &pool{addr: addr, direct: !t.proxied(req)}
+		p = &pool{t: t, addr: addr, direct: !t.proxied(req)}
 		t.pools[addr] = p
 	}
 	t.mu.Unlock()

@@ -122,12 +122,12 @@ func TestInlineOnlyWhereNothingIsLost(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := testConfig().Client
 			tt.set(&cfg)
-			_, ok := inlineOptions(&cfg, http.DefaultTransport, false, false)
+			_, ok := inlineOptions(&cfg, http.DefaultTransport, false)
 			assert.Equal(t, tt.inline, ok)
 		})
 	}
 	cfg := testConfig().Client
-	_, ok := inlineOptions(&cfg, http.DefaultTransport, false, true)
+	_, ok := inlineOptions(&cfg, http.DefaultTransport, true)
 	assert.False(t, ok, "otelhttp recording: confighttp's chain")
 }
 
@@ -147,7 +147,7 @@ func TestIdleConnections(t *testing.T) {
 		s := newTestStage(cfg)
 		clientCfg := s.clientConfig()
 		assert.Equal(t, tt.want, clientCfg.Keepalive.Get().MaxIdleConnsPerHost, "net/http's, max_idle_conns_per_host %d", tt.set)
-		opts, ok := inlineOptions(&clientCfg, nil, s.comp != nil, false)
+		opts, ok := inlineOptions(&clientCfg, nil, false)
 		require.True(t, ok)
 		assert.Equal(t, tt.want, opts.MaxIdlePerHost, "inlinehttp's, max_idle_conns_per_host %d", tt.set)
 		client, err := s.newClient(t.Context(), componenttest.NewNopHost())

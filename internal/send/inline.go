@@ -21,11 +21,13 @@ import (
 // Everything else, https (HTTP/2 by default) and a host the environment's
 // proxy serves included, goes through confighttp's client unchanged.
 
-// inlineTransport returns the transport for client, built from cfg by
-// confighttp: inlinehttp's with client's as its fallback, or client's own
-// when cfg asks for what only confighttp's chain does.
-func inlineTransport(cfg *confighttp.ClientConfig, client http.RoundTripper, stageCompresses, instrumented bool) http.RoundTripper {
-	opts, ok := inlineOptions(cfg, client, stageCompresses, instrumented)
+// inlineTransport returns the transport for client, built by confighttp
+// from cfg (the stage's clientConfig: its compression is confighttp's,
+// cleared when the stage compresses itself): inlinehttp's with client's as
+// its fallback, or client's own when cfg asks for what only confighttp's
+// chain does.
+func inlineTransport(cfg *confighttp.ClientConfig, client http.RoundTripper, instrumented bool) http.RoundTripper {
+	opts, ok := inlineOptions(cfg, client, instrumented)
 	if !ok {
 		return client
 	}
@@ -37,8 +39,8 @@ func inlineTransport(cfg *confighttp.ClientConfig, client http.RoundTripper, sta
 
 // inlineOptions are inlinehttp's options for cfg; false when cfg asks for
 // what only confighttp's chain does.
-func inlineOptions(cfg *confighttp.ClientConfig, client http.RoundTripper, stageCompresses, instrumented bool) (inlinehttp.Options, bool) {
-	if cfg.Compression.IsCompressed() && !stageCompresses || instrumented || cfg.Auth.HasValue() ||
+func inlineOptions(cfg *confighttp.ClientConfig, client http.RoundTripper, instrumented bool) (inlinehttp.Options, bool) {
+	if cfg.Compression.IsCompressed() || instrumented || cfg.Auth.HasValue() ||
 		len(cfg.Middlewares) > 0 || cfg.DialerMiddleware.HasValue() || cfg.ProxyURL != "" ||
 		cfg.Cookies.HasValue() || !cfg.Keepalive.HasValue() || cfg.MaxConnsPerHost > 0 {
 		return inlinehttp.Options{}, false

@@ -212,7 +212,7 @@ func (s *Stage) newClient(ctx context.Context, host component.Host) (*http.Clien
 		return nil, err
 	}
 	client.Timeout = 0
-	client.Transport = inlineTransport(&cfg, client.Transport, s.comp != nil, instrumented)
+	client.Transport = inlineTransport(&cfg, client.Transport, instrumented)
 	if s.set.ClientHook != nil {
 		s.set.ClientHook(client)
 	}

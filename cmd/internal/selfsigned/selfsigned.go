@@ -14,6 +14,7 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"time"
 )
@@ -50,4 +51,21 @@ func Config(certFile string) (*tls.Config, error) {
 		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
 		MinVersion:   tls.VersionTLS12,
 	}, nil
+}
+
+// Serve serves srv on ln: HTTPS when srv has a TLS config (Config's), plain
+// HTTP otherwise.
+func Serve(srv *http.Server, ln net.Listener) error {
+	if srv.TLSConfig != nil {
+		return srv.ServeTLS(ln, "", "")
+	}
+	return srv.Serve(ln)
+}
+
+// Scheme is the URL scheme srv is served with by Serve.
+func Scheme(srv *http.Server) string {
+	if srv.TLSConfig != nil {
+		return "https"
+	}
+	return "http"
 }
