@@ -76,6 +76,19 @@ func TestChecker(t *testing.T) {
 		{Type: "log", Body: "b handled"},
 		{Type: "event", TraceID: "t2", SpanID: "c3", Name: "SELECT"},
 	}
+	// request 1's two children both exported after its root: two fragments, one request split
+	late := []record{
+		{Type: "transaction", TraceID: "t1", SpanID: "r1", Name: "GET /a"},
+		{Type: "transaction", TraceID: "t1", SpanID: "c1", Name: "SELECT"},
+		{Type: "transaction", TraceID: "t1", SpanID: "c2", Name: "SELECT"},
+		{Type: "transaction", TraceID: "t2", SpanID: "r2", Name: "GET /b", Children: []string{"c4", "c3"}},
+		{Type: "log", Body: "a handled"},
+		{Type: "log", Body: "b failed"},
+		{Type: "log", Body: "b handled"},
+		{Type: "event", TraceID: "t2", SpanID: "c3", Name: "GET /b"},
+	}
+	// request 1's root stored twice, as well as whole
+	rootTwice := append(append([]record{}, whole...), record{Type: "transaction", TraceID: "t1", SpanID: "r1", Name: "GET /a", Children: []string{"c1", "c2"}})
 	twice := append(append([]record{}, whole...), record{Type: "event", TraceID: "t2", SpanID: "c3", Name: "GET /b"}, record{Type: "log", Body: "a handled"})
 	spans := []record{
 		{Type: "span", SpanID: "r1", Segment: true, SegmentID: "r1"},
@@ -93,18 +106,25 @@ func TestChecker(t *testing.T) {
 		name string
 		mode string
 		recs []record
-		want int
+		// tolerance: the share of requests allowed split or incomplete
+		tolerance float64
+		want      int
 	}{
-		{"whole requests", "transactions", whole, 0},
-		// 3 transactions for 2 requests, one incomplete, one fragment, the event's transaction
-		{"a child sent as its own transaction", "transactions", split, 4},
+		{"whole requests", "transactions", whole, 0, 0},
+		// one request split, one incomplete, the event's transaction
+		{"a child sent as its own transaction", "transactions", split, 0, 3},
+		// two fragments of one request are one split request: within a tolerance of one request in two
+		{"one request's children all late, within tolerance", "transactions", late, 0.5, 0},
+		{"one request's children all late, no tolerance", "transactions", late, 0, 2},
+		// the span stored twice; root transactions 3 for 2 requests
+		{"a root transaction stored twice", "transactions", rootTwice, 0.5, 2},
 		// one log and one error event stored twice
-		{"stored twice", "transactions", twice, 2},
+		{"stored twice", "transactions", twice, 0, 2},
 		// request 2 has two segments, c4 claims a segment and names itself
-		{"span mode, a child marked segment", "spans", spans, 3},
+		{"span mode, a child marked segment", "spans", spans, 0, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ch := &checker{c: config{mode: tc.mode, tolerance: 0}, app: &app, recs: tc.recs}
+			ch := &checker{c: config{mode: tc.mode, tolerance: tc.tolerance}, app: &app, recs: tc.recs}
 			ch.check()
 			if ch.failures != tc.want {
 				t.Errorf("%d checks failed, want %d", ch.failures, tc.want)
