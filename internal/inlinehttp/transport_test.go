@@ -28,7 +28,10 @@ type rawServer struct {
 	mu      sync.Mutex
 	heads   []string // each request's head and body, as read
 	accepts atomic.Int32
-	wg      sync.WaitGroup
+	// answered counts the answers written, each one's connection already closed
+	// when the answer said it would be
+	answered atomic.Int32
+	wg       sync.WaitGroup
 }
 
 type serve func(r *http.Request, body []byte, w *bufio.Writer) (keep bool)
@@ -67,8 +70,25 @@ func (s *rawServer) conn(c net.Conn, answer serve) {
 		keep := answer(r, b, bw)
 		_ = bw.Flush()
 		if !keep {
+			_ = c.Close()
+			s.answered.Add(1)
 			return
 		}
+		s.answered.Add(1)
+	}
+}
+
+// waitAnswered waits until the server has written n answers and closed the
+// connections it meant to close: the client's answer can arrive before the
+// server's close.
+func (s *rawServer) waitAnswered(t *testing.T, n int32) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.answered.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server wrote %d answers, want %d", s.answered.Load(), n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -172,7 +192,7 @@ func TestAnswers(t *testing.T) {
 				require.NoError(t, err, "request %d", i)
 				assert.Equal(t, tc.status, resp.StatusCode)
 				assert.Equal(t, tc.body, string(b))
-				time.Sleep(20 * time.Millisecond) // the server's close reaches the socket
+				srv.waitAnswered(t, int32(i+1)) // the server's close reaches the socket before the next request
 			}
 			want := int32(2)
 			if tc.reused {
@@ -381,7 +401,7 @@ func TestIdleConnections(t *testing.T) {
 		return ok200(r, b, w)
 	})
 	fb := &closingFallback{}
-	tr, _ := newTransport(t, Options{MaxIdlePerHost: 2, IdleTimeout: 100 * time.Millisecond, Fallback: fb})
+	tr, _ := newTransport(t, Options{MaxIdlePerHost: 2, IdleTimeout: 500 * time.Millisecond, Fallback: fb})
 
 	// three at once: three connections, two kept
 	inHandler.Add(3)
@@ -405,15 +425,16 @@ func TestIdleConnections(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int32(3), srv.accepts.Load())
 
-	// past the idle timeout: dialed anew, the stale ones closed
-	time.Sleep(150 * time.Millisecond)
+	// past the idle timeout: dialed anew, the stale ones closed (the margins, 500 ms
+	// before, 300 and 700 ms after, are for a loaded machine under the race detector)
+	time.Sleep(800 * time.Millisecond)
 	_, _, err = post(t.Context(), t, tr, srv.url(), "x")
 	require.NoError(t, err)
 	assert.Equal(t, int32(4), srv.accepts.Load())
 	assert.Equal(t, 1, idleCount(p))
 
 	// with no request to find them, the sweep closes them past the timeout
-	time.Sleep(250 * time.Millisecond)
+	time.Sleep(1200 * time.Millisecond)
 	assert.Zero(t, idleCount(p), "swept")
 	_, _, err = post(t.Context(), t, tr, srv.url(), "x")
 	require.NoError(t, err)
