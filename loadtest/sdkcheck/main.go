@@ -635,10 +635,3 @@ func sameSet(a, b []string) bool {
 	sort.Strings(y)
 	return slices.Equal(x, y)
 }
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
