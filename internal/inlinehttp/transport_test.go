@@ -83,13 +83,8 @@ func (s *rawServer) conn(c net.Conn, answer serve) {
 // server's close.
 func (s *rawServer) waitAnswered(t *testing.T, n int32) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for s.answered.Load() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server wrote %d answers, want %d", s.answered.Load(), n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	require.Eventually(t, func() bool { return s.answered.Load() >= n }, 10*time.Second, time.Millisecond,
+		"the server wrote fewer than %d answers", n)
 }
 
 func (s *rawServer) url() string { return "http://" + s.ln.Addr().String() + "/api/1/envelope/" }
