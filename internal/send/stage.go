@@ -201,8 +201,7 @@ func (s *Stage) Start(ctx context.Context, host component.Host) error {
 func (s *Stage) newClient(ctx context.Context, host component.Host) (*http.Client, error) {
 	cfg := s.clientConfig()
 	tel := s.set.Telemetry
-	instrumented := clientInstrumented(tel)
-	if !instrumented {
+	if !clientInstrumented(tel) {
 		// confighttp wraps the transport in otelhttp only when both providers
 		// are set: with nothing to record, leave it out (instrument.go).
 		tel.TracerProvider = nil
@@ -212,7 +211,6 @@ func (s *Stage) newClient(ctx context.Context, host component.Host) (*http.Clien
 		return nil, err
 	}
 	client.Timeout = 0
-	client.Transport = inlineTransport(&cfg, client.Transport, instrumented)
 	if s.set.ClientHook != nil {
 		s.set.ClientHook(client)
 	}
