@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strconv"
@@ -218,6 +219,7 @@ func newFixture(t *testing.T, projects int, configure func(*Config), reports boo
 		Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.New(core), UserAgent: "test",
 		Clock:      RealClock(),
 		ClientHook: func(c *http.Client) { c.Transport = f.sentry },
+		Jitter:     rand.New(rand.NewPCG(1, 2)), // the same backoffs every run (TestBrownout)
 	})
 	for i := range projects {
 		limits := &ratelimit.State{}

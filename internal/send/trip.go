@@ -114,7 +114,7 @@ func (l *Lane) split(j *job) {
 func (l *Lane) retry(j *job, res Result) {
 	j.last = res.Reason
 	now := l.stage.set.Clock.Wall()
-	d, ok := retryDelay(l.stage.cfg.Retry, j, res.RetryAfter, now)
+	d, ok := retryDelay(l.stage.cfg.Retry, j, res.RetryAfter, now, l.stage.jitter.Float64)
 	if !ok || l.stage.isStopping() {
 		l.settle(j, res)
 		return
