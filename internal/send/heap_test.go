@@ -84,7 +84,7 @@ func TestHeapWithinBudget(t *testing.T) {
 	require.NoError(t, stage.Start(t.Context(), componenttest.NewNopHost()))
 	t.Cleanup(func() {
 		srv.release()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), time.Second)
 		defer cancel()
 		stage.BeginShutdown()
 		stage.cancelRun()
