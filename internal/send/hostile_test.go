@@ -1,6 +1,7 @@
 package send
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -94,6 +95,9 @@ type hostileRow struct {
 	configure func(*Config) // beyond hostileConfig
 	logs      bool          // offer ~1 MiB log containers, not transactions
 	sndBuf    int           // the client's send buffer (0: the system's)
+	// keepsAlive: the row's answers leave connections open to be reused
+	// (otherwise every connection must be closed once every item is counted).
+	keepsAlive bool
 	// fates are those the row's items may have: "sent", or a reason they
 	// are dropped with.
 	fates  []string
@@ -194,7 +198,7 @@ func hostileRows() []hostileRow {
 			// and the connection closed. net/http delivers the answer: the
 			// envelope is split, and its halves (under 768 KiB) stored.
 			name:   "413 while a 1 MiB body is being written, then a lingering close",
-			rcvBuf: 16 << 10, sndBuf: 16 << 10, logs: true,
+			rcvBuf: 16 << 10, sndBuf: 16 << 10, logs: true, keepsAlive: true,
 			configure: uncompressed,
 			answer: func(c *rawConn, req *http.Request) bool {
 				if req.ContentLength <= 768<<10 {
@@ -220,7 +224,7 @@ func hostileRows() []hostileRow {
 			// answer, retried; when the 413 does come through, the container
 			// is split and its halves stored. Either way, every item counted.
 			name:   "413 while a 1 MiB body is being written, then a reset",
-			rcvBuf: 16 << 10, sndBuf: 16 << 10, logs: true,
+			rcvBuf: 16 << 10, sndBuf: 16 << 10, logs: true, keepsAlive: true,
 			configure: uncompressed,
 			answer: func(c *rawConn, req *http.Request) bool {
 				if req.ContentLength <= 768<<10 {
@@ -237,8 +241,10 @@ func hostileRows() []hostileRow {
 		{
 			// Every answer a 200 with Connection: close and a 64 KiB body (more
 			// than the stage reads of an answer), then a FIN: each envelope
-			// is sent once, on a connection of its own.
-			name: "Connection: close on every answer",
+			// is sent once, on a connection of its own. No `timeout`, whose
+			// end would close what the stage left open.
+			name:      "Connection: close on every answer",
+			configure: func(c *Config) { c.Client.Timeout = 0 },
 			answer: func(c *rawConn, req *http.Request) bool {
 				c.readEnvelope(req)
 				c.writeBytes(closingAnswer)
@@ -386,6 +392,10 @@ func runHostile(t *testing.T, row hostileRow) {
 		assert.Contains(t, row.fates, fateOf(k), "%s: a fate the answer does not mean", k)
 	}
 	assert.Zero(t, h.stage.mem.Held(), "nothing held once every item is counted")
+	if !row.keepsAlive {
+		assert.Eventually(t, func() bool { return srv.open() == 0 && clientConns() == 0 }, settleWithin, 10*time.Millisecond,
+			"every connection closed on both sides once its answer was read, before shutdown")
+	}
 
 	h.stage.Shutdown(context.Background())
 	held, heap, base := sampled()
@@ -431,6 +441,19 @@ func (h *hostileStage) counted(t *testing.T, offered map[string]int64) bool {
 		}
 	}
 	return true
+}
+
+// clientConns is how many connections net/http's client transports hold
+// now, open or idle (one read loop each).
+func clientConns() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return bytes.Count(buf[:n], []byte("net/http.(*persistConn).readLoop("))
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }
 
 // byItem sums fates by "category=…,project=…", whatever the fate.
