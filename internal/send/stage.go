@@ -2,6 +2,7 @@ package send
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"sync"
@@ -57,6 +58,9 @@ type Settings struct {
 	// ClientHook, when set, adjusts each project's HTTP client once built
 	// (tests point DNS at a local server through it).
 	ClientHook func(*http.Client)
+	// Jitter is the source of the retry backoff's jitter (nil: one seeded at
+	// random): a seeded one makes a run with failures repeatable.
+	Jitter *rand.Rand
 }
 
 // Stage is the send stage: everything that happens to an envelope after it
@@ -74,6 +78,7 @@ type Stage struct {
 	budget *admit.Budget
 	comp   *Compressors // nil when confighttp compresses
 	bufs   bufferPools
+	jitter *jitter // the retry backoff's (Settings.Jitter)
 
 	// run ends DrainTimeout after shutdown began: requests in flight are
 	// cancelled and what is left fails at once.
@@ -101,6 +106,7 @@ func New(cfg Config, set Settings) *Stage {
 		cfg: cfg, set: set,
 		mem:      admit.NewMemory(cfg.MaxBytes, cfg.MaxProjects),
 		budget:   admit.NewBudget(cfg.MaxRequestsInFlight, cfg.MaxProjects),
+		jitter:   newJitter(set.Jitter),
 		stopping: make(chan struct{}),
 	}
 	if s.cfg.FinalReportTimeout <= 0 {
