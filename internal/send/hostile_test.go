@@ -2,7 +2,6 @@ package send
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
@@ -372,9 +371,9 @@ func runHostile(t *testing.T, row hostileRow) {
 		project := strconv.Itoa(i + 1)
 		for push := range pushes {
 			out := h.pushOf(t, row.logs, i*100+push*10)
-			for _, o := range out {
+			for k := range out {
 				envelopes++
-				for c, n := range o.Counts {
+				for c, n := range out[k].Counts {
 					if n > 0 {
 						offered["category="+string(account.Category(c).Wire())+",project="+project] += n
 					}
@@ -397,7 +396,7 @@ func runHostile(t *testing.T, row hostileRow) {
 			"every connection closed on both sides once its answer was read, before shutdown")
 	}
 
-	h.stage.Shutdown(context.Background())
+	h.stage.Shutdown(t.Context())
 	held, heap, base := sampled()
 	assert.LessOrEqual(t, held, cfg.MaxBytes, "within the budget throughout")
 	// The heap may reach twice what is live (GOGC=100): the test's own

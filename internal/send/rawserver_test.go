@@ -3,7 +3,6 @@ package send
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -50,7 +49,7 @@ type rawConn struct {
 
 // serveRaw starts a raw server whose accepted sockets have a receive buffer
 // of rcvBuf bytes (0: the system's), closed when the test ends.
-func serveRaw(t testing.TB, rcvBuf int, answer rawAnswer) *rawServer {
+func serveRaw(t *testing.T, rcvBuf int, answer rawAnswer) *rawServer {
 	t.Helper()
 	lc := net.ListenConfig{}
 	if rcvBuf > 0 {
@@ -64,7 +63,7 @@ func serveRaw(t testing.TB, rcvBuf int, answer rawAnswer) *rawServer {
 			return errors.Join(err, serr)
 		}
 	}
-	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	s := &rawServer{ln: ln, answer: answer, done: make(chan struct{}), conns: map[net.Conn]struct{}{}}
 	s.wg.Go(s.accept)
@@ -139,11 +138,12 @@ func (s *rawServer) close() {
 }
 
 // readEnvelope reads req's body whole and checks that it is an envelope
-// (the stage sends them uncompressed here, or zstd / gzip).
-func (c *rawConn) readEnvelope(req *http.Request) bool {
+// (the stage sends them uncompressed here, or zstd / gzip); a body cut short
+// is left to the answer's write to notice.
+func (c *rawConn) readEnvelope(req *http.Request) {
 	body, err := io.ReadAll(req.Body)
 	if err != nil {
-		return false
+		return
 	}
 	if body, err = decode(req.Header.Get("Content-Encoding"), body); err == nil {
 		_, err = envelope.Parse(body)
@@ -151,7 +151,6 @@ func (c *rawConn) readEnvelope(req *http.Request) bool {
 	if err != nil {
 		c.srv.invalid.Add(1)
 	}
-	return true
 }
 
 // write writes s whole; false once the connection is gone.
@@ -162,7 +161,7 @@ func (c *rawConn) write(s string) bool {
 
 // writeBytes writes b whole; false once the connection is gone.
 func (c *rawConn) writeBytes(b []byte) bool {
-	_, err := c.Conn.Write(b)
+	_, err := c.Write(b)
 	return err == nil
 }
 
@@ -188,7 +187,7 @@ func (c *rawConn) reset() {
 	if tc, ok := c.Conn.(*net.TCPConn); ok {
 		_ = tc.SetLinger(0)
 	}
-	_ = c.Conn.Close()
+	_ = c.Close()
 }
 
 // stopped reports whether the server is closing.
