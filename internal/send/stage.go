@@ -217,6 +217,7 @@ func (s *Stage) newClient(ctx context.Context, host component.Host) (*http.Clien
 		return nil, err
 	}
 	client.Timeout = 0
+	limitAnswerHeader(client.Transport)
 	if s.set.ClientHook != nil {
 		s.set.ClientHook(client)
 	}
