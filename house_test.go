@@ -32,7 +32,7 @@ var houseFloors = []struct {
 	{"shape errors: payload edits; the trace index", []string{"internal/errorshape", "internal/traceindex"}},
 	{"translate: OTLP to Sentry JSON", []string{"internal/translate"}},
 	{"gate and account: the services every later stage calls", []string{"internal/admit", "internal/account"}},
-	{"assemble, route's look-ups, stack traces, log spacing", []string{"internal/assemble", "internal/discovery", "internal/dsn", "internal/stacktrace", "internal/logthrottle"}},
+	{"assemble, route's look-ups and split, stack traces, log spacing", []string{"internal/assemble", "internal/discovery", "internal/dsn", "internal/split", "internal/stacktrace", "internal/logthrottle"}},
 	{"who we are on the wire", []string{"internal/sdkinfo"}},
 	{"the protocol's vocabulary, and the generated telemetry", []string{"envelope", "ratelimit", "internal/metadata"}},
 	{"the ground", []string{"internal/jsonstr", "internal/atomicfile"}},
