@@ -40,10 +40,14 @@ func TestValidateTraceMetrics(t *testing.T) {
 		{"unit not a string", m(`"unit":"second"`, `"unit":1`), "unit is not a string"},
 		{"untyped attribute", m(`{"type":"string","value":"sentry.go"}`, `"sentry.go"`), "attributes"},
 		{"two containers", &Envelope{Items: []Item{metricItem(metricJSON), metricItem(metricJSON)}}, "2 trace_metric containers"},
-		{"wrong content type", &Envelope{Items: []Item{{Type: ItemTypeTraceMetric, ContentType: ContentTypeLogContainer, ItemCount: 1,
-			Payload: []byte(`{"items":[` + metricJSON + `]}`)}}}, "content_type"},
-		{"item_count off", &Envelope{Items: []Item{{Type: ItemTypeTraceMetric, ContentType: ContentTypeTraceMetricContainer, ItemCount: 2,
-			Payload: []byte(`{"items":[` + metricJSON + `]}`)}}}, "item_count 2 but 1 items"},
+		{"wrong content type", &Envelope{Items: []Item{{
+			Type: ItemTypeTraceMetric, ContentType: ContentTypeLogContainer, ItemCount: 1,
+			Payload: []byte(`{"items":[` + metricJSON + `]}`),
+		}}}, "content_type"},
+		{"item_count off", &Envelope{Items: []Item{{
+			Type: ItemTypeTraceMetric, ContentType: ContentTypeTraceMetricContainer, ItemCount: 2,
+			Payload: []byte(`{"items":[` + metricJSON + `]}`),
+		}}}, "item_count 2 but 1 items"},
 		{"two traces under a DSC", &Envelope{Header: Header{Trace: testDSC()}, Items: []Item{metricItem(metricJSON,
 			strings.Replace(metricJSON, testTraceID, "0123456789abcdef0123456789abcdef", 1))}}, "metrics from 2 traces"},
 	}

@@ -74,7 +74,7 @@ func gauge(ms pmetric.MetricSlice, name, unit string, ts uint64, v float64) pmet
 	return dp
 }
 
-func sum(ms pmetric.MetricSlice, name string, monotonic bool, tm pmetric.AggregationTemporality, start, ts uint64, v int64) pmetric.NumberDataPoint {
+func sum(ms pmetric.MetricSlice, name string, monotonic bool, tm pmetric.AggregationTemporality, start, ts uint64, v int64) {
 	m := ms.AppendEmpty()
 	m.SetName(name)
 	s := m.SetEmptySum()
@@ -84,10 +84,9 @@ func sum(ms pmetric.MetricSlice, name string, monotonic bool, tm pmetric.Aggrega
 	dp.SetStartTimestamp(pcommon.Timestamp(start))
 	dp.SetTimestamp(pcommon.Timestamp(ts))
 	dp.SetIntValue(v)
-	return dp
 }
 
-func hist(ms pmetric.MetricSlice, name string, tm pmetric.AggregationTemporality, start, ts, count uint64, total float64) pmetric.HistogramDataPoint {
+func hist(ms pmetric.MetricSlice, name string, tm pmetric.AggregationTemporality, start, ts, count uint64, total float64) {
 	m := ms.AppendEmpty()
 	m.SetName(name)
 	m.SetUnit("ms")
@@ -102,7 +101,6 @@ func hist(ms pmetric.MetricSlice, name string, tm pmetric.AggregationTemporality
 	dp.SetMax(40)
 	dp.ExplicitBounds().FromRaw([]float64{5, 10})
 	dp.BucketCounts().FromRaw([]uint64{count / 2, count - count/2, 0})
-	return dp
 }
 
 const (
@@ -119,59 +117,84 @@ func TestEveryMetricType(t *testing.T) {
 		add        func(ms pmetric.MetricSlice, ts uint64, v int64)
 		first, nxt []brief
 	}{
-		{"gauge", func(ms pmetric.MetricSlice, ts uint64, v int64) { gauge(ms, "queue.depth", "{job}", ts, float64(v)) },
-			[]brief{{"gauge", "queue.depth", 10, ""}}, []brief{{"gauge", "queue.depth", 25, ""}}},
-		{"monotonic delta sum", func(ms pmetric.MetricSlice, ts uint64, v int64) { sum(ms, "requests", true, delta, ts-sec, ts, v) },
-			[]brief{{"counter", "requests", 10, ""}}, []brief{{"counter", "requests", 25, ""}}},
-		{"monotonic cumulative sum", func(ms pmetric.MetricSlice, ts uint64, v int64) {
-			sum(ms, "requests", true, cumulative, newStart, ts, v)
+		{
+			"gauge", func(ms pmetric.MetricSlice, ts uint64, v int64) { gauge(ms, "queue.depth", "{job}", ts, float64(v)) },
+			[]brief{{"gauge", "queue.depth", 10, ""}},
+			[]brief{{"gauge", "queue.depth", 25, ""}},
 		},
-			[]brief{{"counter", "requests", 10, ""}}, []brief{{"counter", "requests", 15, ""}}},
-		{"non-monotonic cumulative sum", func(ms pmetric.MetricSlice, ts uint64, v int64) {
-			sum(ms, "pool.used", false, cumulative, newStart, ts, v)
+		{
+			"monotonic delta sum", func(ms pmetric.MetricSlice, ts uint64, v int64) { sum(ms, "requests", true, delta, ts-sec, ts, v) },
+			[]brief{{"counter", "requests", 10, ""}},
+			[]brief{{"counter", "requests", 25, ""}},
 		},
-			[]brief{{"gauge", "pool.used", 10, ""}}, []brief{{"gauge", "pool.used", 25, ""}}},
-		{"non-monotonic delta sum", func(ms pmetric.MetricSlice, ts uint64, v int64) { sum(ms, "pool.used", false, delta, ts-sec, ts, -v) },
-			[]brief{{"counter", "pool.used", -10, ""}}, []brief{{"counter", "pool.used", -25, ""}}},
-		{"delta histogram", func(ms pmetric.MetricSlice, ts uint64, v int64) {
-			hist(ms, "http.duration", delta, ts-sec, ts, uint64(v), float64(v)*2)
+		{
+			"monotonic cumulative sum", func(ms pmetric.MetricSlice, ts uint64, v int64) {
+				sum(ms, "requests", true, cumulative, newStart, ts, v)
+			},
+			[]brief{{"counter", "requests", 10, ""}},
+			[]brief{{"counter", "requests", 15, ""}},
 		},
+		{
+			"non-monotonic cumulative sum", func(ms pmetric.MetricSlice, ts uint64, v int64) {
+				sum(ms, "pool.used", false, cumulative, newStart, ts, v)
+			},
+			[]brief{{"gauge", "pool.used", 10, ""}},
+			[]brief{{"gauge", "pool.used", 25, ""}},
+		},
+		{
+			"non-monotonic delta sum", func(ms pmetric.MetricSlice, ts uint64, v int64) { sum(ms, "pool.used", false, delta, ts-sec, ts, -v) },
+			[]brief{{"counter", "pool.used", -10, ""}},
+			[]brief{{"counter", "pool.used", -25, ""}},
+		},
+		{
+			"delta histogram", func(ms pmetric.MetricSlice, ts uint64, v int64) {
+				hist(ms, "http.duration", delta, ts-sec, ts, uint64(v), float64(v)*2)
+			},
 			[]brief{{"counter", "http.duration.count", 10, ""}, {"counter", "http.duration.sum", 20, "millisecond"}, {"gauge", "http.duration.min", 1.5, "millisecond"}, {"gauge", "http.duration.max", 40, "millisecond"}},
-			[]brief{{"counter", "http.duration.count", 25, ""}, {"counter", "http.duration.sum", 50, "millisecond"}, {"gauge", "http.duration.min", 1.5, "millisecond"}, {"gauge", "http.duration.max", 40, "millisecond"}}},
-		{"cumulative histogram", func(ms pmetric.MetricSlice, ts uint64, v int64) {
-			hist(ms, "http.duration", cumulative, newStart, ts, uint64(v), float64(v)*2)
+			[]brief{{"counter", "http.duration.count", 25, ""}, {"counter", "http.duration.sum", 50, "millisecond"}, {"gauge", "http.duration.min", 1.5, "millisecond"}, {"gauge", "http.duration.max", 40, "millisecond"}},
 		},
+		{
+			"cumulative histogram", func(ms pmetric.MetricSlice, ts uint64, v int64) {
+				hist(ms, "http.duration", cumulative, newStart, ts, uint64(v), float64(v)*2)
+			},
 			[]brief{{"counter", "http.duration.count", 10, ""}, {"counter", "http.duration.sum", 20, "millisecond"}},
-			[]brief{{"counter", "http.duration.count", 15, ""}, {"counter", "http.duration.sum", 30, "millisecond"}}},
-		{"cumulative exponential histogram", func(ms pmetric.MetricSlice, ts uint64, v int64) {
-			m := ms.AppendEmpty()
-			m.SetName("rpc.duration")
-			m.SetUnit("s")
-			h := m.SetEmptyExponentialHistogram()
-			h.SetAggregationTemporality(cumulative)
-			dp := h.DataPoints().AppendEmpty()
-			dp.SetStartTimestamp(pcommon.Timestamp(newStart))
-			dp.SetTimestamp(pcommon.Timestamp(ts))
-			dp.SetCount(uint64(v))
-			dp.SetSum(float64(v) / 4)
-			dp.SetScale(3)
-			dp.Positive().BucketCounts().FromRaw([]uint64{uint64(v)})
-		}, []brief{{"counter", "rpc.duration.count", 10, ""}, {"counter", "rpc.duration.sum", 2.5, "second"}},
-			[]brief{{"counter", "rpc.duration.count", 15, ""}, {"counter", "rpc.duration.sum", 3.75, "second"}}},
-		{"summary", func(ms pmetric.MetricSlice, ts uint64, v int64) {
-			m := ms.AppendEmpty()
-			m.SetName("gc.pause")
-			m.SetUnit("ns")
-			dp := m.SetEmptySummary().DataPoints().AppendEmpty()
-			dp.SetStartTimestamp(pcommon.Timestamp(newStart))
-			dp.SetTimestamp(pcommon.Timestamp(ts))
-			dp.SetCount(uint64(v))
-			dp.SetSum(float64(v) * 100)
-			q := dp.QuantileValues().AppendEmpty()
-			q.SetQuantile(0.99)
-			q.SetValue(float64(v) * 7)
-		}, []brief{{"counter", "gc.pause.count", 10, ""}, {"counter", "gc.pause.sum", 1000, "nanosecond"}, {"gauge", "gc.pause.quantile", 70, "nanosecond"}},
-			[]brief{{"counter", "gc.pause.count", 15, ""}, {"counter", "gc.pause.sum", 1500, "nanosecond"}, {"gauge", "gc.pause.quantile", 175, "nanosecond"}}},
+			[]brief{{"counter", "http.duration.count", 15, ""}, {"counter", "http.duration.sum", 30, "millisecond"}},
+		},
+		{
+			"cumulative exponential histogram", func(ms pmetric.MetricSlice, ts uint64, v int64) {
+				m := ms.AppendEmpty()
+				m.SetName("rpc.duration")
+				m.SetUnit("s")
+				h := m.SetEmptyExponentialHistogram()
+				h.SetAggregationTemporality(cumulative)
+				dp := h.DataPoints().AppendEmpty()
+				dp.SetStartTimestamp(pcommon.Timestamp(newStart))
+				dp.SetTimestamp(pcommon.Timestamp(ts))
+				dp.SetCount(uint64(v))
+				dp.SetSum(float64(v) / 4)
+				dp.SetScale(3)
+				dp.Positive().BucketCounts().FromRaw([]uint64{uint64(v)})
+			},
+			[]brief{{"counter", "rpc.duration.count", 10, ""}, {"counter", "rpc.duration.sum", 2.5, "second"}},
+			[]brief{{"counter", "rpc.duration.count", 15, ""}, {"counter", "rpc.duration.sum", 3.75, "second"}},
+		},
+		{
+			"summary", func(ms pmetric.MetricSlice, ts uint64, v int64) {
+				m := ms.AppendEmpty()
+				m.SetName("gc.pause")
+				m.SetUnit("ns")
+				dp := m.SetEmptySummary().DataPoints().AppendEmpty()
+				dp.SetStartTimestamp(pcommon.Timestamp(newStart))
+				dp.SetTimestamp(pcommon.Timestamp(ts))
+				dp.SetCount(uint64(v))
+				dp.SetSum(float64(v) * 100)
+				q := dp.QuantileValues().AppendEmpty()
+				q.SetQuantile(0.99)
+				q.SetValue(float64(v) * 7)
+			},
+			[]brief{{"counter", "gc.pause.count", 10, ""}, {"counter", "gc.pause.sum", 1000, "nanosecond"}, {"gauge", "gc.pause.quantile", 70, "nanosecond"}},
+			[]brief{{"counter", "gc.pause.count", 15, ""}, {"counter", "gc.pause.sum", 1500, "nanosecond"}, {"gauge", "gc.pause.quantile", 175, "nanosecond"}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -194,7 +217,7 @@ func TestItemFields(t *testing.T) {
 		dp.Attributes().PutStr("pool", "heap")
 		dp.Attributes().PutInt("generation", 2)
 		dp.Attributes().PutBool("compacted", true)
-		dp.Attributes().PutEmptySlice("zones").FromRaw([]any{"a", "b"})
+		require.NoError(t, dp.Attributes().PutEmptySlice("zones").FromRaw([]any{"a", "b"}))
 		ex := dp.Exemplars().AppendEmpty()
 		ex.SetTraceID(pcommon.TraceID{0x5b, 0x8e, 0xff, 0xf7, 0x98, 0x03, 0x81, 0x03, 0xd2, 0x69, 0xb6, 0x33, 0x81, 0x3f, 0xc6, 0x0c})
 		ex.SetSpanID(pcommon.SpanID{0xee, 0xe1, 0x9b, 0x7e, 0xc3, 0xc1, 0xb1, 0x74})
