@@ -3,6 +3,7 @@ package tracemetric
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -332,4 +333,34 @@ func pointsOf(m pmetric.Metric) int {
 		return m.Histogram().DataPoints().Len()
 	}
 	return 0
+}
+
+// TestAttributesRenderedOncePerPoint: every item of a point (a histogram's
+// four, a summary's count, sum and quantiles) carries the point's
+// attributes, a clash resolved for each, and a point attribute named
+// quantile is not written twice.
+func TestAttributesRenderedOncePerPoint(t *testing.T) {
+	md := batch(func(ms pmetric.MetricSlice) {
+		hist(ms, "h", delta, t0-sec, t0, 4, 8)
+		m := ms.AppendEmpty()
+		m.SetName("s")
+		dp := m.SetEmptySummary().DataPoints().AppendEmpty()
+		dp.SetTimestamp(pcommon.Timestamp(t0))
+		dp.Attributes().PutStr("quantile", "mine")
+		q := dp.QuantileValues().AppendEmpty()
+		q.SetQuantile(0.5)
+	})
+	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	ms.At(0).Histogram().DataPoints().At(0).Attributes().PutStr("service.name", "cart")
+	res := newTranslator().Metrics(md, NewStreams(1<<20, started), t0, Want{Items: true})
+	items := decode(t, res.Items)
+	require.Len(t, items, 5, "4 of the histogram, the summary's quantile (its count and sum have no baseline)")
+	for _, it := range items[:4] {
+		attrs := it["attributes"].(map[string]any)
+		assert.Equal(t, "cart", attrs["service.name"].(map[string]any)["value"], it["name"])
+		assert.Equal(t, "prod", attrs["sentry.environment"].(map[string]any)["value"], it["name"])
+	}
+	assert.Equal(t, "mine", items[4]["attributes"].(map[string]any)["quantile"].(map[string]any)["value"])
+	assert.Equal(t, 1, strings.Count(string(res.Items[4]), `"quantile"`), "one quantile key")
+	assert.Equal(t, 1, strings.Count(string(res.Items[0]), `"service.name"`), "one service.name key")
 }
