@@ -203,10 +203,10 @@ func (r *encodingReceiver) encodings() []string {
 	return slices.Clone(r.got)
 }
 
-// outageFor: what fault answers for the first d, then 200 to everything.
-func outageFor(d time.Duration, fault reply) func(string, time.Duration, []string) reply {
+// outageOfAMinute: fault for the first minute, then 200 to everything.
+func outageOfAMinute(fault reply) func(string, time.Duration, []string) reply {
 	return func(_ string, at time.Duration, _ []string) reply {
-		if at < d {
+		if at < time.Minute {
 			return fault
 		}
 		return reply{status: http.StatusOK}
@@ -237,14 +237,14 @@ func TestCompressionProbe(t *testing.T) {
 		last      string // the encoding of the last body
 		delivered int64  // transactions stored, of 120
 	}{
-		{"hung for a minute", outageFor(time.Minute, reply{hang: true}), false, false, "zstd", 120},
-		{"black-holed for a minute", outageFor(time.Minute, reply{reset: true}), false, false, "zstd", 120},
-		{"503 to every encoding for a minute", outageFor(time.Minute, reply{status: 503}), false, true, "zstd", 120},
-		{"429 to every encoding for a minute: nothing learnt", outageFor(time.Minute, reply{status: 429}), false, false, "zstd", 60},
+		{"hung for a minute", outageOfAMinute(reply{hang: true}), false, false, "zstd", 120},
+		{"black-holed for a minute", outageOfAMinute(reply{reset: true}), false, false, "zstd", 120},
+		{"503 to every encoding for a minute", outageOfAMinute(reply{status: 503}), false, true, "zstd", 120},
+		{"429 to every encoding for a minute: nothing learnt", outageOfAMinute(reply{status: 429}), false, false, "zstd", 60},
 		{"500 to zstd only (Spotlight)", byEncoding(500), true, true, "gzip", 120},
 		{"400 to zstd only (a Relay without zstd)", byEncoding(400), true, true, "gzip", 120},
 		{"503 to zstd only", byEncoding(503), true, true, "gzip", 120},
-		{"zstd delivered once, then 500 to zstd only", func(enc string, at time.Duration, before []string) reply {
+		{"zstd delivered once, then 500 to zstd only", func(enc string, _ time.Duration, before []string) reply {
 			if len(before) == 0 || enc != "zstd" {
 				return reply{status: http.StatusOK}
 			}
