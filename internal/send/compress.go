@@ -37,8 +37,9 @@ import (
 //     black-holed project never probes. A probe that is refused too (a Sentry
 //     that is down answers 503 to every encoding) puts the next probe twice as
 //     many zstd failures away. A probe that is delivered is confirmed by the
-//     next zstd body: delivered, and zstd works (an outage ended between the
-//     two); refused again, and the project falls back.
+//     zstd bodies sent after it: one delivered, and zstd works (an outage
+//     ended between the two); refused again, with at least minRefusals zstd
+//     bodies refused in all, and the project falls back.
 //
 // A project falls back once: logged with the reason, counted in
 // otelcol_exporter_sentry_compression_fallbacks. Once a zstd body was
@@ -136,6 +137,11 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// minRefusals is how many zstd bodies, none delivered, are refused before a
+// project falls back: a Sentry that answers a share of requests with 503 (a
+// brownout) delivers a zstd body long before that many in a row are refused.
+const minRefusals = 4
+
 // maxProbeSpacing bounds how many refused zstd bodies wait for the next gzip
 // probe once probes were refused too (a Sentry that is down).
 const maxProbeSpacing = 64
@@ -156,6 +162,7 @@ type BodyEncoder struct {
 type zstdEvidence struct {
 	taken    bool   // a zstd body was delivered: the receiver decodes zstd
 	refused  int    // zstd bodies refused since the last refused probe
+	total    int    // zstd bodies refused
 	spacing  int    // refused zstd bodies before the next probe: 1, doubled by each refused probe
 	probing  bool   // a probe is in flight
 	started  uint64 // attempts started
@@ -246,11 +253,12 @@ func (b *BodyEncoder) learn(t sendTicket, res Result) string {
 	case saysTaken:
 		ev.taken = true
 	case saysRefused:
-		if ev.probeOK != 0 && t.seq > ev.probeOK && !ev.taken {
-			return fmt.Sprintf("no zstd body was delivered (answered %d, then %d after a gzip body was delivered)",
-				ev.lastCode, res.Status)
-		}
 		ev.refused++
+		ev.total++
+		if ev.probeOK != 0 && t.seq > ev.probeOK && ev.total >= minRefusals && !ev.taken {
+			return fmt.Sprintf("none of %d zstd bodies was delivered (answered %d, and %d after a gzip body was delivered)",
+				ev.total, ev.lastCode, res.Status)
+		}
 		ev.lastCode = res.Status
 	}
 	return ""

@@ -250,6 +250,12 @@ func TestCompressionProbe(t *testing.T) {
 			}
 			return reply{status: http.StatusInternalServerError}
 		}, false, false, "zstd", 1},
+		{"503 to the first two zstd bodies, a gzip probe between them delivered (a brownout's start)", func(enc string, _ time.Duration, before []string) reply {
+			if enc == "zstd" && len(before) < 3 {
+				return reply{status: http.StatusServiceUnavailable}
+			}
+			return reply{status: http.StatusOK}
+		}, false, true, "zstd", 120},
 		{"503 until a gzip probe is delivered, then 200 (an outage ending)", func(enc string, _ time.Duration, before []string) reply {
 			if enc == "zstd" && !slices.Contains(before, "gzip") {
 				return reply{status: http.StatusServiceUnavailable}
