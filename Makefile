@@ -89,6 +89,16 @@ oldrelay: otelcol sink
 hugeheaders: otelcol sink
 	./scripts/hugeheaders.sh
 
+## spotlight: the exporter's data as Sentry shows it, in Spotlight (npm, pinned in scripts/spotlight/): starts it and
+## the collector at the exporter's defaults, sends a minute of the demo's traffic, prints the URL; Ctrl-C stops both.
+## spotlight-check: the same through Spotlight's own parser, asserted against what was sent (SCREENSHOT_DIR=docs
+## also saves the README's screenshots, by headless Chromium).
+.PHONY: spotlight spotlight-check
+spotlight: otelcol sink
+	./scripts/spotlight.sh
+spotlight-check: otelcol sink
+	./scripts/spotlight-check.sh
+
 ## load: envelopes/s through the built collector to a sink that answers after 50 ms.
 load: otelcol sink
 	./scripts/load.sh

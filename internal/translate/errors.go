@@ -171,7 +171,10 @@ func (s *state) writeError(in *errInput, ev span32, lvl int, typ, msg string, ha
 			}
 			last := i == len(excs)-1
 			t, v := e.Type, e.Value
-			if last && typ != "" {
+			// exception.type wins, unless it is the parsed module and type
+			// joined ("java.lang.IllegalStateException"): the Java and
+			// Python SDKs send those apart, as the parsed ones are.
+			if last && typ != "" && (e.Module == "" || typ != e.Module+"."+e.Type) {
 				t = typ
 			}
 			if last && msg != "" {
