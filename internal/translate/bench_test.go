@@ -7,6 +7,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otel-sentry/sentryexporter/internal/cputime"
 )
 
 // benchTraces is a realistic batch: n spans in n/20 traces over 5 services,
@@ -127,12 +129,12 @@ func benchLogs(n int) plog.Logs {
 func measure(b *testing.B, unit string, op func()) {
 	const n = 1000
 	b.ReportAllocs()
-	c0 := cpuNow()
+	c0 := cputime.Process()
 	for b.Loop() {
 		op()
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), unit)
-	b.ReportMetric(float64(cpuNow()-c0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Process()-c0)/float64(b.N), "cpu-ns/op")
 }
 
 func BenchmarkTracesTransactions1000(b *testing.B) {
