@@ -248,21 +248,14 @@ var oversizedFuncs = []string{
 	"status_test.go:TestStatusThroughAnswers",
 	// this branch's, until split
 	"envelope/validate_test.go:TestValidateRules",
-	"envelope/write_test.go:TestAppendTo",
-	"internal/assemble/assembler_test.go:TestAssembler",
 	"internal/assemble/assembler_test.go:TestExactlyOnce",
 	"internal/discovery/discovery_test.go:fakeAPI.serve",
 	"internal/logthrottle/logthrottle_test.go:TestThrottle",
 	"internal/stacktrace/fuzz_test.go:FuzzParse",
-	"internal/stacktrace/golang_test.go:TestParseGo",
 	"internal/traceindex/traceindex_test.go:TestTraceIndexFacts",
 	"internal/translate/bench_test.go:benchTraces",
-	"internal/translate/semconv_test.go:TestSemanticsAgreedMappings",
-	"internal/translate/semconv_test.go:TestServerNameFromSpanName",
 	"internal/translate/skip_test.go:TestSkipCountsMatchSerialising",
 	"internal/translate/spanv2_segment_test.go:TestSpanV2SegmentOnlyForLocalRoots",
-	"ratelimit/parse_test.go:TestParse",
-	"ratelimit/response_test.go:TestFromResponse",
 }
 
 // TestFunctionsAReaderCanHold fails on a function over maxFuncLines lines
