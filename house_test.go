@@ -247,15 +247,10 @@ var oversizedFuncs = []string{
 	"routing_test.go:TestStaticRoutingThreeProjects",
 	"status_test.go:TestStatusThroughAnswers",
 	// this branch's, until split
-	"envelope/validate_test.go:TestValidateRules",
 	"internal/assemble/assembler_test.go:TestExactlyOnce",
 	"internal/discovery/discovery_test.go:fakeAPI.serve",
 	"internal/logthrottle/logthrottle_test.go:TestThrottle",
-	"internal/stacktrace/fuzz_test.go:FuzzParse",
 	"internal/traceindex/traceindex_test.go:TestTraceIndexFacts",
-	"internal/translate/bench_test.go:benchTraces",
-	"internal/translate/skip_test.go:TestSkipCountsMatchSerialising",
-	"internal/translate/spanv2_segment_test.go:TestSpanV2SegmentOnlyForLocalRoots",
 }
 
 // TestFunctionsAReaderCanHold fails on a function over maxFuncLines lines

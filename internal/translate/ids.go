@@ -62,6 +62,11 @@ func (b *batchIDs) traceID(s *state, id [16]byte) [16]byte {
 	if id != ([16]byte{}) {
 		return id
 	}
+	return b.zero(s)
+}
+
+// zero is the batch's generated trace id, drawn at its first use.
+func (b *batchIDs) zero(s *state) [16]byte {
 	if !b.haveZero {
 		b.zeroTrace, b.haveZero = s.newTraceID(), true
 	}

@@ -34,8 +34,8 @@ func (s *state) countTraces(td ptrace.Traces, exceptions bool) (spans, segs, exc
 		return 0, 0, excs
 	}
 	tab := s.skipTable(n)
-	s.dedupeSkipIDs(&tab)
-	s.linkSkipParents(&tab)
+	s.dedupeSkipIDs(tab)
+	s.linkSkipParents(tab)
 	return n, s.countSkipSegments(), excs
 }
 

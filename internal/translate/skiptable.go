@@ -29,7 +29,7 @@ func (s *state) skipTable(n int) skipTable {
 
 // find looks up the span id of trace (t0, t1) in sk: it returns the span's
 // index, or -1 and the free slot where the id would go.
-func (t *skipTable) find(sk []skipRef, t0, t1, id uint64) (idx int32, slot uint64) {
+func (t skipTable) find(sk []skipRef, t0, t1, id uint64) (idx int32, slot uint64) {
 	h := skipHash(t0, t1, id) >> t.shift
 	for {
 		e := t.slots[h]
@@ -46,7 +46,7 @@ func (t *skipTable) find(sk []skipRef, t0, t1, id uint64) (idx int32, slot uint6
 // dedupeSkipIDs puts every span id into the table: the first occurrence in
 // a trace keeps its id, later ones get a generated one (which is inserted
 // like any other).
-func (s *state) dedupeSkipIDs(tab *skipTable) {
+func (s *state) dedupeSkipIDs(tab skipTable) {
 	sk := s.skip
 	for i := range sk {
 		r := &sk[i]
@@ -65,7 +65,7 @@ func (s *state) dedupeSkipIDs(tab *skipTable) {
 // linkSkipParents sets each span's parent index: the parent is in this
 // batch, in the same trace, not the span itself, and of the same resource
 // or the same service.
-func (s *state) linkSkipParents(tab *skipTable) {
+func (s *state) linkSkipParents(tab skipTable) {
 	sk, svc := s.skip, s.skipSvc
 	for i := range sk {
 		r := &sk[i]
