@@ -250,25 +250,7 @@ func TestExactlyOnce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 50 {
 		a := New[int](Config{Wait: 5 * time.Second, MaxBytes: int64(rng.IntN(40)+1) * 100, Remember: rng.IntN(50)})
-		var spans []Ref
-		for tr := range 1 + rng.IntN(20) {
-			n := 1 + rng.IntN(12)
-			for i := range n {
-				r := Ref{Trace: [16]byte{byte(tr), byte(round)}, ID: [8]byte{byte(i + 1), 7}}
-				if i > 0 {
-					r.Parent = [8]byte{byte(rng.IntN(i) + 1), 7}
-				} else if rng.IntN(4) == 0 {
-					r.Parent = [8]byte{99} // remote, or lost
-					r.Root = rng.IntN(2) == 0
-				}
-				r.Root = r.Root || r.Parent == [8]byte{}
-				if rng.IntN(30) == 0 {
-					r.ID = [8]byte{1, 7} // a repeated id
-				}
-				spans = append(spans, r)
-			}
-		}
-		rng.Shuffle(len(spans), func(i, j int) { spans[i], spans[j] = spans[j], spans[i] })
+		spans := randomSpans(rng, round)
 		seen := make([]int, len(spans))
 		note := func(idx []int) {
 			for _, i := range idx {
@@ -278,17 +260,7 @@ func TestExactlyOnce(t *testing.T) {
 		now := t0
 		for off := 0; off < len(spans); {
 			n := min(1+rng.IntN(15), len(spans)-off)
-			refs := spans[off : off+n]
-			v := make([]Verdict, n)
-			rel := a.Admit(now, refs, v, func(i int) (int, int64) { return off + i, 100 })
-			for i, x := range v {
-				if x != Held {
-					note([]int{off + i})
-				}
-			}
-			for _, r := range rel {
-				note(r.Items)
-			}
+			admitRandomly(a, now, spans[off:off+n], off, note)
 			if a.Bytes() > a.cfg.MaxBytes {
 				t.Fatalf("round %d: %d bytes held over the bound %d", round, a.Bytes(), a.cfg.MaxBytes)
 			}
@@ -311,6 +283,47 @@ func TestExactlyOnce(t *testing.T) {
 		if a.Bytes() != 0 || len(a.traces) != 0 {
 			t.Fatalf("round %d: %d bytes, %d traces left after flush", round, a.Bytes(), len(a.traces))
 		}
+	}
+}
+
+// randomSpans are up to 20 traces of up to 12 spans, shuffled: children of
+// earlier spans, roots, some with a remote or lost parent, a few with a
+// repeated id.
+func randomSpans(rng *rand.Rand, round int) []Ref {
+	var spans []Ref
+	for tr := range 1 + rng.IntN(20) {
+		n := 1 + rng.IntN(12)
+		for i := range n {
+			r := Ref{Trace: [16]byte{byte(tr), byte(round)}, ID: [8]byte{byte(i + 1), 7}}
+			if i > 0 {
+				r.Parent = [8]byte{byte(rng.IntN(i) + 1), 7}
+			} else if rng.IntN(4) == 0 {
+				r.Parent = [8]byte{99} // remote, or lost
+				r.Root = rng.IntN(2) == 0
+			}
+			r.Root = r.Root || r.Parent == [8]byte{}
+			if rng.IntN(30) == 0 {
+				r.ID = [8]byte{1, 7} // a repeated id
+			}
+			spans = append(spans, r)
+		}
+	}
+	rng.Shuffle(len(spans), func(i, j int) { spans[i], spans[j] = spans[j], spans[i] })
+	return spans
+}
+
+// admitRandomly admits refs, the spans from off on, and notes the index of
+// each span that comes out: passed, or released.
+func admitRandomly(a *Assembler[int], now time.Time, refs []Ref, off int, note func([]int)) {
+	v := make([]Verdict, len(refs))
+	rel := a.Admit(now, refs, v, func(i int) (int, int64) { return off + i, 100 })
+	for i, x := range v {
+		if x != Held {
+			note([]int{off + i})
+		}
+	}
+	for _, r := range rel {
+		note(r.Items)
 	}
 }
 
