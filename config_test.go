@@ -228,7 +228,7 @@ func TestConfigMaxProjectsCount(t *testing.T) {
 	}
 }
 
-// TestConfigPrintsDSNRedacted: a config printed or marshalled (as the
+// TestConfigPrintsDSNRedacted: a config printed or marshaled (as the
 // collector does for its effective config) shows no DSN key, neither the
 // `dsn`'s nor a routing entry's.
 func TestConfigPrintsDSNRedacted(t *testing.T) {
@@ -241,5 +241,5 @@ func TestConfigPrintsDSNRedacted(t *testing.T) {
 		assert.NotContains(t, printed, "secretkey123")
 		assert.NotContains(t, printed, "routedkey456")
 	}
-	assert.Contains(t, conf.ToStringMap(), "dsn", "the marshalled config has the key, redacted")
+	assert.Contains(t, conf.ToStringMap(), "dsn", "the marshaled config has the key, redacted")
 }

@@ -97,7 +97,7 @@ func itoa(u uint64) string {
 	}
 }
 
-// checkSkipCounts checks that the skip path counts td as serialising it
+// checkSkipCounts checks that the skip path counts td as serializing it
 // would, with and without errors from span exceptions.
 func checkSkipCounts(t *testing.T, td ptrace.Traces, label string) {
 	t.Helper()

@@ -98,7 +98,8 @@ func (t *Translator) Traces(td ptrace.Traces, want TracesWant) TracesResult {
 	var r TracesResult
 	s := t.get()
 	defer t.put(s)
-	if !want.Transactions && !want.SpanV2 && !(want.Errors && t.o.ErrorsFromSpanExceptions) {
+	spanErrors := want.Errors && t.o.ErrorsFromSpanExceptions
+	if !want.Transactions && !want.SpanV2 && !spanErrors {
 		// Nothing to serialize: count only.
 		n, segs, excs := s.countTraces(td, t.o.ErrorsFromSpanExceptions)
 		if n > 0 {
