@@ -102,10 +102,7 @@ func (j *javaTrace) sentryOrder() []Exception {
 		}
 	}
 	for i := range chain {
-		e := &chain[i]
-		typ, value := splitHeader(e.Value)
-		e.Module, e.Type = splitQualified(typ)
-		e.Value = value
+		chain[i].takeHeader()
 	}
 	for i, k := 0, len(chain)-1; i < k; i, k = i+1, k-1 {
 		chain[i], chain[k] = chain[k], chain[i]

@@ -37,11 +37,8 @@ func parsePython(text string) []Exception {
 		excs = excs[:len(excs)-1]
 	}
 	for i := range excs {
-		e := &excs[i]
-		e.Frames = lastFrames(e.Frames)
-		typ, value := splitHeader(e.Value)
-		e.Module, e.Type = splitQualified(typ)
-		e.Value = value
+		excs[i].Frames = lastFrames(excs[i].Frames)
+		excs[i].takeHeader()
 	}
 	return excs
 }
