@@ -9,6 +9,7 @@ const (
 	ItemTypeSpan         = "span"
 	ItemTypeLog          = "log"
 	ItemTypeClientReport = "client_report"
+	ItemTypeTraceMetric  = "trace_metric"
 )
 
 // Content types, as written in the item header `content_type` and the HTTP request.
@@ -19,6 +20,9 @@ const (
 	ContentTypeLogContainer = "application/vnd.sentry.items.log+json"
 	// ContentTypeSpanContainer marks a span item as a container of span v2 spans.
 	ContentTypeSpanContainer = "application/vnd.sentry.items.span.v2+json"
+	// ContentTypeTraceMetricContainer marks a trace_metric item as a container of metrics
+	// (sentry-go's protocol.NewTraceMetricItem).
+	ContentTypeTraceMetricContainer = "application/vnd.sentry.items.trace-metric+json"
 	// ContentType is the HTTP Content-Type of an envelope request body.
 	ContentType = "application/x-sentry-envelope"
 )

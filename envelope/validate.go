@@ -13,12 +13,12 @@ import (
 // containers, and unknown item types are errors.
 //
 // Envelope rules: an event or transaction needs the envelope `event_id` and a payload
-// `event_id`, if any, equal to it; at most one event or transaction, at most one log and one
-// span container; a container needs `item_count` equal to len(items) and its own content type;
+// `event_id`, if any, equal to it; at most one event or transaction, at most one log, one
+// span and one trace_metric container; a container needs `item_count` equal to len(items) and its own content type;
 // a DSC needs a valid `trace_id`, a `public_key`, a string `sample_rate` and a bool `sampled`.
 // The payload rules of each item type live in validate_<type>.go.
 func Validate(e *Envelope, l Limits) error {
-	v := &validator{env: e}
+	v := &validator{env: e, limits: l}
 	v.header()
 	v.mixing()
 	for i := range e.Items {
@@ -32,8 +32,9 @@ func Validate(e *Envelope, l Limits) error {
 
 // validator collects the problems of one envelope.
 type validator struct {
-	env  *Envelope
-	errs []error
+	env    *Envelope
+	limits Limits
+	errs   []error
 }
 
 // failf records one problem. where names the part of the envelope, such as
@@ -78,7 +79,7 @@ func (v *validator) header() {
 
 // mixing checks which item types may appear together and how often.
 func (v *validator) mixing() {
-	var events, transactions, logs, spans int
+	var events, transactions, logs, spans, metrics int
 	for _, it := range v.env.Items {
 		switch it.Type {
 		case ItemTypeEvent:
@@ -89,6 +90,8 @@ func (v *validator) mixing() {
 			logs++
 		case ItemTypeSpan:
 			spans++
+		case ItemTypeTraceMetric:
+			metrics++
 		}
 	}
 	if events > 0 && transactions > 0 {
@@ -101,6 +104,9 @@ func (v *validator) mixing() {
 	}
 	if spans > 1 {
 		v.failf("envelope", "has %d span containers, at most one is allowed", spans)
+	}
+	if metrics > 1 {
+		v.failf("envelope", "has %d trace_metric containers, at most one is allowed", metrics)
 	}
 }
 
@@ -128,6 +134,11 @@ func (v *validator) item(i int) {
 		v.contentType(where, it, ContentTypeSpanContainer)
 		if items, ok := v.container(where, it); ok {
 			v.spans(where, items)
+		}
+	case ItemTypeTraceMetric:
+		v.contentType(where, it, ContentTypeTraceMetricContainer)
+		if items, ok := v.container(where, it); ok {
+			v.traceMetrics(where, items)
 		}
 	default:
 		v.failf(where, "unknown item type %q", it.Type)
