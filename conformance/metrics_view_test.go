@@ -1,0 +1,114 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// metricItem is one trace metric as Sentry got it.
+type metricItem struct {
+	Timestamp  any                        `json:"timestamp"`
+	TraceID    string                     `json:"trace_id"`
+	SpanID     string                     `json:"span_id"`
+	Type       string                     `json:"type"`
+	Name       string                     `json:"name"`
+	Value      json.Number                `json:"value"`
+	Unit       string                     `json:"unit"`
+	Attributes map[string]metricAttribute `json:"attributes"`
+}
+
+type metricAttribute struct {
+	Type  string `json:"type"`
+	Value any    `json:"value"`
+}
+
+func (a metricAttribute) String() string { return fmt.Sprintf("%s %v", a.Type, a.Value) }
+
+// metricsView is every trace metric of one run, by name, in the order sent, and the
+// problems of the envelopes that carried them.
+type metricsView struct {
+	byName   map[string][]metricItem
+	problems []string
+	raw      [][]byte
+}
+
+func newMetricsView(t *testing.T, envs []captured) *metricsView {
+	t.Helper()
+	v := &metricsView{byName: map[string][]metricItem{}}
+	for _, e := range envs {
+		containers := 0
+		for _, it := range e.items {
+			if it.typ() != "trace_metric" {
+				continue
+			}
+			containers++
+			v.item(it)
+		}
+		if containers > 0 {
+			v.raw = append(v.raw, e.raw)
+		}
+		if containers > 1 {
+			v.problems = append(v.problems, fmt.Sprintf("an envelope with %d trace_metric containers", containers))
+		}
+	}
+	return v
+}
+
+// item reads one trace_metric container and checks its item header.
+func (v *metricsView) item(it capturedItem) {
+	if ct := it.header["content_type"]; ct != "application/vnd.sentry.items.trace-metric+json" {
+		v.problems = append(v.problems, fmt.Sprintf("content_type %v", ct))
+	}
+	var c struct {
+		Items []metricItem `json:"items"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(it.raw)))
+	dec.UseNumber()
+	if err := dec.Decode(&c); err != nil {
+		v.problems = append(v.problems, "container: "+err.Error())
+		return
+	}
+	if fmt.Sprint(it.header["item_count"]) != fmt.Sprint(len(c.Items)) {
+		v.problems = append(v.problems, fmt.Sprintf("item_count %v for %d metrics", it.header["item_count"], len(c.Items)))
+	}
+	for _, m := range c.Items {
+		v.byName[m.Name] = append(v.byName[m.Name], m)
+	}
+}
+
+// values are the metric's values in the order sent, as written.
+func (v *metricsView) values(name string) []string {
+	var out []string
+	for _, m := range v.byName[name] {
+		out = append(out, m.Value.String())
+	}
+	return out
+}
+
+// total is the sum of the metric's values.
+func (v *metricsView) total(name string) float64 {
+	var sum float64
+	for _, m := range v.byName[name] {
+		f, _ := m.Value.Float64()
+		sum += f
+	}
+	return sum
+}
+
+// field is one top-level field of every item of the metric, "" when all are equal to
+// the first's, else the distinct values.
+func (v *metricsView) field(name string, f func(metricItem) string) string {
+	seen := map[string]bool{}
+	for _, m := range v.byName[name] {
+		seen[f(m)] = true
+	}
+	out := make([]string, 0, len(seen))
+	for s := range seen {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return strings.Join(out, " | ")
+}
