@@ -137,57 +137,72 @@ func createDefaultConfig() component.Config {
 }
 
 func (s *sharedExporters) createTraces(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {
-	e, err := s.acquire(cfg.(*Config), set)
+	t, stop, err := newPipeline(s, set, cfg, func(e *sentryExporter, opts []exporterhelper.Option) (exporter.Traces, error) {
+		return exporterhelper.NewTraces(ctx, set, cfg, e.pushTraces, opts...)
+	})
 	if err != nil {
 		return nil, err
 	}
-	t, err := exporterhelper.NewTraces(ctx, set, cfg, e.exp.pushTraces, e.options(cfg.(*Config))...)
-	if err != nil {
-		return nil, err
-	}
-	return tracesExporter{Traces: t, beforeShutdown: e.exp.beginShutdown}, nil
+	return struct {
+		stopFirst
+		consumer.Traces
+	}{stop, t}, nil
 }
 
 func (s *sharedExporters) createLogs(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
+	l, stop, err := newPipeline(s, set, cfg, func(e *sentryExporter, opts []exporterhelper.Option) (exporter.Logs, error) {
+		return exporterhelper.NewLogs(ctx, set, cfg, e.pushLogs, opts...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		stopFirst
+		consumer.Logs
+	}{stop, l}, nil
+}
+
+// newPipeline is the one path every signal's pipeline is built on: the
+// shared exporter of cfg, exporterhelper's exporter of the signal (build),
+// with the options every signal gets, and the pipeline's own start and
+// shutdown (shared.go), so that each pipeline is counted on its own.
+func newPipeline[E component.Component](s *sharedExporters, set exporter.Settings, cfg component.Config,
+	build func(*sentryExporter, []exporterhelper.Option) (E, error),
+) (E, stopFirst, error) {
+	var none E
 	e, err := s.acquire(cfg.(*Config), set)
 	if err != nil {
-		return nil, err
+		return none, stopFirst{}, err
 	}
-	l, err := exporterhelper.NewLogs(ctx, set, cfg, e.exp.pushLogs, e.options(cfg.(*Config))...)
+	p := &pipeline{shared: e}
+	c, err := build(e.exp, p.options(cfg.(*Config)))
 	if err != nil {
-		return nil, err
+		return none, stopFirst{}, err
 	}
-	return logsExporter{Logs: l, beforeShutdown: e.exp.beginShutdown}, nil
+	return c, stopFirst{Component: c, begin: p.beginShutdown}, nil
 }
 
-// tracesExporter and logsExporter tell the exporter that shutdown began
-// before exporterhelper drains its queue (WithShutdown runs only after the
-// drain), so that no queued envelope sits in a retry backoff during the drain.
-type tracesExporter struct {
-	exporter.Traces
-	beforeShutdown func()
+// stopFirst tells the shared exporter that a pipeline's shutdown began,
+// before exporterhelper drains the pipeline's queue (WithShutdown runs only
+// after the drain), so that once every pipeline is stopping no queued
+// envelope sits in a retry backoff during the drain. A pipeline is
+// struct{stopFirst; consumer.X}: Start and Shutdown from here, the rest
+// from exporterhelper's exporter.
+type stopFirst struct {
+	component.Component
+	begin func()
 }
 
-func (t tracesExporter) Shutdown(ctx context.Context) error {
-	t.beforeShutdown()
-	return t.Traces.Shutdown(ctx)
-}
-
-type logsExporter struct {
-	exporter.Logs
-	beforeShutdown func()
-}
-
-func (l logsExporter) Shutdown(ctx context.Context) error {
-	l.beforeShutdown()
-	return l.Logs.Shutdown(ctx)
+func (s stopFirst) Shutdown(ctx context.Context) error {
+	s.begin()
+	return s.Component.Shutdown(ctx)
 }
 
 // options are the exporterhelper options every signal gets.
-func (s *sharedExporter) options(cfg *Config) []exporterhelper.Option {
+func (p *pipeline) options(cfg *Config) []exporterhelper.Option {
 	return []exporterhelper.Option{
-		exporterhelper.WithStart(s.start),
-		exporterhelper.WithShutdown(s.shutdown),
+		exporterhelper.WithStart(p.start),
+		exporterhelper.WithShutdown(p.shutdown),
 		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}), // translation only reads
 		// The HTTP client's timeout already applies to each envelope: one timeout, not two.
 		exporterhelper.WithTimeout(exporterhelper.TimeoutConfig{Timeout: 0}),
