@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -9,6 +10,15 @@ import (
 type metricCheck struct {
 	name string
 	run  func(sdk, ours *metricsView, sdkRun, ourRun metricsRun) []diff
+}
+
+// mappedChecks read the exporter's form of a distribution (<name>.count, <name>.sum),
+// which a second sentry-go run does not have.
+// The increase after the first collection is what a cumulative stream can give: a
+// second sentry-go run sends every value.
+var mappedChecks = map[string]bool{
+	"distribution: count and sum after the first collection": true,
+	"counter: the increase after the first collection":       true,
 }
 
 // Compared by structure, never by value, because they differ by nature: timestamps
@@ -30,41 +40,87 @@ var metricChecks = []metricCheck{
 	{"type", perName(func(v *metricsView, name string) string {
 		return v.field(name, func(m metricItem) string { return m.Type })
 	})},
-	{"unit", perName(func(v *metricsView, name string) string {
+	{"type of the counter and the gauge", func(s, o *metricsView, _, _ metricsRun) []diff {
+		var out []diff
+		for _, name := range []string{ordersName, queueName} {
+			out = append(out, same(name, s.field(name, metricType), o.field(name, metricType))...)
+		}
+		return out
+	}},
+	{"unit (of the distribution's sum)", perOurName(func(v *metricsView, name string) string {
 		return v.field(name, func(m metricItem) string { return m.Unit })
 	})},
-	{"counter: the total counted", func(s, o *metricsView, _, _ metricsRun) []diff {
-		return same(ordersName, fmt.Sprint(s.total(ordersName)), fmt.Sprint(o.total(ordersName)))
-	}},
-	{"counter: the values sent", func(s, o *metricsView, _, _ metricsRun) []diff {
+	{"counter: every value sent", func(s, o *metricsView, _, _ metricsRun) []diff {
 		return same(ordersName, fmtList(s.values(ordersName)), fmtList(o.values(ordersName)))
+	}},
+	{"counter: the increase after the first collection", func(s, o *metricsView, _, _ metricsRun) []diff {
+		return same(ordersName, fmtList(s.values(ordersName)[firstCollection[ordersName]:]), fmtList(o.values(ordersName)))
 	}},
 	{"gauge: the values sent", func(s, o *metricsView, _, _ metricsRun) []diff {
 		return same(queueName, fmtList(s.values(queueName)), fmtList(o.values(queueName)))
 	}},
-	{"distribution: the values sent", func(s, o *metricsView, _, _ metricsRun) []diff {
-		return same(durationName, fmtList(s.values(durationName)), fmtList(o.values(durationName)))
+	{"distribution: count and sum after the first collection", func(s, o *metricsView, _, _ metricsRun) []diff {
+		later := s.byName[durationName][firstCollection[durationName]:]
+		var sum float64
+		for _, m := range later {
+			f, _ := m.Value.Float64()
+			sum += f
+		}
+		want := fmt.Sprintf("count [%d] sum [%s]", len(later), strconv.FormatFloat(sum, 'f', -1, 64))
+		got := fmt.Sprintf("count %s sum %s", fmtList(o.values(durationName+".count")), fmtList(o.values(durationName+".sum")))
+		return same(durationName, want, got)
 	}},
-	{"the program's attributes, typed", perName(func(v *metricsView, name string) string {
+	{"the program's attributes, typed", perOurName(func(v *metricsView, name string) string {
 		return v.field(name, func(m metricItem) string { return attrsOf(m, isProgramAttr) })
 	})},
-	{"the SDK's default attributes", perName(func(v *metricsView, name string) string {
-		return v.field(name, func(m metricItem) string { return attrsOf(m, isDefaultAttr) })
+	{"sentry.environment, sentry.release, sentry.server.address", perOurName(func(v *metricsView, name string) string {
+		return v.field(name, func(m metricItem) string { return attrsOf(m, isDeploymentAttr) })
 	})},
-	{"attributes only one side writes", perName(func(v *metricsView, name string) string {
+	{"sentry.sdk.name and sentry.sdk.version", perOurName(func(v *metricsView, name string) string {
+		return v.field(name, func(m metricItem) string { return attrsOf(m, isSDKAttr) })
+	})},
+	{"attributes only one side writes", perOurName(func(v *metricsView, name string) string {
 		return v.field(name, func(m metricItem) string { return attrKeys(m, isOtherAttr) })
 	})},
-	{"a trace_id on every metric, a span_id only inside a span", perName(func(v *metricsView, name string) string {
+	{"a trace_id on every metric, a span_id only inside a span", perOurName(func(v *metricsView, name string) string {
 		return v.field(name, func(m metricItem) string {
 			return fmt.Sprintf("trace_id %d hex, span_id %d hex", len(m.TraceID), len(m.SpanID))
 		})
 	})},
 	{"the distribution recorded in a span links to it", func(s, o *metricsView, sr, or metricsRun) []diff {
-		return same(durationName, linked(s, sr), linked(o, or))
+		return same(durationName, linked(s, durationName, sr), linked(o, ourName(o, durationName), or))
 	}},
-	{"a timestamp on every metric", perName(func(v *metricsView, name string) string {
+	{"timestamp form", perOurName(func(v *metricsView, name string) string {
 		return v.field(name, func(m metricItem) string { return fmt.Sprintf("%T", m.Timestamp) })
 	})},
+}
+
+// firstCollection is how many measurements of each metric the program records before
+// its first collection.
+var firstCollection = map[string]int{ordersName: 1, queueName: 1, durationName: 2}
+
+// ourName is the name under which the exporter sends what sentry-go sends as name: a
+// distribution's values become the counters <name>.count and <name>.sum
+// (docs/mapping.md#metrics); attributes, unit and links are read from the sum.
+func ourName(v *metricsView, name string) string {
+	if _, ok := v.byName[name]; !ok && name == durationName {
+		return durationName + ".sum"
+	}
+	return name
+}
+
+func metricType(m metricItem) string { return m.Type }
+
+// perOurName compares f of every metric name sentry-go sent with f of the exporter's
+// metric of that meaning (ourName).
+func perOurName(f func(v *metricsView, name string) string) func(s, o *metricsView, _, _ metricsRun) []diff {
+	return func(s, o *metricsView, _, _ metricsRun) []diff {
+		var out []diff
+		for _, name := range keys(s.byName) {
+			out = append(out, same(name, f(s, name), f(o, ourName(o, name)))...)
+		}
+		return out
+	}
 }
 
 // perName compares f of every metric name sentry-go sent.
@@ -80,15 +136,15 @@ func perName(f func(v *metricsView, name string) string) func(s, o *metricsView,
 
 func isProgramAttr(k string) bool { return strings.HasPrefix(k, "shop.") }
 
-// defaultAttrs are the attributes sentry-go's NewMeter puts on every metric.
-var defaultAttrs = map[string]bool{
-	"sentry.environment": true, "sentry.release": true, "sentry.sdk.name": true,
-	"sentry.sdk.version": true, "sentry.server.address": true,
-}
+// The attributes sentry-go's NewMeter puts on every metric: the deployment's, and the
+// SDK's name and version.
+var deploymentAttrs = map[string]bool{"sentry.environment": true, "sentry.release": true, "sentry.server.address": true}
 
-func isDefaultAttr(k string) bool { return defaultAttrs[k] }
+func isDeploymentAttr(k string) bool { return deploymentAttrs[k] }
 
-func isOtherAttr(k string) bool { return !isProgramAttr(k) && !isDefaultAttr(k) }
+func isSDKAttr(k string) bool { return k == "sentry.sdk.name" || k == "sentry.sdk.version" }
+
+func isOtherAttr(k string) bool { return !isProgramAttr(k) && !isDeploymentAttr(k) && !isSDKAttr(k) }
 
 // attrsOf renders the metric's attributes that keep, sorted: "k=type value; …".
 func attrsOf(m metricItem, keep func(string) bool) string {
@@ -112,10 +168,10 @@ func attrKeys(m metricItem, keep func(string) bool) string {
 	return strings.Join(out, ", ")
 }
 
-// linked says whether a distribution carries the trace and span ids of the span the
-// program recorded it in.
-func linked(v *metricsView, run metricsRun) string {
-	for _, m := range v.byName[durationName] {
+// linked says whether a metric of that name carries the trace and span ids of the span
+// the program recorded the distribution in.
+func linked(v *metricsView, name string, run metricsRun) string {
+	for _, m := range v.byName[name] {
 		if m.TraceID == run.traceID && m.SpanID == run.spanID {
 			return "linked to its span"
 		}

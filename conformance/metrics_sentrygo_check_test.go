@@ -48,6 +48,9 @@ func TestMetricChecksSentryGoAgainstItself(t *testing.T) {
 	bEnvs, bRun := runSentryGoMetrics(t)
 	a, b := newMetricsView(t, aEnvs), newMetricsView(t, bEnvs)
 	for _, c := range metricChecks {
+		if mappedChecks[c.name] {
+			continue
+		}
 		for _, d := range c.run(a, b, aRun, bRun) {
 			t.Errorf("%s: two sentry-go runs differ at %s: %s vs %s", c.name, d.where, d.want, d.got)
 		}
