@@ -341,7 +341,10 @@ type Totals struct {
 	FailedExceptions int64 `json:"failed_exceptions"`
 	// MetricPoints are the metric data points delivered, and Rejected and Failed
 	// those refused in a partial success or by a failed request.
-	MetricPoints         int64            `json:"metric_points"`
+	MetricPoints int64 `json:"metric_points"`
+	// TraceMetricItems are the trace metric items the delivered points become in Sentry
+	// (docs/mapping.md#metrics): what the exporter stores or counts in category trace_metric.
+	TraceMetricItems     int64            `json:"trace_metric_items"`
 	RejectedMetricPoints int64            `json:"rejected_metric_points"`
 	FailedMetricPoints   int64            `json:"failed_metric_points"`
 	HTTPErrors           map[string]int64 `json:"http_errors"`
@@ -358,6 +361,8 @@ type ServiceTotals struct {
 	Logs         int64 `json:"logs"`
 	Exceptions   int64 `json:"exceptions"`
 	MetricPoints int64 `json:"metric_points"`
+	// TraceMetricItems are the trace metric items its points become.
+	TraceMetricItems int64 `json:"trace_metric_items"`
 }
 
 func (t Totals) failedRequests() int64 {
@@ -478,6 +483,7 @@ func (s *sender) totals(d time.Duration) Totals {
 		FailedLogs:           s.failedLogs.Load(),
 		FailedExceptions:     s.failedExceptions.Load(),
 		MetricPoints:         s.metricPoints.Load(),
+		TraceMetricItems:     s.traceMetricItems.Load(),
 		RejectedMetricPoints: s.rejectedMetricPoints.Load(),
 		FailedMetricPoints:   s.failedMetricPoints.Load(),
 		HTTPErrors:           fails,

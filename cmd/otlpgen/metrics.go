@@ -27,10 +27,20 @@ import (
 //	rpc.server.duration             exponential histogram (ms)
 //	http.client.request.duration    summary (s), as a Prometheus receiver produces one
 //
-// One data point is one stream's value at one collection; the totals count data points.
+// One data point is one stream's value at one collection; the totals count data points,
+// and the trace metric items the exporter makes of them (docs/mapping.md#metrics: one per
+// gauge or sum point; <name>.count and <name>.sum per cumulative histogram point; those
+// and one <name>.quantile per quantile for a summary point).
 
 // metricKinds is the number of instruments per service, one per OTLP kind.
 const metricKinds = 6
+
+// summaryQuantiles are the quantiles of the summary points.
+var summaryQuantiles = []struct{ q, z float64 }{{0, -2}, {0.5, 0}, {0.9, 1.28}, {0.99, 2.33}, {1, 2.6}}
+
+// itemsPerStream is how many trace metric items one collection of a stream's six points
+// becomes: gauge 1, sums 1 each, histograms 2 each, summary 2 + its quantiles.
+var itemsPerStream = 1 + 1 + 1 + 2 + 2 + 2 + len(summaryQuantiles)
 
 // durationBounds are the OTel SDK's default explicit bounds for a duration in seconds
 // (the semantic conventions' advice for http.server.request.duration).
@@ -79,10 +89,11 @@ func newMeter(seed uint64, nServices, streams, instance int, start time.Time) *m
 	return m
 }
 
-// metricCounts is what one metrics batch holds: data points, in all and by service name.
+// metricCounts is what one metrics batch holds: data points, in all and by service name,
+// and the trace metric items they become.
 type metricCounts struct {
-	points    int
-	byService map[string]int
+	points, items int
+	byService     map[string]int // data points
 }
 
 // collect advances every stream by the requests served since the last collection and
@@ -106,6 +117,7 @@ func (m *meter) collect(now time.Time) (pmetric.Metrics, metricCounts) {
 		}
 		n := len(m.streams[i]) * metricKinds
 		mc.points += n
+		mc.items += len(m.streams[i]) * itemsPerStream
 		mc.byService[s.name] += n
 	}
 	return md, mc
@@ -265,7 +277,7 @@ func (m *meter) summaryPoint(s pmetric.SummaryDataPoint, st *stream, r route, st
 	s.SetCount(st.clientCount)
 	s.SetSum(st.clientSum)
 	median := math.Exp(-2.5)
-	for _, q := range []struct{ q, z float64 }{{0, -2}, {0.5, 0}, {0.9, 1.28}, {0.99, 2.33}, {1, 2.6}} {
+	for _, q := range summaryQuantiles {
 		v := s.QuantileValues().AppendEmpty()
 		v.SetQuantile(q.q)
 		v.SetValue(median * math.Exp(0.5*q.z))
@@ -274,7 +286,7 @@ func (m *meter) summaryPoint(s pmetric.SummaryDataPoint, st *stream, r route, st
 
 // metricTotals are the sender's metric counters.
 type metricTotals struct {
-	metricPoints, failedMetricPoints, rejectedMetricPoints atomic.Int64
+	metricPoints, failedMetricPoints, rejectedMetricPoints, traceMetricItems atomic.Int64
 }
 
 // sendMetrics POSTs one metrics export and counts its data points.
@@ -290,6 +302,7 @@ func (s *sender) sendMetrics(ctx context.Context, md pmetric.Metrics, mc metricC
 		return
 	}
 	s.metricPoints.Add(int64(mc.points))
+	s.traceMetricItems.Add(int64(mc.items))
 	resp := pmetricotlp.NewExportResponse()
 	if resp.UnmarshalProto(rb) == nil {
 		s.rejectedMetricPoints.Add(resp.PartialSuccess().RejectedDataPoints())
@@ -302,6 +315,7 @@ func (s *sender) sendMetrics(ctx context.Context, md pmetric.Metrics, mc metricC
 	for name, n := range mc.byService {
 		t := s.byService[name]
 		t.MetricPoints += int64(n)
+		t.TraceMetricItems += int64(n / metricKinds * itemsPerStream)
 		s.byService[name] = t
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+
+	"github.com/otel-sentry/sentryexporter/internal/tracemetric"
 )
 
 // The meter's export is what an SDK at its defaults sends: every OTLP kind, cumulative
@@ -120,7 +122,41 @@ func TestMetricsOnly(t *testing.T) {
 	if tot.MetricPoints != points.Load() || tot.MetricPoints != 3*2*3*metricKinds || other.Load() != 0 || tot.Spans != 0 {
 		t.Fatalf("totals %+v, server saw %d points and %d other requests", tot, points.Load(), other.Load())
 	}
+	if tot.TraceMetricItems != tot.MetricPoints/metricKinds*int64(itemsPerStream) || tot.ByService["checkout"].TraceMetricItems != tot.TraceMetricItems/2 {
+		t.Fatalf("trace metric items %d of %d points, by service %+v", tot.TraceMetricItems, tot.MetricPoints, tot.ByService)
+	}
 	if tot.ByService["checkout"].MetricPoints+tot.ByService["inventory"].MetricPoints != tot.MetricPoints {
 		t.Fatalf("by service %+v", tot.ByService)
 	}
+}
+
+// The items otlpgen expects in Sentry are what the exporter's accounting unit says its
+// points become (tracemetric.PerPoint), so that the checks of the scripts add up.
+func TestTraceMetricItemsAreTheExportersUnit(t *testing.T) {
+	md, mc := newMeter(4, 3, 2, 0, time.Now()).collect(time.Now())
+	var want int64
+	eachMetric(md, func(x pmetric.Metric) {
+		for i := range pointsOf(x) {
+			want += tracemetric.PerPoint(x, i)
+		}
+	})
+	if int64(mc.items) != want {
+		t.Fatalf("otlpgen counts %d trace metric items, the exporter %d", mc.items, want)
+	}
+}
+
+func pointsOf(x pmetric.Metric) int {
+	switch x.Type() {
+	case pmetric.MetricTypeGauge:
+		return x.Gauge().DataPoints().Len()
+	case pmetric.MetricTypeSum:
+		return x.Sum().DataPoints().Len()
+	case pmetric.MetricTypeHistogram:
+		return x.Histogram().DataPoints().Len()
+	case pmetric.MetricTypeExponentialHistogram:
+		return x.ExponentialHistogram().DataPoints().Len()
+	case pmetric.MetricTypeSummary:
+		return x.Summary().DataPoints().Len()
+	}
+	return 0
 }
