@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -79,13 +80,34 @@ func (v *metricsView) item(it capturedItem) {
 	}
 }
 
-// values are the metric's values in the order sent, as written.
+// values are the metric's values in the order sent, as numbers (7.0 and 7 are one).
 func (v *metricsView) values(name string) []string {
 	var out []string
 	for _, m := range v.byName[name] {
-		out = append(out, m.Value.String())
+		out = append(out, number(m.Value))
 	}
 	return out
+}
+
+// changes are the values without a counter's zeros and a gauge's repeats: what changed.
+func (v *metricsView) changes(name string) []string {
+	var out []string
+	for _, m := range v.byName[name] {
+		n := number(m.Value)
+		if m.Type == "counter" && n == "0" || m.Type == "gauge" && len(out) > 0 && out[len(out)-1] == n {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func number(n json.Number) string {
+	f, err := n.Float64()
+	if err != nil {
+		return n.String()
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
 // total is the sum of the metric's values.
