@@ -71,6 +71,7 @@ func TestUnmarshalFullConfig(t *testing.T) {
 		MaxConcurrentRequests: 32,
 		SendDefaultPII:        true,
 		Logs:                  LogsConfig{ResourceAttributes: []string{"service.name", "k8s.pod.name"}},
+		Metrics:               MetricsConfig{ResourceAttributes: []string{"service.name", "k8s.deployment.name"}, MaxStreamBytes: 4 << 20},
 		Memory:                MemoryConfig{MaxBytes: 80 << 20},
 		Pending:               PendingConfig{DrainTimeout: 3 * time.Second, MaxRequestsInFlight: 64},
 		ErrorEvents:           ErrorEventsConfig{DedupeWindow: 2 * time.Second},
@@ -155,6 +156,7 @@ func TestConfigRejected(t *testing.T) {
 		{"bad_dsn.yaml", "discovery_incomplete", "`org_slug` is required"},
 		{"bad_dsn.yaml", "discovery_incomplete", "`auth_token` is required"},
 		{"bad_dsn.yaml", "pending_zero", "pending: `drain_timeout` must not be negative; `max_requests_in_flight` must be at least 1"},
+		{"bad_dsn.yaml", "stream_state_too_small", "metrics: `max_stream_bytes` must be at least 65536 (64 KiB)"},
 		{"bad_dsn.yaml", "memory_too_small", "memory: `max_bytes` must be at least 1048576 (1 MiB)"},
 		{"bad_dsn.yaml", "assembly_over_half_memory", "`assembly::max_bytes` (67108864) must be at most half of `memory::max_bytes` (67108864)"},
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 	"github.com/otel-sentry/sentryexporter/internal/send"
 	"github.com/otel-sentry/sentryexporter/internal/traceindex"
+	"github.com/otel-sentry/sentryexporter/internal/tracemetric"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -54,6 +55,9 @@ type sentryExporter struct {
 	stage      *send.Stage   // everything after an envelope is built (internal/send)
 	asmMem     *admit.Holder // the spans held for assembly, in the stage's memory budget
 	dedupeMem  *admit.Holder // the error events held in the dedupe window, in the same budget
+	metrics    *tracemetric.Translator
+	streams    *tracemetric.Streams // cumulative streams' previous points (metrics::max_stream_bytes)
+	streamMem  *admit.Holder        // the streams' state, in the same budget
 
 	def             *project            // the `dsn` project; nil when routing covers everything
 	static          map[string]*project // routing::dsns, by attribute value
@@ -126,6 +130,12 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		SendDefaultPII:           cfg.SendDefaultPII,
 		LogResourceAttributes:    append([]string{}, cfg.Logs.ResourceAttributes...), // never nil: [] means none
 	})
+	e.metrics = tracemetric.New(tracemetric.Options{
+		Environment: cfg.Environment, Release: cfg.Release, SDKName: sdkinfo.Name, SDKVersion: sdkinfo.Version,
+		ResourceAttributes: append([]string{}, cfg.Metrics.ResourceAttributes...), // never nil: [] means none
+	})
+	e.streams = tracemetric.NewStreams(min(cfg.Metrics.MaxStreamBytes, cfg.Memory.MaxBytes/4), uint64(clk.now().UnixNano()))
+	e.streamMem = e.stage.NewHolder()
 	if ee := cfg.ErrorEvents; ee.FromSpanExceptions && ee.FromLogs && ee.DedupeWindow > 0 {
 		e.dedupe = dedupe.New[*project](ee.DedupeWindow)
 		e.dedupeMem = e.stage.NewHolder()

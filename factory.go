@@ -1,6 +1,6 @@
 // The component's face to the collector: NewFactory, the defaults (each
-// with its reason), and the one exporter that a component config's traces
-// and logs pipelines share.
+// with its reason), and the one exporter that a component config's traces,
+// logs and metrics pipelines share.
 
 package sentryexporter
 
@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
+	"github.com/otel-sentry/sentryexporter/internal/tracemetric"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
@@ -26,7 +27,7 @@ const (
 	// Defaults that differ from the library constructors; each with its reason.
 	defaultTimeout               = 30 * time.Second // one envelope; the HTTP client's timeout is the only one
 	defaultMaxConcurrentRequests = 128              // 128 in flight at 50 ms RTT = ~2,560 envelopes/s at most (make load)
-	defaultQueueSizeItems        = 50_000           // spans or logs per signal; ~1.6 KiB each in pdata (soak): ~80 MiB per queue
+	defaultQueueSizeItems        = 50_000           // spans, logs or data points per signal; ~1.6 KiB each in pdata (soak): ~80 MiB per queue
 	defaultBatchMinItems         = 1_000
 	defaultBatchMaxItems         = 2_000 // bounds what one consumer holds and translates at once
 	defaultClientReportInterval  = 30 * time.Second
@@ -58,6 +59,10 @@ const (
 	// interval. It counts against the memory budget, of which it may take
 	// half at most: envelopes keep the rest.
 	defaultAssemblyMaxBytes = 48 << 20
+	// defaultMaxStreamBytes: about 52,000 cumulative streams (a metric of one
+	// process with one attribute set each: 100 services of 500 streams), a
+	// twelfth of the memory budget.
+	defaultMaxStreamBytes = 8 << 20
 	// In flight over all projects: 512 requests is 4 projects at the default
 	// max_concurrent_requests (docs/memory.md).
 	defaultMaxRequestsInFlight = 512
@@ -72,8 +77,8 @@ const (
 	defaultRetryInitialInterval = time.Second
 )
 
-// NewFactory creates the factory of the Sentry exporter. The traces and logs
-// exporters built from one component config share one exporter, hence one
+// NewFactory creates the factory of the Sentry exporter. The traces, logs and
+// metrics exporters built from one component config share one exporter, hence one
 // rate-limit state, one client-report aggregator and one connection pool.
 func NewFactory() exporter.Factory {
 	return newFactory(realClocks())
@@ -91,6 +96,7 @@ func factoryOf(shared *sharedExporters) exporter.Factory {
 		createDefaultConfig,
 		exporter.WithTraces(shared.createTraces, metadata.TracesStability),
 		exporter.WithLogs(shared.createLogs, metadata.LogsStability),
+		exporter.WithMetrics(shared.createMetrics, metadata.MetricsStability),
 	)
 }
 
@@ -128,6 +134,7 @@ func createDefaultConfig() component.Config {
 		Pending:               PendingConfig{DrainTimeout: defaultDrainTimeout, MaxRequestsInFlight: defaultMaxRequestsInFlight},
 		ErrorEvents:           ErrorEventsConfig{FromSpanExceptions: true, FromLogs: true, DedupeWindow: defaultDedupeWindow},
 		Logs:                  LogsConfig{ResourceAttributes: slices.Clone(translate.DefaultLogResourceAttributes)},
+		Metrics:               MetricsConfig{ResourceAttributes: slices.Clone(tracemetric.DefaultResourceAttributes), MaxStreamBytes: defaultMaxStreamBytes},
 		ClientReports:         ClientReportsConfig{Enabled: true, Interval: defaultClientReportInterval},
 		Assembly:              AssemblyConfig{Wait: defaultAssemblyWait, MaxBytes: defaultAssemblyMaxBytes},
 		ClientConfig:          client,
@@ -160,6 +167,19 @@ func (s *sharedExporters) createLogs(ctx context.Context, set exporter.Settings,
 		stopFirst
 		consumer.Logs
 	}{stop, l}, nil
+}
+
+func (s *sharedExporters) createMetrics(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Metrics, error) {
+	m, stop, err := newPipeline(s, set, cfg, func(e *sentryExporter, opts []exporterhelper.Option) (exporter.Metrics, error) {
+		return exporterhelper.NewMetrics(ctx, set, cfg, e.pushMetrics, opts...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		stopFirst
+		consumer.Metrics
+	}{stop, m}, nil
 }
 
 // newPipeline is the one path every signal's pipeline is built on: the

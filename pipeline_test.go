@@ -24,4 +24,5 @@ func TestOnePipelineStoppingKeepsTheOthersRetries(t *testing.T) {
 	assert.Zero(t, h.droppedAll("log_item"))
 	assert.Len(t, h.sentry.envelopes(), 2, "the 503'd envelope and its retry")
 	require.NoError(t, h.logs.Shutdown(context.Background()))
+	require.NoError(t, h.metrics.Shutdown(context.Background()))
 }

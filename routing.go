@@ -13,12 +13,14 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/discovery"
 	"github.com/otel-sentry/sentryexporter/internal/split"
+	"github.com/otel-sentry/sentryexporter/internal/tracemetric"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
@@ -100,6 +102,11 @@ func (e *sentryExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 	return nil
 }
 
+func (e *sentryExporter) pushMetrics(ctx context.Context, md pmetric.Metrics) error {
+	pushRouted(ctx, e, split.Metrics(), md, e.pushMetricsTo)
+	return nil
+}
+
 // pushRouted is the route stage of every signal: each of the batch's
 // resources goes to its project (internal/split cuts the batch), and each
 // project's part is pushed, concurrently. Without routing, or when every
@@ -165,4 +172,14 @@ func skippedLogs(res *translate.LogsResult) account.Counts {
 	return account.Counts{
 		account.CatLogItem: int64(res.SkippedLogs), account.CatLogByte: int64(res.SkippedLogBytes), account.CatError: int64(res.SkippedErrors),
 	}
+}
+
+func (e *sentryExporter) pushMetricsTo(ctx context.Context, p *project, md pmetric.Metrics) error {
+	if p != nil {
+		return p.pushMetrics(ctx, md)
+	}
+	// No project: count what each data point would have become; no stream advances.
+	res := e.metrics.Metrics(md, nil, uint64(e.clk.now().UnixNano()), tracemetric.Want{})
+	e.unroutable.Dropped(ctx, account.ReasonUnroutable, account.Counts{account.CatTraceMetric: res.Skipped + res.Invalid + res.NoBaseline})
+	return nil
 }

@@ -1,4 +1,4 @@
-// The one exporter that a component config's traces and logs pipelines
+// The one exporter that a component config's traces, logs and metrics pipelines
 // share: contrib's sharedcomponent does this for its components, but it is
 // internal to contrib (and core's to core), so it cannot be imported; this
 // one also hands every pipeline's host to the component status
@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 )
 
-// sharedExporters hands the traces and logs pipelines of one component config
+// sharedExporters hands the traces, logs and metrics pipelines of one component config
 // the same exporter. It lives in the factory, not in a package variable.
 type sharedExporters struct {
 	mu       sync.Mutex
