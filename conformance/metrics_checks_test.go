@@ -104,7 +104,7 @@ func collections(ms []metricItem) string {
 
 // ourName is the name under which the exporter sends what sentry-go sends as name: a
 // distribution's values become the counters <name>.count and <name>.sum
-// (docs/mapping.md#metrics); attributes, unit and links are read from the sum.
+// (docs/mapping.md#metrics--trace-metrics); attributes, unit and links are read from the sum.
 func ourName(v *metricsView, name string) string {
 	if _, ok := v.byName[name]; !ok && name == durationName {
 		return durationName + ".sum"

@@ -343,7 +343,7 @@ type Totals struct {
 	// those refused in a partial success or by a failed request.
 	MetricPoints int64 `json:"metric_points"`
 	// TraceMetricItems are the trace metric items the delivered points become in Sentry
-	// (docs/mapping.md#metrics): what the exporter stores or counts in category trace_metric.
+	// (docs/mapping.md#metrics--trace-metrics): what the exporter stores or counts in category trace_metric.
 	TraceMetricItems     int64            `json:"trace_metric_items"`
 	RejectedMetricPoints int64            `json:"rejected_metric_points"`
 	FailedMetricPoints   int64            `json:"failed_metric_points"`

@@ -28,7 +28,7 @@ import (
 //	http.client.request.duration    summary (s), as a Prometheus receiver produces one
 //
 // One data point is one stream's value at one collection; the totals count data points,
-// and the trace metric items the exporter makes of them (docs/mapping.md#metrics: one per
+// and the trace metric items the exporter makes of them (docs/mapping.md#metrics--trace-metrics: one per
 // gauge or sum point; <name>.count and <name>.sum per cumulative histogram point; those
 // and one <name>.quantile per quantile for a summary point).
 
