@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // metricItem is one trace metric as Sentry got it.
@@ -55,7 +56,26 @@ func newMetricsView(t *testing.T, envs []captured) *metricsView {
 			v.problems = append(v.problems, fmt.Sprintf("an envelope with %d trace_metric containers", containers))
 		}
 	}
+	// Envelopes of one sender may arrive in any order (each push is its own request):
+	// the metrics are compared in the order they were measured.
+	for _, ms := range v.byName {
+		sort.SliceStable(ms, func(i, j int) bool { return seconds(ms[i].Timestamp) < seconds(ms[j].Timestamp) })
+	}
 	return v
+}
+
+// seconds reads a timestamp as Relay does: seconds since the epoch, or RFC 3339.
+func seconds(ts any) float64 {
+	switch t := ts.(type) {
+	case json.Number:
+		f, _ := t.Float64()
+		return f
+	case string:
+		if tt, err := time.Parse(time.RFC3339Nano, t); err == nil {
+			return float64(tt.UnixNano()) / 1e9
+		}
+	}
+	return 0
 }
 
 // item reads one trace_metric container and checks its item header.
