@@ -138,7 +138,7 @@ func (v *validator) item(i int) {
 	case ItemTypeTraceMetric:
 		v.contentType(where, it, ContentTypeTraceMetricContainer)
 		if items, ok := v.container(where, it); ok {
-			v.traceMetrics(where, items)
+			v.traceMetrics(where, it.Payload, items)
 		}
 	default:
 		v.failf(where, "unknown item type %q", it.Type)

@@ -31,7 +31,7 @@ const maxCustomUnit = 15
 // with an unknown type or a non-numeric value, and keeps one whose unit it cannot parse but
 // without the unit: both are problems here. As for logs, metrics of several traces may
 // share a container only when the envelope has no `trace` header.
-func (v *validator) traceMetrics(where string, items []any) {
+func (v *validator) traceMetrics(where string, payload []byte, items []any) {
 	traces := map[string]bool{}
 	for i, raw := range items {
 		at := fmt.Sprintf("%s items[%d]", where, i)
@@ -52,7 +52,9 @@ func (v *validator) traceMetrics(where string, items []any) {
 		v.metricValue(at, metric)
 		v.metricUnit(at, metric)
 		v.attributes(at, metric)
-		v.metricSize(at, metric)
+		if len(payload) > v.limits.MaxTraceMetricSize { // else no metric in it can be over
+			v.metricSize(at, metric)
+		}
 	}
 	if len(traces) > 1 && v.env.Header.Trace != nil {
 		v.failf(where, "metrics from %d traces in one container, but the envelope has a trace header", len(traces))

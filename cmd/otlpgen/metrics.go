@@ -111,9 +111,8 @@ func (m *meter) collect(now time.Time) (pmetric.Metrics, metricCounts) {
 		sm.Scope().SetVersion("0.72.0")
 		kinds := m.instruments(sm.Metrics())
 		for j, st := range m.streams[i] {
-			r := s.routes[j%len(s.routes)]
 			m.advance(st)
-			m.points(kinds, st, r, now)
+			m.points(kinds, st, streamOf(s, j), now)
 		}
 		n := len(m.streams[i]) * metricKinds
 		mc.points += n
@@ -146,6 +145,30 @@ func (m *meter) instruments(ms pmetric.MetricSlice) []pmetric.Metric {
 	summary := add("http.client.request.duration", "s", "Duration of HTTP client requests.")
 	summary.SetEmptySummary()
 	return []pmetric.Metric{gauge, count, conns, hist, exp, summary}
+}
+
+// streamID is what tells a service's streams apart: a route, and a status code and a port,
+// so that no two of --metric-streams share their attributes (one stream, one point per export).
+type streamID struct {
+	route
+	status, port int64
+}
+
+var statusCodes = []int64{200, 201, 204, 400, 404, 500}
+
+func streamOf(s *service, j int) streamID {
+	n := len(s.routes)
+	return streamID{
+		route:  s.routes[j%n],
+		status: statusCodes[j/n%len(statusCodes)],
+		port:   8080 + int64(j/(n*len(statusCodes))),
+	}
+}
+
+// put adds the stream's status code and port to a point's attributes.
+func (id streamID) put(a pcommon.Map) {
+	a.PutInt("http.response.status_code", id.status)
+	a.PutInt("server.port", id.port)
 }
 
 // advance serves 1 to 20 requests on the stream.
@@ -183,12 +206,13 @@ func expIndex(v float64) int {
 }
 
 // points appends the stream's six data points, one per instrument.
-func (m *meter) points(kinds []pmetric.Metric, st *stream, r route, now time.Time) {
+func (m *meter) points(kinds []pmetric.Metric, st *stream, r streamID, now time.Time) {
 	start, ts := pcommon.NewTimestampFromTime(m.start), pcommon.NewTimestampFromTime(now)
 	attrs := func(a pcommon.Map) {
 		a.PutStr("http.request.method", r.method)
-		a.PutStr("http.route", r.route)
+		a.PutStr("http.route", r.route.route)
 		a.PutStr("url.scheme", "http")
+		r.put(a)
 	}
 	g := kinds[0].Gauge().DataPoints().AppendEmpty()
 	attrs(g.Attributes())
@@ -203,8 +227,9 @@ func (m *meter) points(kinds []pmetric.Metric, st *stream, r route, now time.Tim
 	m.exemplar(c.Exemplars(), now, func(e pmetric.Exemplar) { e.SetIntValue(1) })
 
 	p := kinds[2].Sum().DataPoints().AppendEmpty()
-	p.Attributes().PutStr("db.client.connection.pool.name", r.route)
+	p.Attributes().PutStr("db.client.connection.pool.name", r.route.route)
 	p.Attributes().PutStr("db.client.connection.state", "used")
+	r.put(p.Attributes())
 	p.SetStartTimestamp(start)
 	p.SetTimestamp(ts)
 	p.SetIntValue(st.connections)
@@ -246,9 +271,10 @@ func (m *meter) msDuration(lo, hi int) time.Duration {
 	return time.Duration(lo+m.rnd.IntN(hi-lo+1)) * time.Millisecond
 }
 
-func (m *meter) expPoint(e pmetric.ExponentialHistogramDataPoint, st *stream, r route, start, ts pcommon.Timestamp) {
+func (m *meter) expPoint(e pmetric.ExponentialHistogramDataPoint, st *stream, r streamID, start, ts pcommon.Timestamp) {
 	e.Attributes().PutStr("rpc.system", "grpc")
-	e.Attributes().PutStr("rpc.method", r.route)
+	e.Attributes().PutStr("rpc.method", r.route.route)
+	r.put(e.Attributes())
 	e.SetStartTimestamp(start)
 	e.SetTimestamp(ts)
 	e.SetScale(expScale)
@@ -269,9 +295,11 @@ func (m *meter) expPoint(e pmetric.ExponentialHistogramDataPoint, st *stream, r 
 }
 
 // summaryPoint is a cumulative count and sum with quantiles near a log-normal's.
-func (m *meter) summaryPoint(s pmetric.SummaryDataPoint, st *stream, r route, start, ts pcommon.Timestamp) {
+func (m *meter) summaryPoint(s pmetric.SummaryDataPoint, st *stream, r streamID, start, ts pcommon.Timestamp) {
 	s.Attributes().PutStr("http.request.method", r.method)
+	s.Attributes().PutStr("url.template", r.route.route)
 	s.Attributes().PutStr("server.address", "api.internal")
+	r.put(s.Attributes())
 	s.SetStartTimestamp(start)
 	s.SetTimestamp(ts)
 	s.SetCount(st.clientCount)

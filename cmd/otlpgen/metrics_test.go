@@ -160,3 +160,20 @@ func pointsOf(x pmetric.Metric) int {
 	}
 	return 0
 }
+
+// Every stream is a stream of its own: the exporter, given three collections, turns each
+// point after a stream's first into its items, none counted without a baseline (two
+// streams with the same attributes would take each other's points for resets).
+func TestStreamsAreDistinct(t *testing.T) {
+	start := time.Now()
+	m := newMeter(4, 3, 30, 0, start)
+	tr := tracemetric.New(tracemetric.Options{})
+	st := tracemetric.NewStreams(8<<20, uint64(start.Add(-time.Second).UnixNano()))
+	for i := range 3 {
+		md, mc := m.collect(start.Add(time.Duration(i+1) * time.Second))
+		r := tr.Metrics(md, st, uint64(start.UnixNano()), tracemetric.Want{Items: true})
+		if int64(len(r.Items)) != int64(mc.items) || r.NoBaseline != 0 || r.Invalid != 0 {
+			t.Fatalf("collection %d: %d items of %d, %d without a baseline, %d invalid", i, len(r.Items), mc.items, r.NoBaseline, r.Invalid)
+		}
+	}
+}
