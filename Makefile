@@ -125,7 +125,7 @@ bench:
 ## (conformance/spanstream_test.go; also part of `make test` once conformance/node has node_modules).
 spanstream:
 	npm ci --prefix conformance/node --no-audit --no-fund
-	cd conformance && SPANSTREAM_REQUIRED=1 $(GO) test -race -count=1 -run 'TestSpanStreaming' -v .
+	cd conformance && SPANSTREAM_REQUIRED=1 $(GO) test -race -count=1 -run 'TestSpanStreaming|TestNodeMetrics' -v .
 
 ## metrics-conformance: trace metrics held against sentry-go's metrics API, the same measurements
 ## through the OTel Go SDK at its defaults and the built collector (conformance/metrics_*_test.go;

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -81,7 +80,7 @@ func startCollector(t *testing.T, dsn, config string) *collector {
 		t.Fatal(err)
 	}
 	c := &collector{
-		cmd:     exec.Command(bin, "--config", file), //nolint:gosec // G204: the repository's own binary and a config this test wrote
+		cmd:     exec.Command(bin, "--config", file),
 		otlpURL: fmt.Sprintf("http://127.0.0.1:%d", port),
 		stderr:  &strings.Builder{},
 		done:    make(chan error, 1),
@@ -138,7 +137,7 @@ func (c *collector) stop(t *testing.T) {
 // freePort is a loopback port free a moment ago.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

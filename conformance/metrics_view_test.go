@@ -130,16 +130,6 @@ func number(n json.Number) string {
 	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
-// total is the sum of the metric's values.
-func (v *metricsView) total(name string) float64 {
-	var sum float64
-	for _, m := range v.byName[name] {
-		f, _ := m.Value.Float64()
-		sum += f
-	}
-	return sum
-}
-
 // field is one top-level field of every item of the metric, "" when all are equal to
 // the first's, else the distinct values.
 func (v *metricsView) field(name string, f func(metricItem) string) string {

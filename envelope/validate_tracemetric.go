@@ -98,12 +98,16 @@ func isCustomUnit(s string) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_') {
+		if !isWordChar(s[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// isWordChar reports whether c is an ASCII letter, digit or underscore.
+func isWordChar(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
 }
 
 // metricSize checks one metric, re-encoded, against MaxTraceMetricSize: Relay checks the

@@ -123,7 +123,7 @@ func (m *meter) collect(now time.Time) (pmetric.Metrics, metricCounts) {
 }
 
 // instruments appends the six metrics of one service, empty, in the order points fills them.
-func (m *meter) instruments(ms pmetric.MetricSlice) []pmetric.Metric {
+func (*meter) instruments(ms pmetric.MetricSlice) []pmetric.Metric {
 	add := func(name, unit, desc string) pmetric.Metric {
 		x := ms.AppendEmpty()
 		x.SetName(name)
@@ -271,7 +271,7 @@ func (m *meter) msDuration(lo, hi int) time.Duration {
 	return time.Duration(lo+m.rnd.IntN(hi-lo+1)) * time.Millisecond
 }
 
-func (m *meter) expPoint(e pmetric.ExponentialHistogramDataPoint, st *stream, r streamID, start, ts pcommon.Timestamp) {
+func (*meter) expPoint(e pmetric.ExponentialHistogramDataPoint, st *stream, r streamID, start, ts pcommon.Timestamp) {
 	e.Attributes().PutStr("rpc.system", "grpc")
 	e.Attributes().PutStr("rpc.method", r.route.route)
 	r.put(e.Attributes())
@@ -295,7 +295,7 @@ func (m *meter) expPoint(e pmetric.ExponentialHistogramDataPoint, st *stream, r 
 }
 
 // summaryPoint is a cumulative count and sum with quantiles near a log-normal's.
-func (m *meter) summaryPoint(s pmetric.SummaryDataPoint, st *stream, r streamID, start, ts pcommon.Timestamp) {
+func (*meter) summaryPoint(s pmetric.SummaryDataPoint, st *stream, r streamID, start, ts pcommon.Timestamp) {
 	s.Attributes().PutStr("http.request.method", r.method)
 	s.Attributes().PutStr("url.template", r.route.route)
 	s.Attributes().PutStr("server.address", "api.internal")
