@@ -123,7 +123,7 @@ func TestMetricsWithoutBaselineAreCounted(t *testing.T) {
 
 // TestScenarioTraceMetricLimit: a 429 limiting trace_metric drops the
 // envelope it answered (rate_limited) and every later metric before it is
-// serialised (ratelimit_backoff), each counted in trace_metric exactly;
+// serialized (ratelimit_backoff), each counted in trace_metric exactly;
 // logs go on; the client report carries the local drops.
 func TestScenarioTraceMetricLimit(t *testing.T) {
 	for _, tt := range []struct{ name, limit string }{
@@ -148,7 +148,7 @@ func TestScenarioTraceMetricLimit(t *testing.T) {
 
 			assert.EqualValues(t, 4+4, h.sent("trace_metric"), "the first push and the one after the limit")
 			assert.EqualValues(t, 4, h.dropped("trace_metric", "rate_limited"), "the envelope answered 429")
-			assert.EqualValues(t, 8, h.dropped("trace_metric", "ratelimit_backoff"), "two pushes, before serialising")
+			assert.EqualValues(t, 8, h.dropped("trace_metric", "ratelimit_backoff"), "two pushes, before serializing")
 			assert.Equal(t, uint64(8), h.sentry.discards()["ratelimit_backoff/trace_metric"])
 			last := h.sentry.metricsOf(t)
 			for _, m := range last[len(last)-4:] {

@@ -1,7 +1,6 @@
 package sentryexporter
 
 import (
-	"context"
 	"net/http"
 	"testing"
 
@@ -15,7 +14,7 @@ import (
 // whole exporter were stopping.
 func TestOnePipelineStoppingKeepsTheOthersRetries(t *testing.T) {
 	h := newHarness(t, noDedupe)
-	require.NoError(t, h.traces.Shutdown(context.Background()))
+	require.NoError(t, h.traces.Shutdown(t.Context()))
 
 	h.sentry.setRespond(firstThenOK(answer{status: http.StatusServiceUnavailable}))
 	h.consumeLogs(3)
@@ -23,6 +22,6 @@ func TestOnePipelineStoppingKeepsTheOthersRetries(t *testing.T) {
 	assert.Equal(t, int64(3), h.sent("log_item"), "the logs pipeline still retries")
 	assert.Zero(t, h.droppedAll("log_item"))
 	assert.Len(t, h.sentry.envelopes(), 2, "the 503'd envelope and its retry")
-	require.NoError(t, h.logs.Shutdown(context.Background()))
-	require.NoError(t, h.metrics.Shutdown(context.Background()))
+	require.NoError(t, h.logs.Shutdown(t.Context()))
+	require.NoError(t, h.metrics.Shutdown(t.Context()))
 }

@@ -27,8 +27,7 @@ func (r *run) histogram(rc *resCtx, p *point, base uint64, kind byte, temporalit
 		n++
 	}
 	switch {
-	case delta:
-		n += b2i(h.hasMin) + b2i(h.hasMax)
+	case delta: // every item is emitted, each counted on its own
 	case temporality != pmetric.AggregationTemporalityCumulative:
 		r.res.Invalid += n
 		return

@@ -28,12 +28,18 @@ func floatOf(f float64) number { return number{f: f} }
 
 func (n number) valid() bool { return n.isInt || finite(n.f) }
 
-// point is what the items of one data point share.
+// point is what the items of one data point share: its time, trace and
+// attributes, rendered once for all its items.
 type point struct {
 	time    uint64
 	traceID [16]byte
 	spanID  [8]byte
 	attrs   pcommon.Map
+
+	rendered    []byte // the point's attributes as members; valid once ready
+	ready       bool
+	clash       bool // a point attribute has the key of a default or a resource attribute
+	quantileKey bool // a point attribute is named quantile
 }
 
 // pointOf reads a data point's time, attributes and trace: its first
@@ -61,7 +67,7 @@ type metricItem struct {
 }
 
 // appendItem writes one trace metric, its fields in sentry-go's order.
-func (t *Translator) appendItem(b []byte, rc *resCtx, p *point, it *metricItem) []byte {
+func (r *run) appendItem(b []byte, rc *resCtx, p *point, it *metricItem) []byte {
 	b = append(b, `{"timestamp":`...)
 	b = appendTimestamp(b, p.time)
 	b = append(b, `,"trace_id":`...)
@@ -87,16 +93,45 @@ func (t *Translator) appendItem(b []byte, rc *resCtx, p *point, it *metricItem) 
 		b = append(b, '"')
 	}
 	b = append(b, `,"attributes":{`...)
-	b = t.appendAttributes(b, rc, p, it)
+	b = r.appendAttributes(b, rc, p, it)
 	return append(b, "}}"...)
 }
 
 // appendAttributes writes the point's attributes (they win over the
 // defaults, as an SDK's per-call attributes do), the quantile, then the
-// resource's shared members, without repeating a key.
-func (t *Translator) appendAttributes(b []byte, rc *resCtx, p *point, it *metricItem) []byte {
-	first, clash := true, false
-	for k, v := range p.attrs.All() {
+// resource's shared members, without repeating a key. The point's are
+// rendered once, into the run's scratch buffer, for all its items.
+func (r *run) appendAttributes(b []byte, rc *resCtx, p *point, it *metricItem) []byte {
+	if !p.ready {
+		r.scratch = r.scratch[:0]
+		r.scratch, p.clash, p.quantileKey = appendPointAttributes(r.scratch, rc, p.attrs)
+		p.rendered, p.ready = r.scratch, true
+	}
+	b = append(b, p.rendered...)
+	first := len(p.rendered) == 0
+	if it.hasQuantile && !p.quantileKey {
+		b = appendMember(b, first, "quantile")
+		b = append(b, `{"type":"double","value":`...)
+		b = appendFloat(b, it.quantile)
+		b = append(b, '}')
+		first = false
+	}
+	rest := rc.rest
+	if p.clash {
+		rest = r.t.appendShared(nil, rc, rc.res, func(k string) bool { _, ok := p.attrs.Get(k); return ok })
+	}
+	if len(rest) > 0 && !first {
+		b = append(b, ',')
+	}
+	return append(b, rest...)
+}
+
+// appendPointAttributes writes a point's attributes as members, and says
+// whether one has the key of a default or a selected resource attribute,
+// and whether one is named quantile.
+func appendPointAttributes(b []byte, rc *resCtx, attrs pcommon.Map) (_ []byte, clash, quantileKey bool) {
+	first := true
+	for k, v := range attrs.All() {
 		n := len(b)
 		b = appendMember(b, first, k)
 		var ok bool
@@ -105,21 +140,8 @@ func (t *Translator) appendAttributes(b []byte, rc *resCtx, p *point, it *metric
 			continue
 		}
 		first = false
-		clash = clash || sentryKey(k) || slices.Contains(rc.keys, k) || it.hasQuantile && k == "quantile"
+		clash = clash || sentryKey(k) || slices.Contains(rc.keys, k)
+		quantileKey = quantileKey || k == "quantile"
 	}
-	if it.hasQuantile && !clash {
-		b = appendMember(b, first, "quantile")
-		b = append(b, `{"type":"double","value":`...)
-		b = appendFloat(b, it.quantile)
-		b = append(b, '}')
-		first = false
-	}
-	rest := rc.rest
-	if clash {
-		rest = t.appendShared(nil, rc, rc.res, func(k string) bool { _, ok := p.attrs.Get(k); return ok })
-	}
-	if len(rest) > 0 && !first {
-		b = append(b, ',')
-	}
-	return append(b, rest...)
+	return b, clash, quantileKey
 }

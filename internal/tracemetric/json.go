@@ -15,7 +15,7 @@ const maxDepth = 10
 
 const hexDigits = "0123456789abcdef"
 
-func appendHex(b []byte, id []byte) []byte {
+func appendHex(b, id []byte) []byte {
 	b = append(b, '"')
 	for _, c := range id {
 		b = append(b, hexDigits[c>>4], hexDigits[c&15])

@@ -6,13 +6,15 @@ import (
 
 // run is one call of Metrics: its buffer, its items and its counts.
 type run struct {
-	t    *Translator
-	st   *Streams
-	now  uint64
-	want bool
-	buf  []byte
-	ends []int // each item ends here in buf; it starts where the one before ended
-	res  Result
+	t       *Translator
+	st      *Streams
+	now     uint64
+	want    bool
+	buf     []byte
+	ends    []int  // each item ends here in buf; it starts where the one before ended
+	scratch []byte // the current point's attributes, rendered once
+
+	res Result
 }
 
 // emit writes one item, or counts it skipped or invalid.
@@ -23,7 +25,7 @@ func (r *run) emit(rc *resCtx, p *point, it *metricItem) {
 	case !it.value.valid():
 		r.res.Invalid++
 	default:
-		r.buf = r.t.appendItem(r.buf, rc, p, it)
+		r.buf = r.appendItem(r.buf, rc, p, it)
 		r.ends = append(r.ends, len(r.buf))
 	}
 }

@@ -61,7 +61,7 @@ func TestEvictedStreamsAreCounted(t *testing.T) {
 	}
 	first := push(t0, names)
 	assert.Equal(t, int64(len(names)), int64(len(first.Items))+first.NoBaseline)
-	assert.Equal(t, numShards, len(first.Items), "the first stream of each shard, before any eviction, is all new")
+	assert.Len(t, first.Items, numShards, "the first stream of each shard, before any eviction, is all new")
 	assert.Equal(t, int64(len(names)-numShards), st.Evicted())
 	assert.LessOrEqual(t, st.Held(), int64(numShards*StreamBytes))
 

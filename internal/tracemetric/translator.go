@@ -3,6 +3,7 @@ package tracemetric
 import (
 	"hash/maphash"
 	"strings"
+	"sync/atomic"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -33,6 +34,9 @@ type Translator struct {
 	all bool
 	sel map[string]bool
 	h   hasher
+	// perPoint is the bytes the last call wrote per data point, so that the
+	// next call's buffer is sized once, not grown by copying.
+	perPoint atomic.Int64
 }
 
 // New is a translator with o; its trace ids for points without an exemplar
@@ -43,6 +47,7 @@ func New(o Options) *Translator {
 		keys = DefaultResourceAttributes
 	}
 	t := &Translator{o: o, sel: map[string]bool{}, h: hasher{seed: maphash.MakeSeed()}}
+	t.perPoint.Store(512)
 	for _, k := range keys {
 		t.all = t.all || k == "*"
 		t.sel[k] = true
@@ -79,8 +84,9 @@ type Result struct {
 // no project: they are only counted, and no stream advances).
 func (t *Translator) Metrics(md pmetric.Metrics, st *Streams, now uint64, want Want) Result {
 	r := run{t: t, st: st, now: now, want: want.Items}
+	points := int64(md.DataPointCount())
 	if want.Items {
-		r.buf = make([]byte, 0, md.DataPointCount()*384)
+		r.buf = make([]byte, 0, t.perPoint.Load()*points*9/8+1024)
 	}
 	for _, rm := range md.ResourceMetrics().All() {
 		rc := t.resource(rm.Resource())
@@ -90,6 +96,9 @@ func (t *Translator) Metrics(md pmetric.Metrics, st *Streams, now uint64, want W
 				r.metric(&rc, base, m)
 			}
 		}
+	}
+	if want.Items && points > 0 && len(r.buf) > 0 {
+		t.perPoint.Store(int64(len(r.buf))/points + 1)
 	}
 	return r.result()
 }

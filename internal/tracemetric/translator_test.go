@@ -3,6 +3,7 @@ package tracemetric
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,7 +75,7 @@ func gauge(ms pmetric.MetricSlice, name, unit string, ts uint64, v float64) pmet
 	return dp
 }
 
-func sum(ms pmetric.MetricSlice, name string, monotonic bool, tm pmetric.AggregationTemporality, start, ts uint64, v int64) pmetric.NumberDataPoint {
+func sum(ms pmetric.MetricSlice, name string, monotonic bool, tm pmetric.AggregationTemporality, start, ts uint64, v int64) {
 	m := ms.AppendEmpty()
 	m.SetName(name)
 	s := m.SetEmptySum()
@@ -84,10 +85,9 @@ func sum(ms pmetric.MetricSlice, name string, monotonic bool, tm pmetric.Aggrega
 	dp.SetStartTimestamp(pcommon.Timestamp(start))
 	dp.SetTimestamp(pcommon.Timestamp(ts))
 	dp.SetIntValue(v)
-	return dp
 }
 
-func hist(ms pmetric.MetricSlice, name string, tm pmetric.AggregationTemporality, start, ts, count uint64, total float64) pmetric.HistogramDataPoint {
+func hist(ms pmetric.MetricSlice, name string, tm pmetric.AggregationTemporality, start, ts, count uint64, total float64) {
 	m := ms.AppendEmpty()
 	m.SetName(name)
 	m.SetUnit("ms")
@@ -102,7 +102,6 @@ func hist(ms pmetric.MetricSlice, name string, tm pmetric.AggregationTemporality
 	dp.SetMax(40)
 	dp.ExplicitBounds().FromRaw([]float64{5, 10})
 	dp.BucketCounts().FromRaw([]uint64{count / 2, count - count/2, 0})
-	return dp
 }
 
 const (
@@ -119,59 +118,84 @@ func TestEveryMetricType(t *testing.T) {
 		add        func(ms pmetric.MetricSlice, ts uint64, v int64)
 		first, nxt []brief
 	}{
-		{"gauge", func(ms pmetric.MetricSlice, ts uint64, v int64) { gauge(ms, "queue.depth", "{job}", ts, float64(v)) },
-			[]brief{{"gauge", "queue.depth", 10, ""}}, []brief{{"gauge", "queue.depth", 25, ""}}},
-		{"monotonic delta sum", func(ms pmetric.MetricSlice, ts uint64, v int64) { sum(ms, "requests", true, delta, ts-sec, ts, v) },
-			[]brief{{"counter", "requests", 10, ""}}, []brief{{"counter", "requests", 25, ""}}},
-		{"monotonic cumulative sum", func(ms pmetric.MetricSlice, ts uint64, v int64) {
-			sum(ms, "requests", true, cumulative, newStart, ts, v)
+		{
+			"gauge", func(ms pmetric.MetricSlice, ts uint64, v int64) { gauge(ms, "queue.depth", "{job}", ts, float64(v)) },
+			[]brief{{"gauge", "queue.depth", 10, ""}},
+			[]brief{{"gauge", "queue.depth", 25, ""}},
 		},
-			[]brief{{"counter", "requests", 10, ""}}, []brief{{"counter", "requests", 15, ""}}},
-		{"non-monotonic cumulative sum", func(ms pmetric.MetricSlice, ts uint64, v int64) {
-			sum(ms, "pool.used", false, cumulative, newStart, ts, v)
+		{
+			"monotonic delta sum", func(ms pmetric.MetricSlice, ts uint64, v int64) { sum(ms, "requests", true, delta, ts-sec, ts, v) },
+			[]brief{{"counter", "requests", 10, ""}},
+			[]brief{{"counter", "requests", 25, ""}},
 		},
-			[]brief{{"gauge", "pool.used", 10, ""}}, []brief{{"gauge", "pool.used", 25, ""}}},
-		{"non-monotonic delta sum", func(ms pmetric.MetricSlice, ts uint64, v int64) { sum(ms, "pool.used", false, delta, ts-sec, ts, -v) },
-			[]brief{{"counter", "pool.used", -10, ""}}, []brief{{"counter", "pool.used", -25, ""}}},
-		{"delta histogram", func(ms pmetric.MetricSlice, ts uint64, v int64) {
-			hist(ms, "http.duration", delta, ts-sec, ts, uint64(v), float64(v)*2)
+		{
+			"monotonic cumulative sum", func(ms pmetric.MetricSlice, ts uint64, v int64) {
+				sum(ms, "requests", true, cumulative, newStart, ts, v)
+			},
+			[]brief{{"counter", "requests", 10, ""}},
+			[]brief{{"counter", "requests", 15, ""}},
 		},
+		{
+			"non-monotonic cumulative sum", func(ms pmetric.MetricSlice, ts uint64, v int64) {
+				sum(ms, "pool.used", false, cumulative, newStart, ts, v)
+			},
+			[]brief{{"gauge", "pool.used", 10, ""}},
+			[]brief{{"gauge", "pool.used", 25, ""}},
+		},
+		{
+			"non-monotonic delta sum", func(ms pmetric.MetricSlice, ts uint64, v int64) { sum(ms, "pool.used", false, delta, ts-sec, ts, -v) },
+			[]brief{{"counter", "pool.used", -10, ""}},
+			[]brief{{"counter", "pool.used", -25, ""}},
+		},
+		{
+			"delta histogram", func(ms pmetric.MetricSlice, ts uint64, v int64) {
+				hist(ms, "http.duration", delta, ts-sec, ts, uint64(v), float64(v)*2)
+			},
 			[]brief{{"counter", "http.duration.count", 10, ""}, {"counter", "http.duration.sum", 20, "millisecond"}, {"gauge", "http.duration.min", 1.5, "millisecond"}, {"gauge", "http.duration.max", 40, "millisecond"}},
-			[]brief{{"counter", "http.duration.count", 25, ""}, {"counter", "http.duration.sum", 50, "millisecond"}, {"gauge", "http.duration.min", 1.5, "millisecond"}, {"gauge", "http.duration.max", 40, "millisecond"}}},
-		{"cumulative histogram", func(ms pmetric.MetricSlice, ts uint64, v int64) {
-			hist(ms, "http.duration", cumulative, newStart, ts, uint64(v), float64(v)*2)
+			[]brief{{"counter", "http.duration.count", 25, ""}, {"counter", "http.duration.sum", 50, "millisecond"}, {"gauge", "http.duration.min", 1.5, "millisecond"}, {"gauge", "http.duration.max", 40, "millisecond"}},
 		},
+		{
+			"cumulative histogram", func(ms pmetric.MetricSlice, ts uint64, v int64) {
+				hist(ms, "http.duration", cumulative, newStart, ts, uint64(v), float64(v)*2)
+			},
 			[]brief{{"counter", "http.duration.count", 10, ""}, {"counter", "http.duration.sum", 20, "millisecond"}},
-			[]brief{{"counter", "http.duration.count", 15, ""}, {"counter", "http.duration.sum", 30, "millisecond"}}},
-		{"cumulative exponential histogram", func(ms pmetric.MetricSlice, ts uint64, v int64) {
-			m := ms.AppendEmpty()
-			m.SetName("rpc.duration")
-			m.SetUnit("s")
-			h := m.SetEmptyExponentialHistogram()
-			h.SetAggregationTemporality(cumulative)
-			dp := h.DataPoints().AppendEmpty()
-			dp.SetStartTimestamp(pcommon.Timestamp(newStart))
-			dp.SetTimestamp(pcommon.Timestamp(ts))
-			dp.SetCount(uint64(v))
-			dp.SetSum(float64(v) / 4)
-			dp.SetScale(3)
-			dp.Positive().BucketCounts().FromRaw([]uint64{uint64(v)})
-		}, []brief{{"counter", "rpc.duration.count", 10, ""}, {"counter", "rpc.duration.sum", 2.5, "second"}},
-			[]brief{{"counter", "rpc.duration.count", 15, ""}, {"counter", "rpc.duration.sum", 3.75, "second"}}},
-		{"summary", func(ms pmetric.MetricSlice, ts uint64, v int64) {
-			m := ms.AppendEmpty()
-			m.SetName("gc.pause")
-			m.SetUnit("ns")
-			dp := m.SetEmptySummary().DataPoints().AppendEmpty()
-			dp.SetStartTimestamp(pcommon.Timestamp(newStart))
-			dp.SetTimestamp(pcommon.Timestamp(ts))
-			dp.SetCount(uint64(v))
-			dp.SetSum(float64(v) * 100)
-			q := dp.QuantileValues().AppendEmpty()
-			q.SetQuantile(0.99)
-			q.SetValue(float64(v) * 7)
-		}, []brief{{"counter", "gc.pause.count", 10, ""}, {"counter", "gc.pause.sum", 1000, "nanosecond"}, {"gauge", "gc.pause.quantile", 70, "nanosecond"}},
-			[]brief{{"counter", "gc.pause.count", 15, ""}, {"counter", "gc.pause.sum", 1500, "nanosecond"}, {"gauge", "gc.pause.quantile", 175, "nanosecond"}}},
+			[]brief{{"counter", "http.duration.count", 15, ""}, {"counter", "http.duration.sum", 30, "millisecond"}},
+		},
+		{
+			"cumulative exponential histogram", func(ms pmetric.MetricSlice, ts uint64, v int64) {
+				m := ms.AppendEmpty()
+				m.SetName("rpc.duration")
+				m.SetUnit("s")
+				h := m.SetEmptyExponentialHistogram()
+				h.SetAggregationTemporality(cumulative)
+				dp := h.DataPoints().AppendEmpty()
+				dp.SetStartTimestamp(pcommon.Timestamp(newStart))
+				dp.SetTimestamp(pcommon.Timestamp(ts))
+				dp.SetCount(uint64(v))
+				dp.SetSum(float64(v) / 4)
+				dp.SetScale(3)
+				dp.Positive().BucketCounts().FromRaw([]uint64{uint64(v)})
+			},
+			[]brief{{"counter", "rpc.duration.count", 10, ""}, {"counter", "rpc.duration.sum", 2.5, "second"}},
+			[]brief{{"counter", "rpc.duration.count", 15, ""}, {"counter", "rpc.duration.sum", 3.75, "second"}},
+		},
+		{
+			"summary", func(ms pmetric.MetricSlice, ts uint64, v int64) {
+				m := ms.AppendEmpty()
+				m.SetName("gc.pause")
+				m.SetUnit("ns")
+				dp := m.SetEmptySummary().DataPoints().AppendEmpty()
+				dp.SetStartTimestamp(pcommon.Timestamp(newStart))
+				dp.SetTimestamp(pcommon.Timestamp(ts))
+				dp.SetCount(uint64(v))
+				dp.SetSum(float64(v) * 100)
+				q := dp.QuantileValues().AppendEmpty()
+				q.SetQuantile(0.99)
+				q.SetValue(float64(v) * 7)
+			},
+			[]brief{{"counter", "gc.pause.count", 10, ""}, {"counter", "gc.pause.sum", 1000, "nanosecond"}, {"gauge", "gc.pause.quantile", 70, "nanosecond"}},
+			[]brief{{"counter", "gc.pause.count", 15, ""}, {"counter", "gc.pause.sum", 1500, "nanosecond"}, {"gauge", "gc.pause.quantile", 175, "nanosecond"}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -194,7 +218,7 @@ func TestItemFields(t *testing.T) {
 		dp.Attributes().PutStr("pool", "heap")
 		dp.Attributes().PutInt("generation", 2)
 		dp.Attributes().PutBool("compacted", true)
-		dp.Attributes().PutEmptySlice("zones").FromRaw([]any{"a", "b"})
+		require.NoError(t, dp.Attributes().PutEmptySlice("zones").FromRaw([]any{"a", "b"}))
 		ex := dp.Exemplars().AppendEmpty()
 		ex.SetTraceID(pcommon.TraceID{0x5b, 0x8e, 0xff, 0xf7, 0x98, 0x03, 0x81, 0x03, 0xd2, 0x69, 0xb6, 0x33, 0x81, 0x3f, 0xc6, 0x0c})
 		ex.SetSpanID(pcommon.SpanID{0xee, 0xe1, 0x9b, 0x7e, 0xc3, 0xc1, 0xb1, 0x74})
@@ -309,4 +333,34 @@ func pointsOf(m pmetric.Metric) int {
 		return m.Histogram().DataPoints().Len()
 	}
 	return 0
+}
+
+// TestAttributesRenderedOncePerPoint: every item of a point (a histogram's
+// four, a summary's count, sum and quantiles) carries the point's
+// attributes, a clash resolved for each, and a point attribute named
+// quantile is not written twice.
+func TestAttributesRenderedOncePerPoint(t *testing.T) {
+	md := batch(func(ms pmetric.MetricSlice) {
+		hist(ms, "h", delta, t0-sec, t0, 4, 8)
+		m := ms.AppendEmpty()
+		m.SetName("s")
+		dp := m.SetEmptySummary().DataPoints().AppendEmpty()
+		dp.SetTimestamp(pcommon.Timestamp(t0))
+		dp.Attributes().PutStr("quantile", "mine")
+		q := dp.QuantileValues().AppendEmpty()
+		q.SetQuantile(0.5)
+	})
+	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	ms.At(0).Histogram().DataPoints().At(0).Attributes().PutStr("service.name", "cart")
+	res := newTranslator().Metrics(md, NewStreams(1<<20, started), t0, Want{Items: true})
+	items := decode(t, res.Items)
+	require.Len(t, items, 5, "4 of the histogram, the summary's quantile (its count and sum have no baseline)")
+	for _, it := range items[:4] {
+		attrs := it["attributes"].(map[string]any)
+		assert.Equal(t, "cart", attrs["service.name"].(map[string]any)["value"], it["name"])
+		assert.Equal(t, "prod", attrs["sentry.environment"].(map[string]any)["value"], it["name"])
+	}
+	assert.Equal(t, "mine", items[4]["attributes"].(map[string]any)["quantile"].(map[string]any)["value"])
+	assert.Equal(t, 1, strings.Count(string(res.Items[4]), `"quantile"`), "one quantile key")
+	assert.Equal(t, 1, strings.Count(string(res.Items[0]), `"service.name"`), "one service.name key")
 }
