@@ -9,6 +9,7 @@
 //	otlpgen --spans-per-trace 10 --signals traces # request-shaped traces of 10 spans only (make compare)
 //	otlpgen --signals logs --rate 20000           # logs only, 20,000 records/s
 //	otlpgen --seed 7 --timeline-file gen.tl       # repeatable traces; what was delivered, second by second
+//	otlpgen --large --batch 84 --rate 300         # items near Relay's limits (make partition's large cases)
 package main
 
 import (
@@ -57,6 +58,7 @@ type options struct {
 	seed            uint64
 	exceptionOnSpan bool
 	quiet           bool
+	large           bool
 }
 
 func main() {
@@ -86,6 +88,7 @@ func run(args []string) error {
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the generated traces (worker w uses seed + w·7919); 0: from the clock")
 	fs.BoolVar(&o.exceptionOnSpan, "exception-log-on-span", false, "log each exception with the span id of the span that records it, so that the exporter merges the two into one error event (by default the log names the db span: two events)")
 	fs.BoolVar(&o.quiet, "quiet", false, "print only the final totals")
+	fs.BoolVar(&o.large, "large", false, "items near Relay's limits, one service per request (large.go): 16 kB log bodies, 48 KiB stack traces, error events near 1 MB")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -141,13 +144,17 @@ func run(args []string) error {
 			g := newGenerator(seed+uint64(w)*7919, o.services, o.logsPerTrace, o.exceptionRatio)
 			g.spansPerTrace = o.spansPerTrace
 			g.exceptionLogOnSpan = o.exceptionOnSpan
+			next := g.batch
+			if o.large {
+				next = newLargeGen(g).batch
+			}
 			logsOnly := o.signals == "logs"
 			minSpans := o.batch
 			if logsOnly { // --batch counts log records: about logsPerTrace of them per trace
 				minSpans = max(1, o.batch*max(g.spansPerTrace, 3)/o.logsPerTrace)
 			}
 			for ctx.Err() == nil {
-				td, ld, c := g.batch(minSpans, time.Now())
+				td, ld, c := next(minSpans, time.Now())
 				n := c.spans
 				if logsOnly {
 					n = c.logs
