@@ -53,7 +53,6 @@ type sentryExporter struct {
 	clk        clocks
 	stage      *send.Stage   // everything after an envelope is built (internal/send)
 	asmMem     *admit.Holder // the spans held for assembly, in the stage's memory budget
-	dedupeMem  *admit.Holder // the error events held in the dedupe window, in the same budget
 
 	def             *project            // the `dsn` project; nil when routing covers everything
 	static          map[string]*project // routing::dsns, by attribute value
@@ -128,7 +127,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	})
 	if ee := cfg.ErrorEvents; ee.FromSpanExceptions && ee.FromLogs && ee.DedupeWindow > 0 {
 		e.dedupe = dedupe.New[*project](ee.DedupeWindow)
-		e.dedupeMem = e.stage.NewHolder()
+		e.dedupe.Mem = e.stage.NewHolder() // the window reserves before it holds, and gives back what it releases
 	}
 	if e.asm = newAssembly(cfg.Assembly); e.asm != nil {
 		e.asmMem = e.stage.NewHolder()
@@ -354,7 +353,6 @@ func (e *sentryExporter) releaseDue(ctx context.Context, final bool) {
 			zap.Int64("count", n), zap.Int("max_held_events", e.dedupe.MaxEvents), zap.Int("max_held_bytes", e.dedupe.MaxBytes))
 	}
 	rel := e.dedupe.Due(e.clk.now(), final)
-	e.dedupeMem.Set(e.dedupe.HeldBytes())
 	if len(rel) == 0 {
 		return
 	}

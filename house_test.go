@@ -26,7 +26,6 @@ var houseFloors = []struct {
 }{
 	{"the face: factory, config, lifecycle, routing, each project's wiring", []string{"."}},
 	{"send: everything after an envelope is built (queue, retry, concurrency, memory, HTTP, outcome)", []string{"internal/send"}},
-	{"send's HTTP/1.1 client, inline on the worker", []string{"internal/inlinehttp"}},
 	{"encode: envelopes from payloads, with the trace's DSC", []string{"internal/encode"}},
 	{"shape errors: one event of two renderings", []string{"internal/dedupe"}},
 	{"shape errors: payload edits; the trace index", []string{"internal/errorshape", "internal/traceindex"}},
@@ -43,7 +42,6 @@ var houseFloors = []struct {
 var purePackages = []string{
 	"ratelimit", "envelope", "internal/jsonstr", "internal/assemble", "internal/admit",
 	"internal/stacktrace", "internal/sdkinfo", "internal/dsn", "internal/discovery", "internal/logthrottle",
-	"internal/inlinehttp",
 }
 
 // besideTheHouse are packages the component never imports: the test and

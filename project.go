@@ -136,6 +136,5 @@ func (p *project) appendErrorEnvelopes(ctx context.Context, out []encode.Outgoin
 		out = append(out, p.enc.Error(&ev))
 	}
 	p.acct.Dropped(ctx, account.ReasonDeduplicated, deduped)
-	p.exp.dedupeMem.Set(d.HeldBytes())
 	return out
 }

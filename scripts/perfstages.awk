@@ -24,7 +24,6 @@ BEGIN {
 	add("net/http client: writeLoop", "persistConn\\)\\.writeLoop")
 	add("HTTP/2 client", "http2")
 	add("TLS", "crypto/tls|crypto/internal|crypto/aes|crypto/cipher|vendor/golang.org/x/crypto")
-	add("inlinehttp client, on the worker (plain http)", "sentryexporter/internal/inlinehttp")
 	add("net/http client: round trip in the worker", "net/http\\.\\(\\*Client\\)|net/http\\.\\(\\*Transport\\)|net/http\\.\\(\\*persistConn\\)\\.roundTrip|net/http\\.send$|net/http\\.\\(\\*cancelTimerBody\\)|net/http\\.\\(\\*bodyEOFSignal\\)")
 	add("rate-limit headers", "sentryexporter/ratelimit")
 	add("accounting and metrics", "sentryexporter/internal/account|go.opentelemetry.io/otel/sdk/metric")

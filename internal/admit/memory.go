@@ -40,18 +40,17 @@ type Holder struct {
 func (m *Memory) NewHolder() *Holder { return &Holder{m: m} }
 
 // Add counts n more bytes held (fewer when n is negative), whether or not
-// they fit: the caller asked Room first, or holds them under a bound of its
-// own.
+// they fit: the caller made room first (the send stage's makeRoom), or holds
+// them under a bound of its own (docs/memory.md names each).
 func (h *Holder) Add(n int64) {
 	h.held.Add(n)
 	h.m.held.Add(n)
 }
 
-// Set counts exactly n bytes held by h.
-func (h *Holder) Set(n int64) {
-	old := h.held.Swap(n)
-	h.m.held.Add(n - old)
-}
+// TryTake counts n more bytes for h if the budget has room for them: a
+// holder outside the stage (the dedupe window) reserves so before it holds,
+// and gives way (holds nothing) when there is no room.
+func (h *Holder) TryTake(n int64) bool { return h.m.TryTake(h, n) }
 
 // Held is what h holds now.
 func (h *Holder) Held() int64 { return h.held.Load() }

@@ -45,21 +45,22 @@ func TestMemory(t *testing.T) {
 	}
 }
 
-// TestMemorySetAndAdd: Set replaces what a holder holds, Add moves it either
-// way, and the total follows both.
-func TestMemorySetAndAdd(t *testing.T) {
+// TestMemoryTakeAndAdd: a holder's TryTake counts what fits and refuses
+// what does not, Add moves it either way, and the total follows both.
+func TestMemoryTakeAndAdd(t *testing.T) {
 	m := NewMemory(1<<20, 4)
 	a, b := m.NewHolder(), m.NewHolder()
-	a.Set(500)
+	assert.True(t, a.TryTake(500))
 	b.Add(300)
-	a.Set(200)
+	a.Add(-300)
 	b.Add(-100)
+	assert.False(t, a.TryTake(1<<20), "past the budget")
 	assert.EqualValues(t, 200, a.Held())
 	assert.EqualValues(t, 200, b.Held())
 	assert.EqualValues(t, 400, m.Held())
 	a.Add(2 << 20) // unconditional: past the budget
 	assert.Greater(t, m.Held(), m.Max())
-	assert.False(t, m.TryTake(b, 1), "nothing fits once the budget is past")
+	assert.False(t, b.TryTake(1), "nothing fits once the budget is past")
 }
 
 // TestMemoryTryTakeIsExact: concurrent takes never pass the budget.

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/errorshape"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
@@ -44,6 +45,12 @@ type Window[P comparable] struct {
 	// span is released), for at most HoldMore more.
 	SpanHeld func(trace [16]byte, span [8]byte) bool
 	HoldMore time.Duration
+
+	// Mem, when set, is the window's part of the exporter's memory budget:
+	// an event is held only once its bytes are reserved there, and sent at
+	// once (Overflow) when the budget has no room; each release gives its
+	// bytes back.
+	Mem *admit.Holder
 }
 
 type key[P comparable] struct {
@@ -110,7 +117,7 @@ func (d *Window[P]) Offer(p P, ev *translate.ErrorEvent, now time.Time) (transla
 		d.mu.Unlock()
 		return *ev, Send
 	}
-	if len(d.held) >= d.MaxEvents || d.bytes+len(ev.Payload) > d.MaxBytes {
+	if len(d.held) >= d.MaxEvents || d.bytes+len(ev.Payload) > d.MaxBytes || !d.reserve(len(ev.Payload)) {
 		d.overflow++
 		d.mu.Unlock()
 		return *ev, Overflow
@@ -127,7 +134,15 @@ func (d *Window[P]) remove(el *list.Element) *heldError[P] {
 	h := d.order.Remove(el).(*heldError[P])
 	delete(d.held, h.key)
 	d.bytes -= len(h.ev.Payload)
+	if d.Mem != nil {
+		d.Mem.Add(-int64(len(h.ev.Payload)))
+	}
 	return h
+}
+
+// reserve takes n bytes in the memory budget before an event is held.
+func (d *Window[P]) reserve(n int) bool {
+	return d.Mem == nil || d.Mem.TryTake(int64(n))
 }
 
 // Due removes and returns the events whose window ended at now (a
@@ -168,8 +183,8 @@ func (d *Window[P]) TakeOverflow() int64 {
 	return n
 }
 
-// HeldBytes is the payload bytes of the events held now; the exporter
-// counts them against its memory budget.
+// HeldBytes is the payload bytes of the events held now (Mem, when set,
+// counts the same bytes in the memory budget).
 func (d *Window[P]) HeldBytes() int64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/errorshape/errorshapetest"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
@@ -103,6 +104,28 @@ func TestDedupeBound(t *testing.T) {
 	d.MaxBytes = len(ev.Payload) - 1
 	_, what := d.Offer(p, &ev, time.Time{})
 	assert.Equal(t, Overflow, what, "over the byte cap")
+}
+
+// TestDedupeReservesBeforeItHolds: an event is held only once its bytes are
+// reserved in the memory budget; with no room it is sent at once, and a
+// release (merge or window's end) gives its bytes back.
+func TestDedupeReservesBeforeItHolds(t *testing.T) {
+	ev := errorshapetest.SpanEvent(false)
+	n := int64(len(ev.Payload))
+	mem := admit.NewMemory(n+n/2, 1)
+	d := New[*project](time.Second)
+	d.Mem = mem.NewHolder()
+	p := &project{}
+	_, what := d.Offer(p, &ev, time.Time{})
+	require.Equal(t, Held, what)
+	assert.Equal(t, n, mem.Held())
+	second := errorshapetest.SpanEvent(false)
+	second.Fingerprint++
+	_, what = d.Offer(p, &second, time.Time{})
+	assert.Equal(t, Overflow, what, "no room in the budget: sent at once")
+	assert.Equal(t, n, mem.Held())
+	assert.Len(t, d.Due(time.Time{}.Add(time.Hour), false), 1)
+	assert.Zero(t, mem.Held(), "released: its bytes given back")
 }
 
 // TestDueWaitsForHeldSpan: a log-derived event whose span is still held in

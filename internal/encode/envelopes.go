@@ -194,7 +194,8 @@ func logOutgoing(items [][]byte, payload []byte) Outgoing {
 // container's items) into memory of its own, so that o can outlive the push
 // and the push's buffers go back to their pools at once: what o holds is
 // then exactly its payloads. A container's items are slices of its copied
-// payload (AppendContainer writes them end to end), so they cost no copy.
+// payload (AppendContainer writes them end to end), so they cost no copy;
+// items not found there leave o unsplittable, never copied.
 func (o *Outgoing) Detach() {
 	for i := range o.Env.Items {
 		o.Env.Items[i].Payload = bytes.Clone(o.Env.Items[i].Payload)
@@ -203,21 +204,10 @@ func (o *Outgoing) Detach() {
 		o.items = nil // nothing to split
 		return
 	}
-	if items, ok := itemsOf(o.Env.Items[0].Payload, o.items); ok {
-		o.items = items
-		return
-	}
-	n := 0
-	for _, it := range o.items {
-		n += len(it)
-	}
-	buf := make([]byte, 0, n)
-	items := make([][]byte, len(o.items))
-	for i, it := range o.items {
-		buf = append(buf, it...)
-		items[i] = buf[len(buf)-len(it) : len(buf) : len(buf)]
-	}
-	o.items = items
+	// Items not found in the copy (a container not written by
+	// AppendContainer) are not copied again, outside what the memory budget
+	// counts: such an envelope is not split.
+	o.items, _ = itemsOf(o.Env.Items[0].Payload, o.items)
 }
 
 // itemsOf finds items, as AppendContainer wrote them, in the container

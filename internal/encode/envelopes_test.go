@@ -641,6 +641,11 @@ func TestDetach(t *testing.T) {
 	clear(buf)
 	assert.Equal(t, `{"t":1}`, string(tx.Env.Items[0].Payload))
 	assert.False(t, tx.Splittable())
+
+	// Items not where AppendContainer puts them: not copied again, not split.
+	odd := logOutgoing(newItems(), []byte(`{"items":[]}`))
+	odd.Detach()
+	assert.False(t, odd.Splittable())
 }
 
 // items0 is the payload of a half's one item, from its container.

@@ -45,17 +45,10 @@ func BenchmarkOneEnvelope(b *testing.B) {
 	out := benchTransaction()
 
 	// The collector at its defaults: no-op tracer, otelhttp's metrics dropped.
-	b.Run("stage", func(b *testing.B) { benchStage(b, srv.URL, out, componenttest.NewNopTelemetrySettings(), nil) })
-	// The same over net/http's transport (what https, a proxy, an auth
-	// extension get): inlinehttp's peer.
-	b.Run("stage_nethttp", func(b *testing.B) {
-		benchStage(b, srv.URL, out, componenttest.NewNopTelemetrySettings(), func(c *http.Client) {
-			c.Transport = &http.Transport{MaxIdleConnsPerHost: 128}
-		})
-	})
+	b.Run("stage", func(b *testing.B) { benchStage(b, srv.URL, out, componenttest.NewNopTelemetrySettings()) })
 	// Metrics level detailed: otelhttp's metrics recorded.
 	b.Run("stage_instrumented", func(b *testing.B) {
-		benchStage(b, srv.URL, out, accounttest.New(b).NewTelemetrySettings(), nil)
+		benchStage(b, srv.URL, out, accounttest.New(b).NewTelemetrySettings())
 	})
 	b.Run("bare_nethttp", func(b *testing.B) { benchBare(b, srv.URL, out, false) })
 	// The bare post compressing the envelope first (one zstd EncodeAll into
@@ -99,14 +92,14 @@ func benchSentry(w http.ResponseWriter, r *http.Request) {
 
 // benchStage runs the stage's benchmark against the server at url, its
 // HTTP client built with the telemetry settings clientTel.
-func benchStage(b *testing.B, url string, out encode.Outgoing, clientTel component.TelemetrySettings, hook func(*http.Client)) {
+func benchStage(b *testing.B, url string, out encode.Outgoing, clientTel component.TelemetrySettings) {
 	tel := accounttest.New(b)
 	cfg := testConfig()
 	cfg.Client.Compression = configcompression.TypeZstd
 	cfg.Retry = configretry.NewDefaultBackOffConfig()
 	cfg.MaxConcurrentRequests = 128
 	stage := New(cfg, Settings{
-		Telemetry: clientTel, Logger: zap.NewNop(), UserAgent: "bench", Clock: RealClock(), ClientHook: hook,
+		Telemetry: clientTel, Logger: zap.NewNop(), UserAgent: "bench", Clock: RealClock(),
 	})
 	reports := &account.ClientReports{} // on by default: one look per envelope
 	lane, err := stage.NewLane(LaneOptions{

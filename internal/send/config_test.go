@@ -7,17 +7,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/config/configauth"
 	"go.opentelemetry.io/collector/config/configcompression"
 	"go.opentelemetry.io/collector/config/confighttp"
-	"go.opentelemetry.io/collector/config/configmiddleware"
-	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.uber.org/zap"
-
-	"github.com/otel-sentry/sentryexporter/internal/inlinehttp"
 )
 
 func newTestStage(cfg Config) *Stage {
@@ -52,11 +46,11 @@ func TestCompressionByWhom(t *testing.T) {
 		own         bool
 		transport   string
 	}{
-		{configcompression.TypeZstd, true, "inline"},
-		{configcompression.TypeGzip, true, "inline"},
+		{configcompression.TypeZstd, true, "nethttp"},
+		{configcompression.TypeGzip, true, "nethttp"},
 		{configcompression.TypeDeflate, false, "confighttp"},
-		{"none", false, "inline"},
-		{"", false, "inline"},
+		{"none", false, "nethttp"},
+		{"", false, "nethttp"},
 	} {
 		t.Run(string(tt.compression), func(t *testing.T) {
 			cfg := testConfig()
@@ -73,62 +67,15 @@ func TestCompressionByWhom(t *testing.T) {
 	}
 }
 
-// transportKind names what serves a client's requests: inlinehttp (over
-// net/http's transport), net/http's transport alone, or confighttp's chain.
+// transportKind names what serves a client's requests: net/http's transport
+// alone, or confighttp's chain around it.
 func transportKind(rt http.RoundTripper) string {
 	switch rt.(type) {
-	case *inlinehttp.Transport:
-		return "inline"
 	case *http.Transport:
 		return "nethttp"
 	default:
 		return "confighttp"
 	}
-}
-
-// TestInlineOnlyWhereNothingIsLost: inlinehttp serves a project's requests
-// only when the client's settings ask for nothing that confighttp's
-// transport chain alone does.
-func TestInlineOnlyWhereNothingIsLost(t *testing.T) {
-	authID := component.MustNewID("bearertokenauth")
-	for _, tt := range []struct {
-		name   string
-		set    func(*confighttp.ClientConfig)
-		inline bool
-	}{
-		{"defaults", func(*confighttp.ClientConfig) {}, true},
-		{"headers", func(c *confighttp.ClientConfig) {
-			c.Headers = configopaque.MapList{{Name: "X-Tenant", Value: "a"}, {Name: "Host", Value: "relay.internal"}}
-		}, true},
-		{"a header value with a newline", func(c *confighttp.ClientConfig) {
-			c.Headers = configopaque.MapList{{Name: "X-Tenant", Value: "a\r\nX-Injected: 1"}}
-		}, false},
-		{"auth", func(c *confighttp.ClientConfig) {
-			c.Auth = configoptional.Some(configauth.Config{AuthenticatorID: authID})
-		}, false},
-		{"middlewares", func(c *confighttp.ClientConfig) {
-			c.Middlewares = []configmiddleware.Config{{ID: authID}}
-		}, false},
-		{"proxy_url", func(c *confighttp.ClientConfig) { c.ProxyURL = "http://proxy:3128" }, false},
-		{"cookies", func(c *confighttp.ClientConfig) {
-			c.Cookies = configoptional.Some(confighttp.CookiesConfig{})
-		}, false},
-		{"keep-alive off", func(c *confighttp.ClientConfig) {
-			c.Keepalive = configoptional.None[confighttp.KeepaliveClientConfig]()
-		}, false},
-		{"max_conns_per_host", func(c *confighttp.ClientConfig) { c.MaxConnsPerHost = 4 }, false},
-		{"deflate by confighttp", func(c *confighttp.ClientConfig) { c.Compression = configcompression.TypeDeflate }, false},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg := testConfig().Client
-			tt.set(&cfg)
-			_, ok := inlineOptions(&cfg, http.DefaultTransport, false)
-			assert.Equal(t, tt.inline, ok)
-		})
-	}
-	cfg := testConfig().Client
-	_, ok := inlineOptions(&cfg, http.DefaultTransport, true)
-	assert.False(t, ok, "otelhttp recording: confighttp's chain")
 }
 
 // TestIdleConnections: a project keeps up to max_concurrent_requests idle
@@ -147,11 +94,10 @@ func TestIdleConnections(t *testing.T) {
 		s := newTestStage(cfg)
 		clientCfg := s.clientConfig()
 		assert.Equal(t, tt.want, clientCfg.Keepalive.Get().MaxIdleConnsPerHost, "net/http's, max_idle_conns_per_host %d", tt.set)
-		opts, ok := inlineOptions(&clientCfg, nil, false)
-		require.True(t, ok)
-		assert.Equal(t, tt.want, opts.MaxIdlePerHost, "inlinehttp's, max_idle_conns_per_host %d", tt.set)
 		client, err := s.newClient(t.Context(), componenttest.NewNopHost())
 		require.NoError(t, err)
-		assert.Equal(t, "inline", transportKind(client.Transport))
+		tr, ok := client.Transport.(*http.Transport)
+		require.True(t, ok, "net/http's transport, unwrapped")
+		assert.Equal(t, tt.want, tr.MaxIdleConnsPerHost, "the transport's, max_idle_conns_per_host %d", tt.set)
 	}
 }

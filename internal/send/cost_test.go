@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/admit"
 )
 
@@ -35,13 +34,4 @@ func TestVerdictOf(t *testing.T) {
 	} {
 		assert.Equal(t, tt.want, verdictOf(tt.ctx, Result{Status: tt.status}), "status %d, cancelled %v", tt.status, tt.ctx.Err() != nil)
 	}
-}
-
-// TestSizes: an envelope counts its payloads and envelopeOverhead while it
-// waits; in flight, its request holds as much again and requestOverhead.
-func TestSizes(t *testing.T) {
-	env := envelope.Envelope{Items: []envelope.Item{{Payload: make([]byte, 1000)}, {Payload: make([]byte, 24)}}}
-	assert.Equal(t, int64(1024+envelopeOverhead), envelopeSize(&env))
-	assert.Equal(t, int64(envelopeOverhead), envelopeSize(&envelope.Envelope{}))
-	assert.Equal(t, int64(5000+32<<10), inFlightExtra(5000))
 }

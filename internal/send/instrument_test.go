@@ -56,7 +56,7 @@ func TestClientInstrumented(t *testing.T) {
 }
 
 // TestClientTransport: without instrumentation to record, a project's client
-// posts through inlinehttp (over net/http's own transport); with it, through
+// posts through net/http's own transport, unwrapped; with it, through
 // otelhttp's.
 func TestClientTransport(t *testing.T) {
 	for _, instrumented := range []bool{false, true} {
@@ -68,7 +68,7 @@ func TestClientTransport(t *testing.T) {
 		client, err := s.newClient(t.Context(), componenttest.NewNopHost())
 		require.NoError(t, err)
 		_, wrapped := client.Transport.(*otelhttp.Transport)
-		assert.Equal(t, !instrumented, transportKind(client.Transport) == "inline", "inlinehttp, unwrapped")
+		assert.Equal(t, !instrumented, transportKind(client.Transport) == "nethttp", "net/http's, unwrapped")
 		assert.Equal(t, instrumented, wrapped, "otelhttp's transport")
 	}
 }

@@ -241,29 +241,6 @@ func TestOfferWhileClosing(t *testing.T) {
 	})
 }
 
-// TestInFlightBytes: a request in flight holds its envelope and as much
-// again plus requestOverhead; nothing once answered.
-func TestInFlightBytes(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := newFixture(t, 1, func(c *Config) { c.Client.Timeout = 0 }, false)
-		l := f.lanes[0]
-		f.sentry.respond = func(string, int, *envelope.Envelope) answer { return answer{hang: true} }
-		o := tx(1)
-		size := envelopeSize(&o.Env)
-		l.Offer(t.Context(), []encode.Outgoing{o}, nil)
-		synctest.Wait()
-		assert.Equal(t, inFlightExtra(size), l.InFlightBytes())
-		assert.Equal(t, size+inFlightExtra(size), l.Held())
-		assert.Equal(t, size+inFlightExtra(size), f.stage.mem.Held())
-		f.sentry.releaseAll()
-		synctest.Wait()
-		assert.Zero(t, l.InFlightBytes())
-		assert.Zero(t, l.Held())
-		assert.Zero(t, f.stage.mem.Held())
-		f.shutdown()
-	})
-}
-
 // TestProbeAfterWindow: when a category's limit ends, one envelope probes;
 // once it is answered (not 429), the others go as usual.
 func TestProbeAfterWindow(t *testing.T) {

@@ -2,17 +2,41 @@ package send
 
 import (
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/config/configretry"
 )
 
+// jitter is the stage's source of the backoff's jitter (Settings.Jitter),
+// shared by its workers.
+type jitter struct {
+	mu sync.Mutex
+	r  *rand.Rand
+}
+
+// newJitter draws from r; nil: a source seeded at random.
+func newJitter(r *rand.Rand) *jitter {
+	if r == nil {
+		r = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	return &jitter{r: r}
+}
+
+// Float64 is the next draw, in [0, 1).
+func (j *jitter) Float64() float64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.r.Float64()
+}
+
 // retryDelay is how long j waits before its next attempt after a retryable
-// failure: retry_on_failure's exponential backoff with jitter, at least the
-// Retry-After Sentry sent with a 5xx. False when j must not be retried:
-// retries are off, or the wait would take it past max_elapsed_time from its
-// first attempt. It advances j's backoff interval.
-func retryDelay(cfg configretry.BackOffConfig, j *job, retryAfter time.Duration, now time.Time) (time.Duration, bool) {
+// failure: retry_on_failure's exponential backoff with jitter (draw gives a
+// number in [0, 1)), at least the Retry-After Sentry sent with a 5xx. False
+// when j must not be retried: retries are off, or the wait would take it
+// past max_elapsed_time from its first attempt. It advances j's backoff
+// interval.
+func retryDelay(cfg configretry.BackOffConfig, j *job, retryAfter time.Duration, now time.Time, draw func() float64) (time.Duration, bool) {
 	if !cfg.Enabled {
 		return 0, false
 	}
@@ -22,7 +46,7 @@ func retryDelay(cfg configretry.BackOffConfig, j *job, retryAfter time.Duration,
 	d := j.interval
 	if cfg.RandomizationFactor > 0 {
 		delta := cfg.RandomizationFactor * float64(d)
-		d = time.Duration(float64(d) - delta + rand.Float64()*2*delta)
+		d = time.Duration(float64(d) - delta + draw()*2*delta)
 	}
 	next := time.Duration(float64(j.interval) * cfg.Multiplier)
 	if cfg.MaxInterval > 0 && next > cfg.MaxInterval {

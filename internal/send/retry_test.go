@@ -1,6 +1,7 @@
 package send
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -63,14 +64,14 @@ func TestRetryDelay(t *testing.T) {
 			j := &job{first: t0.Add(-tt.first)}
 			var got []time.Duration
 			for range len(tt.want) {
-				d, ok := retryDelay(tt.cfg, j, tt.retryAfter, t0) // a clock that does not move: the waits count
+				d, ok := retryDelay(tt.cfg, j, tt.retryAfter, t0, rand.Float64) // a clock that does not move: the waits count
 				if !ok {
 					break
 				}
 				got = append(got, d)
 			}
 			assert.Equal(t, tt.want, got)
-			_, ok := retryDelay(tt.cfg, j, tt.retryAfter, t0)
+			_, ok := retryDelay(tt.cfg, j, tt.retryAfter, t0, rand.Float64)
 			assert.Equal(t, !tt.stop, ok, "retried once more")
 		})
 	}
@@ -90,7 +91,7 @@ func TestRetryJitter(t *testing.T) {
 	const draws = 2000
 	for range draws {
 		j := &job{}
-		d, ok := retryDelay(cfg, j, 0, time.Unix(0, 0))
+		d, ok := retryDelay(cfg, j, 0, time.Unix(0, 0), rand.Float64)
 		if !ok || d < lo || d > hi {
 			t.Fatalf("a wait of %v (ok %v) outside [%v, %v]", d, ok, lo, hi)
 		}

@@ -2,6 +2,7 @@ package send
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"sync"
@@ -57,6 +58,9 @@ type Settings struct {
 	// ClientHook, when set, adjusts each project's HTTP client once built
 	// (tests point DNS at a local server through it).
 	ClientHook func(*http.Client)
+	// Jitter is the source of the retry backoff's jitter (nil: one seeded at
+	// random): a seeded one makes a run with failures repeatable.
+	Jitter *rand.Rand
 }
 
 // Stage is the send stage: everything that happens to an envelope after it
@@ -74,6 +78,7 @@ type Stage struct {
 	budget *admit.Budget
 	comp   *Compressors // nil when confighttp compresses
 	bufs   bufferPools
+	jitter *jitter // the retry backoff's (Settings.Jitter)
 
 	// run ends DrainTimeout after shutdown began: requests in flight are
 	// cancelled and what is left fails at once.
@@ -101,6 +106,7 @@ func New(cfg Config, set Settings) *Stage {
 		cfg: cfg, set: set,
 		mem:      admit.NewMemory(cfg.MaxBytes, cfg.MaxProjects),
 		budget:   admit.NewBudget(cfg.MaxRequestsInFlight, cfg.MaxProjects),
+		jitter:   newJitter(set.Jitter),
 		stopping: make(chan struct{}),
 	}
 	if s.cfg.FinalReportTimeout <= 0 {
@@ -201,8 +207,7 @@ func (s *Stage) Start(ctx context.Context, host component.Host) error {
 func (s *Stage) newClient(ctx context.Context, host component.Host) (*http.Client, error) {
 	cfg := s.clientConfig()
 	tel := s.set.Telemetry
-	instrumented := clientInstrumented(tel)
-	if !instrumented {
+	if !clientInstrumented(tel) {
 		// confighttp wraps the transport in otelhttp only when both providers
 		// are set: with nothing to record, leave it out (instrument.go).
 		tel.TracerProvider = nil
@@ -212,7 +217,6 @@ func (s *Stage) newClient(ctx context.Context, host component.Host) (*http.Clien
 		return nil, err
 	}
 	client.Timeout = 0
-	client.Transport = inlineTransport(&cfg, client.Transport, instrumented)
 	if s.set.ClientHook != nil {
 		s.set.ClientHook(client)
 	}

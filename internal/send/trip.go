@@ -23,18 +23,20 @@ func (l *Lane) trip(j *job, t admit.Ticket) {
 		return
 	}
 	if ctx.Err() != nil { // the drain time after shutdown is over: no new request
-		l.limit.Release(t, admit.VerdictIgnore)
-		if adm == admit.Probe {
-			l.probes.Settle(j.out.Gate, ended, 0)
-		}
-		l.settle(j, Result{Reason: account.ReasonNetworkError})
+		l.abandon(j, t, adm, ended, account.ReasonNetworkError)
+		return
+	}
+	// Every copy of the body the request makes is reserved before it is
+	// made: with no room for them, the envelope is dropped as one that did
+	// not fit in the budget would have been at Offer.
+	extra := l.stage.inFlightExtra(j.held)
+	if !l.stage.makeRoom(l, extra) {
+		l.abandon(j, t, adm, ended, account.ReasonQueueOverflow)
 		return
 	}
 	if j.first.IsZero() { // its first attempt
 		j.first = clock.Wall()
 	}
-	extra := inFlightExtra(j.held)
-	l.mem.Add(extra)
 	l.inFlight.Add(extra)
 	items := len(j.out.Env.Items)
 	report := l.attachReport(&j.out.Env)
@@ -65,15 +67,39 @@ func (l *Lane) trip(j *job, t admit.Ticket) {
 	}
 }
 
+// abandon settles j, taken for an attempt that is not made, and gives back
+// its place t (and the probe's, when it was one).
+func (l *Lane) abandon(j *job, t admit.Ticket, adm admit.Admission, ended time.Time, why account.Reason) {
+	l.limit.Release(t, admit.VerdictIgnore)
+	if adm == admit.Probe {
+		l.probes.Settle(j.out.Gate, ended, 0)
+	}
+	l.settle(j, Result{Reason: why})
+}
+
+// splitHeadroom is what a container's two halves may hold beyond it: a
+// second container header (a log container's or a span container's head
+// with the trace's DSC) and the second half's envelopeOverhead.
+const splitHeadroom = 1<<10 + envelopeOverhead
+
 // split replaces a container Sentry answered 413 with its two halves, sent
-// next, once each.
+// next, once each. The halves are reserved before they are built, as large
+// as the container and splitHeadroom; with no room for them the container
+// is dropped (queue_overflow).
 func (l *Lane) split(j *job) {
+	reserved := j.held + splitHeadroom
+	if !l.stage.makeRoom(l, reserved) {
+		l.settle(j, Result{Reason: account.ReasonQueueOverflow})
+		return
+	}
 	halves := j.out.Halves()
 	jobs := [2]*job{}
 	for i := range halves {
 		jobs[i] = &job{out: halves[i], held: envelopeSize(&halves[i].Env), split: true}
 	}
-	l.mem.Add(jobs[0].held + jobs[1].held - j.held)
+	// What the halves hold is within the reservation; the container's
+	// bytes go with it.
+	l.mem.Add(jobs[0].held + jobs[1].held - reserved - j.held)
 	l.mu.Lock()
 	l.ready.pushFront(jobs[1])
 	l.ready.pushFront(jobs[0])
@@ -88,7 +114,7 @@ func (l *Lane) split(j *job) {
 func (l *Lane) retry(j *job, res Result) {
 	j.last = res.Reason
 	now := l.stage.set.Clock.Wall()
-	d, ok := retryDelay(l.stage.cfg.Retry, j, res.RetryAfter, now)
+	d, ok := retryDelay(l.stage.cfg.Retry, j, res.RetryAfter, now, l.stage.jitter.Float64)
 	if !ok || l.stage.isStopping() {
 		l.settle(j, res)
 		return
