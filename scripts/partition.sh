@@ -56,6 +56,11 @@ final_report_sum() {
 	{ grep 'Final Sentry client report' "$1" | grep -oE "\"[a-z_]+\.$2\": [0-9]+" || true; } | awk '{ s += $2 } END { print s + 0 }'
 }
 
+# mib_of PROM NAME: the metric's sum in MiB.
+mib_of() {
+	awk -v v="$(metric_sum "$1" "$2")" 'BEGIN { printf "%.0f", v / 1048576 }'
+}
+
 run_case() {
 	local name=$1 dir="$WORKDIR/$1" sink_arg rate=$RATE gen_args=(--exception-ratio 0.1 --batch 100)
 	mkdir -p "$dir"
@@ -93,6 +98,7 @@ run_case() {
 	done
 	echo "RSS MiB by time into the load:$line"
 	echo "RSS slope over the last third (last $((DURATION_S / 3)) s): ${R[$name.slope]} MiB/min; max RSS in it $(rss_max "$dir/rss" "$from" "$LOAD_END_MS") MiB; requests held at most: $held"
+	echo "at the end of the load (last scrape): memory_held_bytes $(mib_of "$dir/last.prom" otelcol_exporter_sentry_memory_held_bytes) MiB of memory_limit_bytes $(mib_of "$dir/last.prom" otelcol_exporter_sentry_memory_limit_bytes) MiB; Go heap $(mib_of "$dir/last.prom" otelcol_process_runtime_heap_alloc_bytes) MiB; RSS $(mib_of "$dir/last.prom" otelcol_process_memory_rss) MiB"
 	printf '%-9s %10s %10s %10s %12s %14s\n' category delivered stored dropped unaccounted "final reports"
 	local c in stored dropped sent unacc=0 u
 	while read -r c in stored dropped sent; do
