@@ -8,8 +8,8 @@ OTELCOL     := $(BIN)/otelcol-sentry
 
 .PHONY: test vet lint generate otelcol otelcol-compare demo gateway oldrelay load soak compare fuzz bench sink spanstream
 
-## test: vet, gofmt check, every package's tests under the race detector, and the one test the race
-## detector skips (TestAssemblyEstimateCoversTheHeap) without it (the CI command).
+## test: vet, gofmt check, every package's tests under the race detector, and the two tests the race
+## detector skips (TestAssemblyEstimateCoversTheHeap, TestHeapWithinBudget) without it (the CI command).
 test: vet
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
@@ -17,6 +17,7 @@ test: vet
 	@# The race detector changes what allocations weigh, so this one skips itself under -race:
 	@# it runs here without it (the README's row on assembly's memory bound).
 	$(GO) test -count=1 -run '^TestAssemblyEstimateCoversTheHeap$$' .
+	$(GO) test -count=1 -run '^TestHeapWithinBudget$$' ./internal/send/
 	cd conformance && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd loadtest && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory deploy-test

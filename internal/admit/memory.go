@@ -5,8 +5,10 @@ import "sync/atomic"
 // Memory is the exporter's one memory budget (memory::max_bytes): every byte
 // the exporter holds on data's way to Sentry counts against it, whoever
 // holds it: each project's envelopes queued, waiting to retry and in flight
-// (both bodies of a request), the spans held for trace assembly and the
-// error events held in the dedupe window.
+// (every copy of a request's body), the spans held for trace assembly and
+// the error events held in the dedupe window. Holders reserve before they
+// hold (TryTake, or the send stage's room check); Add is for what is held
+// under a bound of its own, or given back.
 //
 // It is shared fairly, as the request budget is: each project may hold its
 // share (max_bytes / routing::max_projects) whatever the others hold, and

@@ -21,4 +21,6 @@ type job struct {
 	notBefore time.Time      // while waiting to retry: not sent before this wall time
 	last      account.Reason // why its last attempt failed
 	split     bool           // a half of a container Sentry found too large: never split again
+	seed      uint64         // its retries' jitter (retry.go)
+	draws     uint64         // jitter draws so far
 }

@@ -86,7 +86,7 @@ func (l *Lane) Offer(ctx context.Context, out []encode.Outgoing, release func())
 		case o.Gate.Limited(limits, now):
 			why = account.ReasonRateLimitBackoff
 		default:
-			j := &job{out: *o, held: envelopeSize(&o.Env)}
+			j := &job{out: *o, held: envelopeSize(&o.Env), seed: l.stage.jitter.seed()}
 			if !l.stage.makeRoom(l, j.held) {
 				why = account.ReasonQueueOverflow
 				break

@@ -23,11 +23,19 @@ func newJitter(r *rand.Rand) *jitter {
 	return &jitter{r: r}
 }
 
-// Float64 is the next draw, in [0, 1).
-func (j *jitter) Float64() float64 {
+// seed is the next job's seed: the jitter of its retries, drawn from it
+// alone, so that which worker retries first does not change any job's
+// waits.
+func (j *jitter) seed() uint64 {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.r.Float64()
+	return j.r.Uint64()
+}
+
+// draw is j's next jitter draw, in [0, 1), from its seed.
+func (j *job) draw() float64 {
+	j.draws++
+	return rand.New(rand.NewPCG(j.seed, j.draws)).Float64()
 }
 
 // retryDelay is how long j waits before its next attempt after a retryable

@@ -1,10 +1,14 @@
 package send
 
 import (
+	"strings"
 	"testing"
 	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otel-sentry/sentryexporter/internal/encode"
 )
 
 // TestMakeRoom: the memory budget's rules when it is full (stage.makeRoom):
@@ -72,6 +76,38 @@ func TestMakeRoom(t *testing.T) {
 				assert.Equal(t, tt.dropsB, drops["category=transaction,project=2,reason=queue_overflow"], "B's drops")
 				assert.Equal(t, tt.wantHeld, f.stage.mem.Held(), "held in all")
 				assert.Equal(t, a.Held()+b.Held(), f.stage.mem.Held())
+			})
+		})
+	}
+}
+
+// TestRoomForTheRequest: the copies of a body in flight are reserved before
+// the attempt: an envelope that fits in the budget but whose request does
+// not, with nothing to give way, is dropped (queue_overflow) and never
+// sent; with room, it is sent, and everything is given back once answered.
+func TestRoomForTheRequest(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		maxBytes int64
+		sent     bool
+	}{
+		{"no room for the request", 200 << 10, false},
+		{"room", 1 << 20, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFixture(t, 1, func(c *Config) { c.MaxBytes, c.MaxProjects = tt.maxBytes, 1 }, false)
+				o := tx(1)
+				o.Env.Items[0].Payload = []byte(`{"pad":"` + strings.Repeat("x", 100<<10) + `"}`)
+				require.Less(t, envelopeSize(&o.Env), tt.maxBytes, "the envelope alone fits")
+				f.lanes[0].Offer(t.Context(), []encode.Outgoing{o}, nil)
+				synctest.Wait()
+				assert.Equal(t, tt.sent, len(f.sentry.got()) == 1, "sent")
+				if !tt.sent {
+					assert.Equal(t, int64(1), f.sums("dropped_items")["category=transaction,project=1,reason=queue_overflow"])
+				}
+				assert.Zero(t, f.stage.mem.Held(), "all given back")
+				f.shutdown()
 			})
 		})
 	}

@@ -95,7 +95,7 @@ func (l *Lane) split(j *job) {
 	halves := j.out.Halves()
 	jobs := [2]*job{}
 	for i := range halves {
-		jobs[i] = &job{out: halves[i], held: envelopeSize(&halves[i].Env), split: true}
+		jobs[i] = &job{out: halves[i], held: envelopeSize(&halves[i].Env), split: true, seed: j.seed + uint64(i) + 1}
 	}
 	// What the halves hold is within the reservation; the container's
 	// bytes go with it.
@@ -114,7 +114,7 @@ func (l *Lane) split(j *job) {
 func (l *Lane) retry(j *job, res Result) {
 	j.last = res.Reason
 	now := l.stage.set.Clock.Wall()
-	d, ok := retryDelay(l.stage.cfg.Retry, j, res.RetryAfter, now, l.stage.jitter.Float64)
+	d, ok := retryDelay(l.stage.cfg.Retry, j, res.RetryAfter, now, j.draw)
 	if !ok || l.stage.isStopping() {
 		l.settle(j, res)
 		return

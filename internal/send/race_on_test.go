@@ -1,0 +1,5 @@
+//go:build race
+
+package send
+
+const raceEnabled = true
