@@ -20,7 +20,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/membudget"
+
 	"github.com/otel-sentry/sentryexporter/internal/dedupe"
 	"github.com/otel-sentry/sentryexporter/internal/discovery"
 	"github.com/otel-sentry/sentryexporter/internal/dsn"
@@ -51,8 +52,8 @@ type sentryExporter struct {
 	asm        *assembly                // trace assembly (assembly.go); nil when assembly::wait is 0
 	tb         *metadata.TelemetryBuilder
 	clk        clocks
-	stage      *send.Stage   // everything after an envelope is built (internal/send)
-	asmMem     *admit.Holder // the spans held for assembly, in the stage's memory budget
+	stage      *send.Stage       // everything after an envelope is built (internal/send)
+	asmMem     *membudget.Holder // the spans held for assembly, in the stage's memory budget
 
 	def             *project            // the `dsn` project; nil when routing covers everything
 	static          map[string]*project // routing::dsns, by attribute value

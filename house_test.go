@@ -30,7 +30,7 @@ var houseFloors = []struct {
 	{"shape errors: one event of two renderings", []string{"internal/dedupe"}},
 	{"shape errors: payload edits; the trace index", []string{"internal/errorshape", "internal/traceindex"}},
 	{"translate: OTLP to Sentry JSON", []string{"internal/translate"}},
-	{"gate and account: the services every later stage calls", []string{"internal/admit", "internal/account"}},
+	{"gate and account: the services every later stage calls", []string{"internal/gate", "internal/concurrency", "internal/membudget", "internal/account"}},
 	{"assemble, route's look-ups, stack traces, log spacing", []string{"internal/assemble", "internal/discovery", "internal/dsn", "internal/stacktrace", "internal/logthrottle"}},
 	{"who we are on the wire", []string{"internal/sdkinfo"}},
 	{"the protocol's vocabulary, and the generated telemetry", []string{"envelope", "ratelimit", "internal/metadata"}},
@@ -40,7 +40,7 @@ var houseFloors = []struct {
 // purePackages are the packages that must stay free of the collector's types,
 // also through what they import: small, pure, table-tested.
 var purePackages = []string{
-	"ratelimit", "envelope", "internal/jsonstr", "internal/assemble", "internal/admit",
+	"ratelimit", "envelope", "internal/jsonstr", "internal/assemble", "internal/gate", "internal/concurrency", "internal/membudget",
 	"internal/stacktrace", "internal/sdkinfo", "internal/dsn", "internal/discovery", "internal/logthrottle",
 }
 

@@ -17,7 +17,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
+
 	"github.com/otel-sentry/sentryexporter/internal/dedupe"
 	"github.com/otel-sentry/sentryexporter/internal/dsn"
 	"github.com/otel-sentry/sentryexporter/internal/encode"
@@ -62,9 +63,9 @@ func (p *project) translateTraces(ctx context.Context, td ptrace.Traces) {
 	limits := p.limits.Load()
 	mode := p.exp.cfg.TracesAs
 	res := p.exp.translator.Traces(td, translate.TracesWant{
-		Transactions: mode == TracesAsTransactions && !admit.GateTransaction.Limited(limits, now),
-		SpanV2:       mode == TracesAsSpans && !admit.GateSpan.Limited(limits, now),
-		Errors:       p.exp.cfg.ErrorEvents.FromSpanExceptions && !admit.GateError.Limited(limits, now),
+		Transactions: mode == TracesAsTransactions && !gate.GateTransaction.Limited(limits, now),
+		SpanV2:       mode == TracesAsSpans && !gate.GateSpan.Limited(limits, now),
+		Errors:       p.exp.cfg.ErrorEvents.FromSpanExceptions && !gate.GateError.Limited(limits, now),
 		Segments:     true,
 	})
 	facts := p.exp.facts.Get()
@@ -94,8 +95,8 @@ func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
 	now := p.exp.clk.now()
 	limits := p.limits.Load()
 	res := p.exp.translator.Logs(ld, translate.LogsWant{
-		Logs:   !admit.GateLogs.Limited(limits, now),
-		Errors: p.exp.cfg.ErrorEvents.FromLogs && !admit.GateError.Limited(limits, now),
+		Logs:   !gate.GateLogs.Limited(limits, now),
+		Errors: p.exp.cfg.ErrorEvents.FromLogs && !gate.GateError.Limited(limits, now),
 	})
 	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, skippedLogs(&res))
 	p.acct.Dropped(ctx, account.ReasonInvalid, account.Counts{account.CatLogItem: int64(res.InvalidLogs), account.CatError: int64(res.InvalidErrors)})

@@ -23,7 +23,8 @@ import (
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/account/accounttest"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
+
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
@@ -190,7 +191,7 @@ func benchTransaction() encode.Outgoing {
 			},
 			Items: []envelope.Item{{Type: envelope.ItemTypeTransaction, Payload: []byte(p.String())}},
 		},
-		Gate:   admit.GateTransaction,
+		Gate:   gate.GateTransaction,
 		Counts: account.Counts{account.CatTransaction: 1, account.CatSpan: 10},
 	}
 }

@@ -24,7 +24,8 @@ import (
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/account/accounttest"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
+
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -219,7 +220,7 @@ func largeEvent(n int) encode.Outgoing {
 			Header: envelope.Header{EventID: fmt.Sprintf("%032x", n)},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeEvent, Payload: payload}},
 		},
-		Gate:   admit.GateError,
+		Gate:   gate.GateError,
 		Counts: account.Counts{account.CatError: 1},
 	}
 }

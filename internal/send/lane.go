@@ -7,7 +7,10 @@ import (
 	"time"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/concurrency"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
+	"github.com/otel-sentry/sentryexporter/internal/membudget"
+
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -31,9 +34,9 @@ type Lane struct {
 	acct    *account.Accountant
 	reports *account.ClientReports // nil when client reports are disabled
 	limits  *ratelimit.State
-	limit   *admit.Limit  // adaptive concurrency, within the request budget
-	mem     *admit.Holder // what it holds, against the memory budget
-	probes  admit.Probes  // one probe per gate when a rate-limit window ends
+	limit   *concurrency.Limit // adaptive concurrency, within the request budget
+	mem     *membudget.Holder  // what it holds, against the memory budget
+	probes  gate.Probes        // one probe per gate when a rate-limit window ends
 	health  health
 
 	inFlight atomic.Int64 // bytes its requests in flight hold beyond their envelopes

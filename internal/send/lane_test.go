@@ -15,7 +15,8 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/concurrency"
+
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -24,14 +25,14 @@ import (
 // as answered requests grow it.
 func growLimit(t *testing.T, l *Lane, n int) {
 	for l.limit.Current() < n {
-		tickets := make([]admit.Ticket, l.limit.Current())
+		tickets := make([]concurrency.Ticket, l.limit.Current())
 		for i := range tickets {
 			var ok bool
 			tickets[i], ok = l.limit.TryAcquire()
 			require.True(t, ok)
 		}
 		for _, tk := range tickets {
-			l.limit.Release(tk, admit.VerdictOK)
+			l.limit.Release(tk, concurrency.VerdictOK)
 		}
 	}
 	require.Equal(t, n, l.limit.Current())

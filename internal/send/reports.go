@@ -8,7 +8,9 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/concurrency"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
+
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 )
 
@@ -87,18 +89,18 @@ func (l *Lane) sendReport(ctx context.Context, env *envelope.Envelope) Result {
 	if !ok {
 		return Result{Reason: account.ReasonNetworkError}
 	}
-	adm, ended := l.probes.Admit(admit.GateInternal, l.limits.Load(), l.stage.set.Clock.Now())
-	if adm == admit.Limited {
-		l.limit.Release(t, admit.VerdictIgnore)
+	adm, ended := l.probes.Admit(gate.GateInternal, l.limits.Load(), l.stage.set.Clock.Now())
+	if adm == gate.Limited {
+		l.limit.Release(t, concurrency.VerdictIgnore)
 		return Result{Reason: account.ReasonRateLimitBackoff}
 	}
 	res := l.post.attempt(ctx, env)
 	verdict := verdictOf(ctx, res)
 	l.limit.Release(t, verdict)
-	if adm == admit.Probe {
-		l.probes.Settle(admit.GateInternal, ended, res.Status)
+	if adm == gate.Probe {
+		l.probes.Settle(gate.GateInternal, ended, res.Status)
 	}
-	if verdict != admit.VerdictIgnore {
+	if verdict != concurrency.VerdictIgnore {
 		l.health.observe(res, l.stage.set.Clock.Wall())
 	}
 	return res

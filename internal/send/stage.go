@@ -16,7 +16,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/concurrency"
+	"github.com/otel-sentry/sentryexporter/internal/membudget"
+
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 
@@ -74,8 +76,8 @@ type Settings struct {
 type Stage struct {
 	cfg    Config
 	set    Settings
-	mem    *admit.Memory
-	budget *admit.Budget
+	mem    *membudget.Memory
+	budget *concurrency.Budget
 	comp   *Compressors // nil when confighttp compresses
 	bufs   bufferPools
 	jitter *jitter // the retry backoff's (Settings.Jitter)
@@ -104,8 +106,8 @@ type Stage struct {
 func New(cfg Config, set Settings) *Stage {
 	s := &Stage{
 		cfg: cfg, set: set,
-		mem:      admit.NewMemory(cfg.MaxBytes, cfg.MaxProjects),
-		budget:   admit.NewBudget(cfg.MaxRequestsInFlight, cfg.MaxProjects),
+		mem:      membudget.NewMemory(cfg.MaxBytes, cfg.MaxProjects),
+		budget:   concurrency.NewBudget(cfg.MaxRequestsInFlight, cfg.MaxProjects),
 		jitter:   newJitter(set.Jitter),
 		stopping: make(chan struct{}),
 	}
@@ -130,10 +132,10 @@ const defaultFinalReportTimeout = 2 * time.Second
 // NewHolder is a part of the memory budget for a holder outside the stage
 // (the spans held for trace assembly, the error events in the dedupe
 // window): what it holds leaves less room for envelopes.
-func (s *Stage) NewHolder() *admit.Holder { return s.mem.NewHolder() }
+func (s *Stage) NewHolder() *membudget.Holder { return s.mem.NewHolder() }
 
 // Memory is the budget, for the exporter's gauges.
-func (s *Stage) Memory() *admit.Memory { return s.mem }
+func (s *Stage) Memory() *membudget.Memory { return s.mem }
 
 // LaneOptions are one project's part of the stage.
 type LaneOptions struct {

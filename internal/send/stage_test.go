@@ -31,7 +31,8 @@ import (
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/account/accounttest"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
+
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -257,7 +258,7 @@ func tx(id int) encode.Outgoing {
 			Header: envelope.Header{EventID: fmt.Sprintf("%032d", id)},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeTransaction, Payload: []byte(`{"type":"transaction","n":` + strconv.Itoa(id) + `}`)}},
 		},
-		Gate:   admit.GateTransaction,
+		Gate:   gate.GateTransaction,
 		Counts: account.Counts{account.CatTransaction: 1, account.CatSpan: 3},
 	}
 }
@@ -268,7 +269,7 @@ func errEvent(id int) encode.Outgoing {
 			Header: envelope.Header{EventID: fmt.Sprintf("%032d", id)},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeEvent, Payload: []byte(`{"n":` + strconv.Itoa(id) + `}`)}},
 		},
-		Gate:   admit.GateError,
+		Gate:   gate.GateError,
 		Counts: account.Counts{account.CatError: 1},
 	}
 }

@@ -4,7 +4,8 @@ import (
 	"time"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/concurrency"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
 )
 
 // One envelope's trip: an attempt, and what comes next (settled, split, or
@@ -13,12 +14,12 @@ import (
 // trip makes one attempt for j, holding the place t, and decides what comes
 // next: settled (delivered, or dropped and counted), split (a container
 // Sentry found too large), or waiting to retry (no answer, or a 5xx).
-func (l *Lane) trip(j *job, t admit.Ticket) {
+func (l *Lane) trip(j *job, t concurrency.Ticket) {
 	ctx := l.stage.run
 	clock := l.stage.set.Clock
 	adm, ended := l.probes.Admit(j.out.Gate, l.limits.Load(), clock.Now())
-	if adm == admit.Limited {
-		l.limit.Release(t, admit.VerdictIgnore)
+	if adm == gate.Limited {
+		l.limit.Release(t, concurrency.VerdictIgnore)
 		l.settle(j, Result{Reason: account.ReasonRateLimitBackoff})
 		return
 	}
@@ -48,10 +49,10 @@ func (l *Lane) trip(j *job, t admit.Ticket) {
 	l.inFlight.Add(-extra)
 	verdict := verdictOf(ctx, res)
 	l.limit.Release(t, verdict)
-	if adm == admit.Probe {
+	if adm == gate.Probe {
 		l.probes.Settle(j.out.Gate, ended, res.Status)
 	}
-	if verdict != admit.VerdictIgnore {
+	if verdict != concurrency.VerdictIgnore {
 		l.health.observe(res, clock.Wall())
 	}
 	switch {
@@ -69,9 +70,9 @@ func (l *Lane) trip(j *job, t admit.Ticket) {
 
 // abandon settles j, taken for an attempt that is not made, and gives back
 // its place t (and the probe's, when it was one).
-func (l *Lane) abandon(j *job, t admit.Ticket, adm admit.Admission, ended time.Time, why account.Reason) {
-	l.limit.Release(t, admit.VerdictIgnore)
-	if adm == admit.Probe {
+func (l *Lane) abandon(j *job, t concurrency.Ticket, adm gate.Admission, ended time.Time, why account.Reason) {
+	l.limit.Release(t, concurrency.VerdictIgnore)
+	if adm == gate.Probe {
 		l.probes.Settle(j.out.Gate, ended, 0)
 	}
 	l.settle(j, Result{Reason: why})

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/concurrency"
 )
 
 // The lane's workers: started on demand, at most its adaptive limit, parked
@@ -56,7 +56,7 @@ func (l *Lane) work() {
 		}
 		j := l.take()
 		if j == nil {
-			l.limit.Release(t, admit.VerdictIgnore)
+			l.limit.Release(t, concurrency.VerdictIgnore)
 			continue
 		}
 		l.trip(j, t)

@@ -1,4 +1,4 @@
-package admit
+package concurrency
 
 import (
 	"context"
@@ -23,9 +23,9 @@ const stallAfter = 5 * time.Second
 // stallAfter). The total so stays under twice the budget whatever Sentry
 // does, and projects that hang cannot take the healthy ones' shares.
 //
-// The bytes those requests hold are counted by the exporter's [Memory]
-// budget, not here: this budget bounds connections, goroutines and the load
-// put on Sentry.
+// The bytes those requests hold are counted by the exporter's memory budget
+// (internal/membudget), not here: this budget bounds connections,
+// goroutines and the load put on Sentry.
 //
 // Waiters are served first come first served among those that fit: a project
 // at its own limit does not hold up the others.
