@@ -66,8 +66,6 @@ type sentryExporter struct {
 	byDSN    map[string]*project // every project, static or discovered, by DSN
 	projects []*project          // the same, copied on write, for the gauges
 
-	stopping       chan struct{}
-	stopOnce       sync.Once
 	dedupeLoopWG   sync.WaitGroup
 	assemblyLoopWG sync.WaitGroup
 	statusLoopWG   sync.WaitGroup
@@ -89,7 +87,6 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		index:         traceindex.New(),
 		byDSN:         map[string]*project{},
 		static:        map[string]*project{},
-		stopping:      make(chan struct{}),
 		discoveryWait: discoveryWait,
 	}
 	e.index.NoSpanIDs = !cfg.ErrorEvents.FromSpanExceptions && !cfg.ErrorEvents.FromLogs
@@ -110,11 +107,10 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		FinalReportTimeout:    clk.finalReport,
 		AnswerReadTimeout:     clk.answerRead,
 	}, send.Settings{
-		Telemetry:  set.TelemetrySettings,
-		Logger:     set.Logger,
-		UserAgent:  fmt.Sprintf("%s/%s (%s %s; %s/%s)", sdkinfo.Name, sdkinfo.Version, set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
-		Clock:      clk.send,
-		ClientHook: clk.clientHook,
+		Telemetry: set.TelemetrySettings,
+		Logger:    set.Logger,
+		UserAgent: fmt.Sprintf("%s/%s (%s %s; %s/%s)", sdkinfo.Name, sdkinfo.Version, set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
+		Clock:     clk.send,
 	})
 	e.translator = translate.New(translate.Options{
 		Environment:              cfg.Environment,
@@ -283,13 +279,13 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 		}, e.clk.now)
 	}
 	if e.dedupe != nil {
-		e.dedupeLoopWG.Go(func() { e.every(e.dedupeTick(), func() { e.releaseDue(context.Background(), false) }) })
+		e.dedupeLoopWG.Go(func() { e.stage.Every(e.dedupeTick(), func() { e.releaseDue(context.Background(), false) }) })
 	}
 	if e.asm != nil {
-		e.assemblyLoopWG.Go(func() { e.every(e.assemblyTick(), func() { e.expireHeld(context.Background()) }) })
+		e.assemblyLoopWG.Go(func() { e.stage.Every(e.assemblyTick(), func() { e.expireHeld(context.Background()) }) })
 	}
 	e.status.addHost(host)
-	e.statusLoopWG.Go(func() { e.every(statusTick, e.reportStatus) })
+	e.statusLoopWG.Go(func() { e.stage.Every(statusTick, e.reportStatus) })
 	return nil
 }
 
@@ -298,23 +294,15 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 // are tiny JSON).
 func (e *sentryExporter) newDiscoveryClient(ctx context.Context, host component.Host) (*http.Client, error) {
 	apiCfg := e.cfg.ClientConfig
-	apiCfg.Endpoint = ""
 	apiCfg.Compression = ""
-	client, err := apiCfg.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
-	if err == nil && e.clk.clientHook != nil {
-		e.clk.clientHook(client)
-	}
-	return client, err
+	return send.NewClient(ctx, apiCfg, host, e.set.TelemetrySettings)
 }
 
 // beginShutdown runs before exporterhelper drains its queue: from then on no
 // envelope is retried, so the drain ends promptly (internal/send's
-// Stage.BeginShutdown).
+// Stage.BeginShutdown); the exporter's loops (Stage.Every) end with it.
 func (e *sentryExporter) beginShutdown() {
-	e.stopOnce.Do(func() {
-		close(e.stopping)
-		e.stage.BeginShutdown()
-	})
+	e.stage.BeginShutdown()
 }
 
 // shutdown runs last, after exporterhelper's queue drained into the send
@@ -373,32 +361,15 @@ func (e *sentryExporter) dedupeTick() time.Duration {
 	return min(max(e.dedupe.Length/4, 100*time.Millisecond), time.Second)
 }
 
-// every runs fn every d until shutdown begins: the held error events and
-// held spans are released by it while no push comes by.
-func (e *sentryExporter) every(d time.Duration, fn func()) {
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			fn()
-		case <-e.stopping:
-			return
-		}
-	}
-}
-
 // clocks are the exporter's time sources, and the hooks tests use: now for
 // Sentry's rate-limit windows; send for the send stage (retry times);
 // finalReport and answerRead bound the final client report and the reading
-// of an answer (0: the stage's defaults); clientHook adjusts each HTTP
-// client once built (tests point DNS at a local server). Tests replace them.
+// of an answer (0: the stage's defaults). Tests replace them.
 type clocks struct {
 	now         func() time.Time
 	send        send.Clock
 	finalReport time.Duration
 	answerRead  time.Duration
-	clientHook  func(*http.Client)
 }
 
 func realClocks() clocks {

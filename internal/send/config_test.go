@@ -63,6 +63,7 @@ func TestCompressionByWhom(t *testing.T) {
 			client, err := s.newClient(t.Context(), componenttest.NewNopHost())
 			require.NoError(t, err)
 			assert.Equal(t, tt.transport, transportKind(client.Transport))
+			assert.Zero(t, client.Timeout, "`timeout` is on each request's context, not the client")
 		})
 	}
 }

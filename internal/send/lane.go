@@ -59,7 +59,6 @@ type Lane struct {
 	workers    int  // started and not ended, parked ones included
 	parked     int  // workers waiting for the next envelope
 	closed     bool
-	noRetry    bool          // shutdown began: failures are settled, never retried
 	idle       chan struct{} // made by waitUntil, closed when a worker parks or ends or a job settles
 	wake       chan struct{} // one token per parked worker called back to work
 	quit       chan struct{} // closed by close: parked workers end

@@ -8,7 +8,6 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/concurrency"
 	"github.com/otel-sentry/sentryexporter/internal/gate"
 
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
@@ -89,19 +88,6 @@ func (l *Lane) sendReport(ctx context.Context, env *envelope.Envelope) Result {
 	if !ok {
 		return Result{Reason: account.ReasonNetworkError}
 	}
-	adm, ended := l.probes.Admit(gate.GateInternal, l.limits.Load(), l.stage.set.Clock.Now())
-	if adm == gate.Limited {
-		l.limit.Release(t, concurrency.VerdictIgnore)
-		return Result{Reason: account.ReasonRateLimitBackoff}
-	}
-	res := l.post.attempt(ctx, env)
-	verdict := verdictOf(ctx, res)
-	l.limit.Release(t, verdict)
-	if adm == gate.Probe {
-		l.probes.Settle(gate.GateInternal, ended, res.Status)
-	}
-	if verdict != concurrency.VerdictIgnore {
-		l.health.observe(res, l.stage.set.Clock.Wall())
-	}
+	res, _ := l.gatedAttempt(ctx, gate.GateInternal, t, func() (Result, bool) { return l.post.attempt(ctx, env), true })
 	return res
 }

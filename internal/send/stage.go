@@ -57,9 +57,6 @@ type Settings struct {
 	Logger    *zap.Logger
 	UserAgent string
 	Clock     Clock
-	// ClientHook, when set, adjusts each project's HTTP client once built
-	// (tests point DNS at a local server through it).
-	ClientHook func(*http.Client)
 	// Jitter is the source of the retry backoff's jitter (nil: one seeded at
 	// random): a seeded one makes a run with failures repeatable.
 	Jitter *rand.Rand
@@ -196,7 +193,7 @@ func (s *Stage) Start(ctx context.Context, host component.Host) error {
 	}
 	s.host, s.started = host, true
 	if s.cfg.ReportInterval > 0 {
-		s.loops.Go(s.reportLoop)
+		s.loops.Go(func() { s.Every(s.cfg.ReportInterval, s.reportTick) })
 	}
 	return nil
 }
@@ -207,28 +204,17 @@ func (s *Stage) Start(ctx context.Context, host component.Host) error {
 // wrapped transport (confighttp's instrumentation) costs a goroutine, a
 // timer and two channels per request.
 func (s *Stage) newClient(ctx context.Context, host component.Host) (*http.Client, error) {
-	cfg := s.clientConfig()
-	tel := s.set.Telemetry
-	if !clientInstrumented(tel) {
-		// confighttp wraps the transport in otelhttp only when both providers
-		// are set: with nothing to record, leave it out (instrument.go).
-		tel.TracerProvider = nil
-	}
-	client, err := cfg.ToClient(ctx, host.GetExtensions(), tel)
+	client, err := NewClient(ctx, s.clientConfig(), host, s.set.Telemetry)
 	if err != nil {
 		return nil, err
 	}
 	client.Timeout = 0
-	if s.set.ClientHook != nil {
-		s.set.ClientHook(client)
-	}
 	return client, nil
 }
 
 // clientConfig is the client's config as confighttp gets it.
 func (s *Stage) clientConfig() confighttp.ClientConfig {
 	cfg := s.cfg.Client
-	cfg.Endpoint = "" // each lane has its envelope URL
 	if s.comp != nil {
 		cfg.Compression = "" // the stage compresses envelope bodies itself
 	}
@@ -306,28 +292,35 @@ func (s *Stage) Shutdown(ctx context.Context) {
 	wg.Wait()
 }
 
-// reportLoop sends each project's pending client report every
-// ReportInterval, each project on its own: a project whose Sentry hangs
-// delays only its own report (and skips its next ticks until that attempt
-// ends), never another project's.
-func (s *Stage) reportLoop() {
-	t := time.NewTicker(s.cfg.ReportInterval)
+// Every runs fn every d until shutdown begins (BeginShutdown): the loops
+// that release what waits while no push comes by (the stage's client
+// reports, the exporter's held spans and error events, its status) all end
+// on this one event.
+func (s *Stage) Every(d time.Duration, fn func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			for _, l := range s.Lanes() {
-				if l.reports == nil || !l.reporting.CompareAndSwap(false, true) {
-					continue
-				}
-				s.loops.Go(func() {
-					defer l.reporting.Store(false)
-					l.flushReport(s.run, false)
-				})
-			}
+			fn()
 		case <-s.stopping:
 			return
 		}
+	}
+}
+
+// reportTick sends each project's pending client report, each project on
+// its own: a project whose Sentry hangs delays only its own report (and
+// skips its next ticks until that attempt ends), never another project's.
+func (s *Stage) reportTick() {
+	for _, l := range s.Lanes() {
+		if l.reports == nil || !l.reporting.CompareAndSwap(false, true) {
+			continue
+		}
+		s.loops.Go(func() {
+			defer l.reporting.Store(false)
+			l.flushReport(s.run, false)
+		})
 	}
 }
 

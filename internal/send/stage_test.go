@@ -32,6 +32,7 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/account/accounttest"
 	"github.com/otel-sentry/sentryexporter/internal/gate"
+	"github.com/otel-sentry/sentryexporter/internal/sendtest"
 
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
@@ -217,11 +218,11 @@ func newFixture(t *testing.T, projects int, configure func(*Config), reports boo
 	f := &fixture{t: t, tel: accounttest.New(t), sentry: &fakeSentry{release: make(chan struct{})}}
 	core, logs := observer.New(zap.WarnLevel)
 	f.logs = logs
+	sendtest.Use(&cfg.Client) // every request goes to f.sentry
 	f.stage = New(cfg, Settings{
 		Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.New(core), UserAgent: "test",
-		Clock:      RealClock(),
-		ClientHook: func(c *http.Client) { c.Transport = f.sentry },
-		Jitter:     rand.New(rand.NewPCG(1, 2)), // the same backoffs every run (TestBrownout)
+		Clock:  RealClock(),
+		Jitter: rand.New(rand.NewPCG(1, 2)), // the same backoffs every run (TestBrownout)
 	})
 	for i := range projects {
 		limits := &ratelimit.State{}
@@ -238,7 +239,7 @@ func newFixture(t *testing.T, projects int, configure func(*Config), reports boo
 		f.lanes = append(f.lanes, l)
 		f.limits = append(f.limits, limits)
 	}
-	require.NoError(t, f.stage.Start(t.Context(), componenttest.NewNopHost()))
+	require.NoError(t, f.stage.Start(t.Context(), sendtest.Host(sendtest.Transport(f.sentry))))
 	return f
 }
 

@@ -42,13 +42,10 @@ func (l *Lane) queuedLocked() int { return l.ready.len() + l.due.len() }
 // work sends envelopes until none is left and none came for workerLinger,
 // or the lane is closed.
 func (l *Lane) work() {
-	var linger *time.Timer
-	defer func() {
-		if linger != nil {
-			linger.Stop()
-		}
-	}()
-	for l.awaitWork(&linger) {
+	linger := time.NewTimer(workerLinger)
+	linger.Stop()
+	defer linger.Stop()
+	for l.awaitWork(linger) {
 		t, ok := l.limit.Acquire(l.stage.run)
 		if !ok { // the drain time after shutdown is over
 			l.failQueued()
@@ -72,66 +69,67 @@ func (l *Lane) work() {
 }
 
 // awaitWork returns true when an envelope is queued for the calling worker,
-// false when the worker ends: nothing came for workerLinger, the lane is
-// closed and empty, or more workers run than the limit allows now.
-func (l *Lane) awaitWork(linger **time.Timer) bool {
+// false when the worker ends: more workers run than the limit allows now,
+// the lane is closed and empty, or nothing came for workerLinger.
+func (l *Lane) awaitWork(linger *time.Timer) bool {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	for {
 		queued := l.queuedLocked()
-		if l.workers > l.workerCap() {
+		switch {
+		case l.workers > l.workerCap():
 			// The limit fell: this worker ends; if it was called back for an
 			// envelope, a parked one takes its place.
-			l.workers--
 			if queued > 0 && l.parked > 0 {
 				l.parked--
 				l.wake <- struct{}{}
 			}
-			l.notifyLocked()
-			l.mu.Unlock()
+			l.endWorkerLocked()
 			return false
-		}
-		if queued > 0 {
-			l.mu.Unlock()
+		case queued > 0:
 			return true
-		}
-		if l.closed {
-			l.workers--
-			l.notifyLocked()
-			l.mu.Unlock()
+		case l.closed:
+			l.endWorkerLocked()
+			return false
+		case !l.parkLocked(linger):
+			l.endWorkerLocked()
 			return false
 		}
-		l.parked++
-		l.notifyLocked()
-		l.mu.Unlock()
-		if *linger == nil {
-			*linger = time.NewTimer(workerLinger)
-		} else {
-			(*linger).Reset(workerLinger)
-		}
-		select {
-		case <-l.wake:
-			(*linger).Stop()
-			l.mu.Lock()
-			continue
-		case <-(*linger).C:
-		case <-l.quit:
-			(*linger).Stop()
-		}
-		l.mu.Lock()
-		select {
-		case <-l.wake: // called back as the wait ended: an envelope is queued for it
-			continue
-		default:
-		}
-		l.parked--
-		if l.closed && l.queuedLocked() > 0 {
-			continue // closing: the queue is drained before the last worker ends
-		}
-		l.workers--
-		l.notifyLocked()
-		l.mu.Unlock()
-		return false
 	}
+}
+
+// parkLocked waits, with l.mu released, to be called back for an envelope
+// (true), for workerLinger, or for the lane's close. It is true as well when
+// called back just as the wait ended, and when the lane is closing with
+// envelopes left: the queue is drained before the last worker ends.
+func (l *Lane) parkLocked(linger *time.Timer) bool {
+	l.parked++
+	l.notifyLocked()
+	l.mu.Unlock()
+	linger.Reset(workerLinger)
+	select {
+	case <-l.wake: // whoever called it back counted it unparked
+		linger.Stop()
+		l.mu.Lock()
+		return true
+	case <-linger.C:
+	case <-l.quit:
+		linger.Stop()
+	}
+	l.mu.Lock()
+	select {
+	case <-l.wake:
+		return true
+	default:
+	}
+	l.parked--
+	return l.closed && l.queuedLocked() > 0
+}
+
+// endWorkerLocked counts the calling worker gone.
+func (l *Lane) endWorkerLocked() {
+	l.workers--
+	l.notifyLocked()
 }
 
 // take is the next envelope to send: due and ready ones in turn. Envelopes
