@@ -6,7 +6,7 @@ OCB_VERSION := v0.165.0
 OCB         := $(GOBIN_DIR)/builder
 OTELCOL     := $(BIN)/otelcol-sentry
 
-.PHONY: test vet lint generate otelcol otelcol-compare demo gateway oldrelay load soak compare fuzz bench sink spanstream
+.PHONY: test vet lint generate otelcol otelcol-compare demo gateway oldrelay hugeheaders load soak compare fuzz bench sink spanstream
 
 ## test: vet, gofmt check, every package's tests under the race detector, and the two tests the race
 ## detector skips (TestAssemblyEstimateCoversTheHeap, TestHeapWithinBudget) without it (the CI command).
@@ -84,6 +84,20 @@ gateway: otelcol sink
 ## oldrelay: the zstd -> gzip fallback through the built collector, against a sink that decodes as a Relay from before zstd.
 oldrelay: otelcol sink
 	./scripts/oldrelay.sh
+
+## hugeheaders: 300 spans/s for 20 s to a receiver that answers 32 MiB of headers; the collector's peak RSS <= 512 MiB.
+hugeheaders: otelcol sink
+	./scripts/hugeheaders.sh
+
+## spotlight: the exporter's data as Sentry shows it, in Spotlight (npm, pinned in scripts/spotlight/): starts it and
+## the collector at the exporter's defaults, sends a minute of the demo's traffic, prints the URL; Ctrl-C stops both.
+## spotlight-check: the same through Spotlight's own parser, asserted against what was sent (SCREENSHOT_DIR=docs
+## also saves the README's screenshots, by headless Chromium).
+.PHONY: spotlight spotlight-check
+spotlight: otelcol sink
+	./scripts/spotlight.sh
+spotlight-check: otelcol sink
+	./scripts/spotlight-check.sh
 
 ## load: envelopes/s through the built collector to a sink that answers after 50 ms.
 load: otelcol sink

@@ -105,6 +105,22 @@ type LogsConfig struct {
 	_ struct{}
 }
 
+// MetricsConfig controls what OTLP metrics become (docs/mapping.md#metrics).
+type MetricsConfig struct {
+	// ResourceAttributes lists the resource attributes copied onto every
+	// metric, as logs::resource_attributes does for logs. Default:
+	// service.name, service.namespace. [] sends none; ["*"] all of them.
+	ResourceAttributes []string `mapstructure:"resource_attributes"`
+	// MaxStreamBytes bounds the state of cumulative streams (each one's
+	// previous point, 160 bytes a stream), counted in memory::max_bytes;
+	// when full, the stream used longest ago is evicted, and its next point
+	// is counted (no_baseline). At most a quarter of memory::max_bytes is
+	// used, whatever this says. Default 8 MiB, about 52,000 streams.
+	MaxStreamBytes int64 `mapstructure:"max_stream_bytes"`
+
+	_ struct{}
+}
+
 // RoutingConfig sends each resource to its own Sentry project.
 type RoutingConfig struct {
 	// Attribute is the resource attribute whose value picks the project.
@@ -204,6 +220,9 @@ type Config struct {
 	// Logs controls what each log record carries.
 	Logs LogsConfig `mapstructure:"logs"`
 
+	// Metrics controls what each metric carries and the cumulative streams' state.
+	Metrics MetricsConfig `mapstructure:"metrics"`
+
 	// Memory is the one memory budget of everything the exporter holds.
 	Memory MemoryConfig `mapstructure:"memory"`
 
@@ -286,6 +305,17 @@ func (e *ErrorEventsConfig) Validate() error {
 func (c *ClientReportsConfig) Validate() error {
 	if c.Enabled && c.Interval <= 0 {
 		return errors.New("`interval` must be positive")
+	}
+	return nil
+}
+
+// minStreamBytes holds a few streams per shard of the stream state.
+const minStreamBytes = 64 << 10
+
+// Validate checks the metrics keys.
+func (m *MetricsConfig) Validate() error {
+	if m.MaxStreamBytes < minStreamBytes {
+		return fmt.Errorf("`max_stream_bytes` must be at least %d (64 KiB)", minStreamBytes)
 	}
 	return nil
 }

@@ -21,11 +21,21 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
 )
 
-func TestUnmarshalDefaultConfig(t *testing.T) {
-	cfg := NewFactory().CreateDefaultConfig()
-	require.NoError(t, confmap.New().Unmarshal(&cfg))
-	assert.Equal(t, NewFactory().CreateDefaultConfig(), cfg)
-	// Without a DSN the default config is invalid: there is nowhere to send to.
+// TestUnmarshalKeepsDefaults: a config that sets only `dsn` unmarshals to
+// the defaults with that DSN (no key it leaves out loses its default, lists
+// and optional sections included), and validates; without a DSN the same
+// config is invalid: there is nowhere to send to.
+func TestUnmarshalKeepsDefaults(t *testing.T) {
+	const dsn = "https://public@o1.ingest.sentry.io/42"
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"dsn": dsn}).Unmarshal(cfg))
+	want := createDefaultConfig().(*Config)
+	want.DSN = dsn
+	assert.Equal(t, want, cfg)
+	require.NoError(t, confmap.Validate(cfg))
+
+	cfg = NewFactory().CreateDefaultConfig().(*Config)
+	require.NoError(t, confmap.New().Unmarshal(cfg))
 	err := confmap.Validate(cfg)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "`dsn` is required")
@@ -71,6 +81,7 @@ func TestUnmarshalFullConfig(t *testing.T) {
 		MaxConcurrentRequests: 32,
 		SendDefaultPII:        true,
 		Logs:                  LogsConfig{ResourceAttributes: []string{"service.name", "k8s.pod.name"}},
+		Metrics:               MetricsConfig{ResourceAttributes: []string{"service.name", "k8s.deployment.name"}, MaxStreamBytes: 4 << 20},
 		Memory:                MemoryConfig{MaxBytes: 80 << 20},
 		Pending:               PendingConfig{DrainTimeout: 3 * time.Second, MaxRequestsInFlight: 64},
 		ErrorEvents:           ErrorEventsConfig{DedupeWindow: 2 * time.Second},
@@ -155,6 +166,7 @@ func TestConfigRejected(t *testing.T) {
 		{"bad_dsn.yaml", "discovery_incomplete", "`org_slug` is required"},
 		{"bad_dsn.yaml", "discovery_incomplete", "`auth_token` is required"},
 		{"bad_dsn.yaml", "pending_zero", "pending: `drain_timeout` must not be negative; `max_requests_in_flight` must be at least 1"},
+		{"bad_dsn.yaml", "stream_state_too_small", "metrics: `max_stream_bytes` must be at least 65536 (64 KiB)"},
 		{"bad_dsn.yaml", "memory_too_small", "memory: `max_bytes` must be at least 1048576 (1 MiB)"},
 		{"bad_dsn.yaml", "assembly_over_half_memory", "`assembly::max_bytes` (67108864) must be at most half of `memory::max_bytes` (67108864)"},
 	}
@@ -218,7 +230,18 @@ func TestConfigMaxProjectsCount(t *testing.T) {
 	}
 }
 
+// TestConfigPrintsDSNRedacted: a config printed or marshaled (as the
+// collector does for its effective config) shows no DSN key, neither the
+// `dsn`'s nor a routing entry's.
 func TestConfigPrintsDSNRedacted(t *testing.T) {
-	cfg := &Config{DSN: "https://secretkey123@o1.ingest.sentry.io/1"}
-	assert.NotContains(t, cfg.DSN.String(), "secretkey123")
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.DSN = "https://secretkey123@o1.ingest.sentry.io/1"
+	cfg.Routing.DSNs = map[string]configopaque.String{"payments": "https://routedkey456@o1.ingest.sentry.io/2"}
+	conf := confmap.New()
+	require.NoError(t, conf.Marshal(cfg))
+	for _, printed := range []string{fmt.Sprintf("%v", cfg), fmt.Sprintf("%+v", *cfg), fmt.Sprint(conf.ToStringMap())} {
+		assert.NotContains(t, printed, "secretkey123")
+		assert.NotContains(t, printed, "routedkey456")
+	}
+	assert.Contains(t, conf.ToStringMap(), "dsn", "the marshaled config has the key, redacted")
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 	"github.com/otel-sentry/sentryexporter/internal/send"
 	"github.com/otel-sentry/sentryexporter/internal/traceindex"
+	"github.com/otel-sentry/sentryexporter/internal/tracemetric"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -54,6 +55,9 @@ type sentryExporter struct {
 	clk        clocks
 	stage      *send.Stage       // everything after an envelope is built (internal/send)
 	asmMem     *membudget.Holder // the spans held for assembly, in the stage's memory budget
+	metrics    *tracemetric.Translator
+	streams    *tracemetric.Streams // cumulative streams' previous points (metrics::max_stream_bytes)
+	streamMem  *membudget.Holder    // the streams' state, in the same budget
 
 	def             *project            // the `dsn` project; nil when routing covers everything
 	static          map[string]*project // routing::dsns, by attribute value
@@ -91,37 +95,8 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 	}
 	e.index.NoSpanIDs = !cfg.ErrorEvents.FromSpanExceptions && !cfg.ErrorEvents.FromLogs
 	e.index.NoRequests = !cfg.ErrorEvents.FromLogs
-	var reportInterval time.Duration
-	if cfg.ClientReports.Enabled {
-		reportInterval = cfg.ClientReports.Interval
-	}
-	e.stage = send.New(send.Config{
-		Client:                cfg.ClientConfig,
-		Retry:                 cfg.RetryConfig,
-		MaxConcurrentRequests: cfg.MaxConcurrentRequests,
-		MaxRequestsInFlight:   cfg.Pending.MaxRequestsInFlight,
-		MaxBytes:              cfg.Memory.MaxBytes,
-		MaxProjects:           cfg.Routing.MaxProjects,
-		DrainTimeout:          cfg.Pending.DrainTimeout,
-		ReportInterval:        reportInterval,
-		FinalReportTimeout:    clk.finalReport,
-		AnswerReadTimeout:     clk.answerRead,
-	}, send.Settings{
-		Telemetry: set.TelemetrySettings,
-		Logger:    set.Logger,
-		UserAgent: fmt.Sprintf("%s/%s (%s %s; %s/%s)", sdkinfo.Name, sdkinfo.Version, set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
-		Clock:     clk.send,
-	})
-	e.translator = translate.New(translate.Options{
-		Environment:              cfg.Environment,
-		Release:                  cfg.Release,
-		SDKName:                  sdkinfo.Name,
-		SDKVersion:               sdkinfo.Version,
-		ErrorsFromSpanExceptions: cfg.ErrorEvents.FromSpanExceptions,
-		ErrorsFromLogs:           cfg.ErrorEvents.FromLogs,
-		SendDefaultPII:           cfg.SendDefaultPII,
-		LogResourceAttributes:    append([]string{}, cfg.Logs.ResourceAttributes...), // never nil: [] means none
-	})
+	e.stage = newStage(cfg, set, clk)
+	e.buildTranslators()
 	if ee := cfg.ErrorEvents; ee.FromSpanExceptions && ee.FromLogs && ee.DedupeWindow > 0 {
 		e.dedupe = dedupe.New[*project](ee.DedupeWindow)
 		e.dedupe.Mem = e.stage.NewHolder() // the window reserves before it holds, and gives back what it releases
@@ -149,6 +124,53 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		return nil, err
 	}
 	return e, nil
+}
+
+// newStage is the send stage of cfg: everything after an envelope is built.
+func newStage(cfg *Config, set exporter.Settings, clk clocks) *send.Stage {
+	var reportInterval time.Duration
+	if cfg.ClientReports.Enabled {
+		reportInterval = cfg.ClientReports.Interval
+	}
+	return send.New(send.Config{
+		Client:                cfg.ClientConfig,
+		Retry:                 cfg.RetryConfig,
+		MaxConcurrentRequests: cfg.MaxConcurrentRequests,
+		MaxRequestsInFlight:   cfg.Pending.MaxRequestsInFlight,
+		MaxBytes:              cfg.Memory.MaxBytes,
+		MaxProjects:           cfg.Routing.MaxProjects,
+		DrainTimeout:          cfg.Pending.DrainTimeout,
+		ReportInterval:        reportInterval,
+		FinalReportTimeout:    clk.finalReport,
+		AnswerReadTimeout:     clk.answerRead,
+	}, send.Settings{
+		Telemetry: set.TelemetrySettings,
+		Logger:    set.Logger,
+		UserAgent: fmt.Sprintf("%s/%s (%s %s; %s/%s)", sdkinfo.Name, sdkinfo.Version, set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
+		Clock:     clk.send,
+	})
+}
+
+// buildTranslators builds the translators of spans and logs and of metrics,
+// and the metrics' stream state, in the stage's memory budget.
+func (e *sentryExporter) buildTranslators() {
+	cfg := e.cfg
+	e.translator = translate.New(translate.Options{
+		Environment:              cfg.Environment,
+		Release:                  cfg.Release,
+		SDKName:                  sdkinfo.Name,
+		SDKVersion:               sdkinfo.Version,
+		ErrorsFromSpanExceptions: cfg.ErrorEvents.FromSpanExceptions,
+		ErrorsFromLogs:           cfg.ErrorEvents.FromLogs,
+		SendDefaultPII:           cfg.SendDefaultPII,
+		LogResourceAttributes:    append([]string{}, cfg.Logs.ResourceAttributes...), // never nil: [] means none
+	})
+	e.metrics = tracemetric.New(tracemetric.Options{
+		Environment: cfg.Environment, Release: cfg.Release, SDKName: sdkinfo.Name, SDKVersion: sdkinfo.Version,
+		ResourceAttributes: append([]string{}, cfg.Metrics.ResourceAttributes...), // never nil: [] means none
+	})
+	e.streams = tracemetric.NewStreams(min(cfg.Metrics.MaxStreamBytes, cfg.Memory.MaxBytes/4), uint64(e.clk.now().UnixNano()))
+	e.streamMem = e.stage.NewHolder()
 }
 
 // registerGauges registers the callbacks of the exporter's gauges.

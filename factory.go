@@ -1,6 +1,6 @@
 // The component's face to the collector: NewFactory, the defaults (each
-// with its reason), and the one exporter that a component config's traces
-// and logs pipelines share.
+// with its reason), and the one exporter that a component config's traces,
+// logs and metrics pipelines share.
 
 package sentryexporter
 
@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
+	"github.com/otel-sentry/sentryexporter/internal/tracemetric"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
@@ -26,7 +27,7 @@ const (
 	// Defaults that differ from the library constructors; each with its reason.
 	defaultTimeout               = 30 * time.Second // one envelope; the HTTP client's timeout is the only one
 	defaultMaxConcurrentRequests = 128              // 128 in flight at 50 ms RTT = ~2,560 envelopes/s at most (make load)
-	defaultQueueSizeItems        = 50_000           // spans or logs per signal; ~1.6 KiB each in pdata (soak): ~80 MiB per queue
+	defaultQueueSizeItems        = 50_000           // spans, logs or data points per signal; ~1.6 KiB each in pdata (soak): ~80 MiB per queue
 	defaultBatchMinItems         = 1_000
 	defaultBatchMaxItems         = 2_000 // bounds what one consumer holds and translates at once
 	defaultClientReportInterval  = 30 * time.Second
@@ -58,6 +59,10 @@ const (
 	// interval. It counts against the memory budget, of which it may take
 	// half at most: envelopes keep the rest.
 	defaultAssemblyMaxBytes = 48 << 20
+	// defaultMaxStreamBytes: about 52,000 cumulative streams (a metric of one
+	// process with one attribute set each: 100 services of 500 streams), a
+	// twelfth of the memory budget.
+	defaultMaxStreamBytes = 8 << 20
 	// In flight over all projects: 512 requests is 4 projects at the default
 	// max_concurrent_requests (docs/memory.md).
 	defaultMaxRequestsInFlight = 512
@@ -72,8 +77,8 @@ const (
 	defaultRetryInitialInterval = time.Second
 )
 
-// NewFactory creates the factory of the Sentry exporter. The traces and logs
-// exporters built from one component config share one exporter, hence one
+// NewFactory creates the factory of the Sentry exporter. The traces, logs and
+// metrics exporters built from one component config share one exporter, hence one
 // rate-limit state, one client-report aggregator and one connection pool.
 func NewFactory() exporter.Factory {
 	return newFactory(realClocks())
@@ -91,6 +96,7 @@ func factoryOf(shared *sharedExporters) exporter.Factory {
 		createDefaultConfig,
 		exporter.WithTraces(shared.createTraces, metadata.TracesStability),
 		exporter.WithLogs(shared.createLogs, metadata.LogsStability),
+		exporter.WithMetrics(shared.createMetrics, metadata.MetricsStability),
 	)
 }
 
@@ -128,6 +134,7 @@ func createDefaultConfig() component.Config {
 		Pending:               PendingConfig{DrainTimeout: defaultDrainTimeout, MaxRequestsInFlight: defaultMaxRequestsInFlight},
 		ErrorEvents:           ErrorEventsConfig{FromSpanExceptions: true, FromLogs: true, DedupeWindow: defaultDedupeWindow},
 		Logs:                  LogsConfig{ResourceAttributes: slices.Clone(translate.DefaultLogResourceAttributes)},
+		Metrics:               MetricsConfig{ResourceAttributes: slices.Clone(tracemetric.DefaultResourceAttributes), MaxStreamBytes: defaultMaxStreamBytes},
 		ClientReports:         ClientReportsConfig{Enabled: true, Interval: defaultClientReportInterval},
 		Assembly:              AssemblyConfig{Wait: defaultAssemblyWait, MaxBytes: defaultAssemblyMaxBytes},
 		ClientConfig:          client,
@@ -137,57 +144,85 @@ func createDefaultConfig() component.Config {
 }
 
 func (s *sharedExporters) createTraces(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {
-	e, err := s.acquire(cfg.(*Config), set)
+	t, stop, err := newPipeline(s, set, cfg, func(e *sentryExporter, opts []exporterhelper.Option) (exporter.Traces, error) {
+		return exporterhelper.NewTraces(ctx, set, cfg, e.pushTraces, opts...)
+	})
 	if err != nil {
 		return nil, err
 	}
-	t, err := exporterhelper.NewTraces(ctx, set, cfg, e.exp.pushTraces, e.options(cfg.(*Config))...)
-	if err != nil {
-		return nil, err
-	}
-	return tracesExporter{Traces: t, beforeShutdown: e.exp.beginShutdown}, nil
+	return struct {
+		stopFirst
+		consumer.Traces
+	}{stop, t}, nil
 }
 
 func (s *sharedExporters) createLogs(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
+	l, stop, err := newPipeline(s, set, cfg, func(e *sentryExporter, opts []exporterhelper.Option) (exporter.Logs, error) {
+		return exporterhelper.NewLogs(ctx, set, cfg, e.pushLogs, opts...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		stopFirst
+		consumer.Logs
+	}{stop, l}, nil
+}
+
+func (s *sharedExporters) createMetrics(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Metrics, error) {
+	m, stop, err := newPipeline(s, set, cfg, func(e *sentryExporter, opts []exporterhelper.Option) (exporter.Metrics, error) {
+		return exporterhelper.NewMetrics(ctx, set, cfg, e.pushMetrics, opts...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		stopFirst
+		consumer.Metrics
+	}{stop, m}, nil
+}
+
+// newPipeline is the one path every signal's pipeline is built on: the
+// shared exporter of cfg, exporterhelper's exporter of the signal (build),
+// with the options every signal gets, and the pipeline's own start and
+// shutdown (shared.go), so that each pipeline is counted on its own.
+func newPipeline[E component.Component](s *sharedExporters, set exporter.Settings, cfg component.Config,
+	build func(*sentryExporter, []exporterhelper.Option) (E, error),
+) (E, stopFirst, error) {
+	var none E
 	e, err := s.acquire(cfg.(*Config), set)
 	if err != nil {
-		return nil, err
+		return none, stopFirst{}, err
 	}
-	l, err := exporterhelper.NewLogs(ctx, set, cfg, e.exp.pushLogs, e.options(cfg.(*Config))...)
+	p := &pipeline{shared: e}
+	c, err := build(e.exp, p.options(cfg.(*Config)))
 	if err != nil {
-		return nil, err
+		return none, stopFirst{}, err
 	}
-	return logsExporter{Logs: l, beforeShutdown: e.exp.beginShutdown}, nil
+	return c, stopFirst{Component: c, begin: p.beginShutdown}, nil
 }
 
-// tracesExporter and logsExporter tell the exporter that shutdown began
-// before exporterhelper drains its queue (WithShutdown runs only after the
-// drain), so that no queued envelope sits in a retry backoff during the drain.
-type tracesExporter struct {
-	exporter.Traces
-	beforeShutdown func()
+// stopFirst tells the shared exporter that a pipeline's shutdown began,
+// before exporterhelper drains the pipeline's queue (WithShutdown runs only
+// after the drain), so that once every pipeline is stopping no queued
+// envelope sits in a retry backoff during the drain. A pipeline is
+// struct{stopFirst; consumer.X}: Start and Shutdown from here, the rest
+// from exporterhelper's exporter.
+type stopFirst struct {
+	component.Component
+	begin func()
 }
 
-func (t tracesExporter) Shutdown(ctx context.Context) error {
-	t.beforeShutdown()
-	return t.Traces.Shutdown(ctx)
-}
-
-type logsExporter struct {
-	exporter.Logs
-	beforeShutdown func()
-}
-
-func (l logsExporter) Shutdown(ctx context.Context) error {
-	l.beforeShutdown()
-	return l.Logs.Shutdown(ctx)
+func (s stopFirst) Shutdown(ctx context.Context) error {
+	s.begin()
+	return s.Component.Shutdown(ctx)
 }
 
 // options are the exporterhelper options every signal gets.
-func (s *sharedExporter) options(cfg *Config) []exporterhelper.Option {
+func (p *pipeline) options(cfg *Config) []exporterhelper.Option {
 	return []exporterhelper.Option{
-		exporterhelper.WithStart(s.start),
-		exporterhelper.WithShutdown(s.shutdown),
+		exporterhelper.WithStart(p.start),
+		exporterhelper.WithShutdown(p.shutdown),
 		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}), // translation only reads
 		// The HTTP client's timeout already applies to each envelope: one timeout, not two.
 		exporterhelper.WithTimeout(exporterhelper.TimeoutConfig{Timeout: 0}),

@@ -43,7 +43,8 @@ func TestCreateDefaultConfig(t *testing.T) {
 		TracesAs:              TracesAsTransactions, // accepted by every Sentry
 		MaxConcurrentRequests: 128,
 		Logs:                  LogsConfig{ResourceAttributes: []string{"service.name", "service.namespace"}}, // billed by bytes
-		Memory:                MemoryConfig{MaxBytes: 96 << 20},                                              // a 100-project gateway under 512 MiB RSS
+		Metrics:               MetricsConfig{ResourceAttributes: []string{"service.name", "service.namespace"}, MaxStreamBytes: 8 << 20},
+		Memory:                MemoryConfig{MaxBytes: 96 << 20}, // a 100-project gateway under 512 MiB RSS
 		Pending:               PendingConfig{DrainTimeout: 5 * time.Second, MaxRequestsInFlight: 512},
 		ErrorEvents:           ErrorEventsConfig{FromSpanExceptions: true, FromLogs: true, DedupeWindow: 5 * time.Second},
 		ClientReports:         ClientReportsConfig{Enabled: true, Interval: 30 * time.Second}, // sentry-go's tick
@@ -68,8 +69,11 @@ func TestCreateExporters(t *testing.T) {
 	require.NoError(t, err)
 	le, err := f.CreateLogs(t.Context(), set, cfg)
 	require.NoError(t, err)
+	me, err := f.CreateMetrics(t.Context(), set, cfg)
+	require.NoError(t, err)
 	require.NoError(t, te.Shutdown(t.Context()))
 	require.NoError(t, le.Shutdown(t.Context()))
+	require.NoError(t, me.Shutdown(t.Context()))
 
 	cfg.DSN = "https://secretkey123@o1.ingest.sentry.io/notanumber"
 	_, err = f.CreateTraces(t.Context(), set, cfg)

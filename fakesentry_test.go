@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -283,13 +284,14 @@ func (c *fakeClock) clocks() clocks {
 // sending queue. Its Consume* return only when every envelope is settled: they
 // wait until every project's pending queue is empty, so counts can be read at once.
 type harness struct {
-	t      *testing.T
-	sentry *fakeSentry
-	clock  *fakeClock
-	tel    *componenttest.Telemetry
-	traces exporter.Traces
-	logs   exporter.Logs
-	exp    *sentryExporter
+	t       *testing.T
+	sentry  *fakeSentry
+	clock   *fakeClock
+	tel     *componenttest.Telemetry
+	traces  exporter.Traces
+	logs    exporter.Logs
+	metrics exporter.Metrics
+	exp     *sentryExporter
 }
 
 // waitIdle waits until l holds nothing: every envelope it was offered is
@@ -339,6 +341,17 @@ func (s settlingTraces) ConsumeTraces(ctx context.Context, td ptrace.Traces) err
 	return err
 }
 
+type settlingMetrics struct {
+	exporter.Metrics
+	exp *sentryExporter
+}
+
+func (s settlingMetrics) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
+	err := s.Metrics.ConsumeMetrics(ctx, md)
+	s.exp.settle()
+	return err
+}
+
 type settlingLogs struct {
 	exporter.Logs
 	exp *sentryExporter
@@ -383,17 +396,24 @@ func newHarnessWith(t *testing.T, sentry *fakeSentry, clk clocks, configure func
 	require.NoError(t, err)
 	require.NoError(t, te.Start(t.Context(), componenttest.NewNopHost()))
 	require.NoError(t, le.Start(t.Context(), componenttest.NewNopHost()))
+	me, err := f.CreateMetrics(t.Context(), set, cfg)
+	require.NoError(t, err)
+	require.NoError(t, me.Start(t.Context(), componenttest.NewNopHost()))
 	exp := shared.byConfig[cfg].exp
 	return &harness{
 		t: t, sentry: sentry, tel: tel, exp: exp,
 		traces: settlingTraces{Traces: te, exp: exp}, logs: settlingLogs{Logs: le, exp: exp},
+		metrics: settlingMetrics{Metrics: me, exp: exp},
 	}
 }
 
-// shutdown stops both pipelines (the final client report goes out here).
+// shutdown stops the three pipelines (the final client report goes out with the last).
 func (h *harness) shutdown() {
 	require.NoError(h.t, h.traces.Shutdown(context.Background()))
 	require.NoError(h.t, h.logs.Shutdown(context.Background()))
+	if h.metrics != nil { // the fault harness builds no metrics pipeline
+		require.NoError(h.t, h.metrics.Shutdown(context.Background()))
+	}
 }
 
 // sum reads a counter of ours by attributes; attrs may name a subset.

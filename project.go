@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
@@ -23,6 +24,7 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/dsn"
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/send"
+	"github.com/otel-sentry/sentryexporter/internal/tracemetric"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -109,6 +111,28 @@ func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
 		p.exp.payloads.Put(payloads)
 		res.Release()
 	})
+	return nil
+}
+
+// pushMetrics translates a push's data points into trace metrics, unless
+// trace_metric (or everything) is rate limited: then they are only counted,
+// and the cumulative streams still advance, so the first delta after the
+// limit is exact. What cannot become a metric is counted by reason.
+func (p *project) pushMetrics(ctx context.Context, md pmetric.Metrics) error {
+	e := p.exp
+	now := e.clk.now()
+	want := !gate.GateTraceMetric.Limited(p.limits.Load(), now)
+	res := e.metrics.Metrics(md, e.streams, uint64(now.UnixNano()), tracemetric.Want{Items: want})
+	e.streamMem.Add(res.HeldDelta)
+	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, account.Counts{account.CatTraceMetric: res.Skipped})
+	p.acct.Dropped(ctx, account.ReasonInvalid, account.Counts{account.CatTraceMetric: res.Invalid})
+	p.acct.Dropped(ctx, account.ReasonNoBaseline, account.Counts{account.CatTraceMetric: res.NoBaseline})
+	if len(res.Items) == 0 {
+		return nil
+	}
+	payloads := e.payloads.Get()
+	out := p.enc.AppendTraceMetrics(ctx, make([]encode.Outgoing, 0, len(res.Items)/encode.MaxTraceMetricsPerEnvelope+1), res.Items, payloads)
+	p.lane.Offer(ctx, out, func() { e.payloads.Put(payloads) })
 	return nil
 }
 

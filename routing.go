@@ -1,7 +1,8 @@
 // The route stage, and the push entry points exporterhelper calls: which
 // Sentry project each resource's items go to (routing::dsns, discovery, or
 // `dsn`). It is in the root because it reads the Config and owns the set of
-// projects; the look-up itself is internal/discovery.
+// projects; the look-up itself is internal/discovery, and the cut of a batch
+// into each project's part is internal/split.
 
 package sentryexporter
 
@@ -12,11 +13,14 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/discovery"
+	"github.com/otel-sentry/sentryexporter/internal/split"
+	"github.com/otel-sentry/sentryexporter/internal/tracemetric"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
@@ -89,78 +93,45 @@ func (e *sentryExporter) resolve(ctx context.Context, slug string) (string, erro
 }
 
 func (e *sentryExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
-	if !e.routed() {
-		return e.def.pushTraces(ctx, td)
-	}
-	rss := td.ResourceSpans()
-	routeBatch(ctx, e, td, rss.Len(),
-		func(i int) pcommon.Resource { return rss.At(i).Resource() },
-		ptrace.NewTraces,
-		func(i int, dst ptrace.Traces) { rss.At(i).CopyTo(dst.ResourceSpans().AppendEmpty()) },
-		e.pushTracesTo)
+	pushRouted(ctx, e, split.Traces(), td, e.pushTracesTo)
 	return nil
 }
 
 func (e *sentryExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
-	if !e.routed() {
-		return e.def.pushLogs(ctx, ld)
-	}
-	rls := ld.ResourceLogs()
-	routeBatch(ctx, e, ld, rls.Len(),
-		func(i int) pcommon.Resource { return rls.At(i).Resource() },
-		plog.NewLogs,
-		func(i int, dst plog.Logs) { rls.At(i).CopyTo(dst.ResourceLogs().AppendEmpty()) },
-		e.pushLogsTo)
+	pushRouted(ctx, e, split.Logs(), ld, e.pushLogsTo)
 	return nil
 }
 
-// routeBatch routes each of a batch's n resources to its project and pushes
-// each project's part, concurrently. A batch whose resources all go to one
-// project is pushed as it is, without a copy.
-func routeBatch[B any](ctx context.Context, e *sentryExporter, batch B, n int,
-	resource func(int) pcommon.Resource, newBatch func() B, copyTo func(int, B),
+func (e *sentryExporter) pushMetrics(ctx context.Context, md pmetric.Metrics) error {
+	pushRouted(ctx, e, split.Metrics(), md, e.pushMetricsTo)
+	return nil
+}
+
+// pushRouted is the route stage of every signal: each of the batch's
+// resources goes to its project (internal/split cuts the batch), and each
+// project's part is pushed, concurrently. Without routing, or when every
+// resource goes to one project, the batch is pushed as it is, without a copy.
+func pushRouted[B any](ctx context.Context, e *sentryExporter, s split.Signal[B], batch B,
 	push func(context.Context, *project, B) error,
 ) {
-	targets := make([]*project, n)
+	if !e.routed() {
+		_ = push(ctx, e.def, batch)
+		return
+	}
 	var discovered map[string]*project
 	if e.resolver != nil {
 		discovered = map[string]*project{}
 	}
-	for i := range targets {
-		targets[i] = e.route(ctx, resource(i), discovered)
-	}
-	if one, ok := single(targets); ok {
-		_ = push(ctx, one, batch)
+	parts := split.By(s, batch, func(r pcommon.Resource) *project { return e.route(ctx, r, discovered) })
+	if len(parts) == 1 {
+		_ = push(ctx, parts[0].To, parts[0].Batch)
 		return
 	}
-	parts := map[*project]B{}
-	for i, p := range targets {
-		part, ok := parts[p]
-		if !ok {
-			part = newBatch()
-			parts[p] = part
-		}
-		copyTo(i, part)
-	}
 	var wg sync.WaitGroup
-	for p, part := range parts {
-		wg.Go(func() { _ = push(ctx, p, part) })
+	for _, part := range parts {
+		wg.Go(func() { _ = push(ctx, part.To, part.Batch) })
 	}
 	wg.Wait()
-}
-
-// single reports whether every resource goes to the same project (or none),
-// so the batch can be handed on without a copy.
-func single(targets []*project) (*project, bool) {
-	if len(targets) == 0 {
-		return nil, false
-	}
-	for _, p := range targets[1:] {
-		if p != targets[0] {
-			return nil, false
-		}
-	}
-	return targets[0], true
 }
 
 func (e *sentryExporter) pushTracesTo(ctx context.Context, p *project, td ptrace.Traces) error {
@@ -201,4 +172,14 @@ func skippedLogs(res *translate.LogsResult) account.Counts {
 	return account.Counts{
 		account.CatLogItem: int64(res.SkippedLogs), account.CatLogByte: int64(res.SkippedLogBytes), account.CatError: int64(res.SkippedErrors),
 	}
+}
+
+func (e *sentryExporter) pushMetricsTo(ctx context.Context, p *project, md pmetric.Metrics) error {
+	if p != nil {
+		return p.pushMetrics(ctx, md)
+	}
+	// No project: count what each data point would have become; no stream advances.
+	res := e.metrics.Metrics(md, nil, uint64(e.clk.now().UnixNano()), tracemetric.Want{})
+	e.unroutable.Dropped(ctx, account.ReasonUnroutable, account.Counts{account.CatTraceMetric: res.Skipped + res.Invalid + res.NoBaseline})
+	return nil
 }

@@ -1,4 +1,4 @@
-// The one exporter that a component config's traces and logs pipelines
+// The one exporter that a component config's traces, logs and metrics pipelines
 // share: contrib's sharedcomponent does this for its components, but it is
 // internal to contrib (and core's to core), so it cannot be imported; this
 // one also hands every pipeline's host to the component status
@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 )
 
-// sharedExporters hands the traces and logs pipelines of one component config
+// sharedExporters hands the traces, logs and metrics pipelines of one component config
 // the same exporter. It lives in the factory, not in a package variable.
 type sharedExporters struct {
 	mu       sync.Mutex
@@ -29,6 +29,7 @@ type sharedExporter struct {
 
 	mu      sync.Mutex
 	started int // pipelines started and not yet shut down
+	live    int // pipelines started whose shutdown has not begun
 	users   int // pipelines created
 }
 
@@ -48,8 +49,18 @@ func (s *sharedExporters) acquire(cfg *Config, set exporter.Settings) (*sharedEx
 	return e, nil
 }
 
+// pipeline is one signal's pipeline of a shared exporter: its start and
+// the beginning of its shutdown are counted on their own, so that one
+// pipeline stopping never stops another's retries.
+type pipeline struct {
+	shared   *sharedExporter
+	started  bool
+	stopping bool
+}
+
 // start starts the exporter with the first pipeline that starts.
-func (s *sharedExporter) start(ctx context.Context, host component.Host) error {
+func (p *pipeline) start(ctx context.Context, host component.Host) error {
+	s := p.shared
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.started == 0 {
@@ -60,12 +71,34 @@ func (s *sharedExporter) start(ctx context.Context, host component.Host) error {
 		s.exp.status.addHost(host) // each pipeline's component instance gets the status
 	}
 	s.started++
+	s.live++
+	p.started = true
 	return nil
+}
+
+// beginShutdown runs when the pipeline's shutdown begins, before
+// exporterhelper drains its queue: the exporter stops retrying only when
+// the last live pipeline begins its shutdown (the traces pipeline stopping
+// must not end the logs pipeline's retries).
+func (p *pipeline) beginShutdown() {
+	s := p.shared
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !p.started || p.stopping {
+		return
+	}
+	p.stopping = true
+	s.live--
+	if s.live == 0 {
+		s.exp.beginShutdown()
+	}
 }
 
 // shutdown runs after exporterhelper drained the pipeline's queue; the
 // exporter shuts down with the last pipeline.
-func (s *sharedExporter) shutdown(ctx context.Context) error {
+func (p *pipeline) shutdown(ctx context.Context) error {
+	p.beginShutdown() // a pipeline shut down without stopFirst (its start failed)
+	s := p.shared
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.users--
@@ -75,7 +108,8 @@ func (s *sharedExporter) shutdown(ctx context.Context) error {
 		delete(s.owner.byConfig, s.cfg)
 		s.owner.mu.Unlock()
 	}
-	if s.started > 0 {
+	if p.started {
+		p.started = false
 		s.started--
 		if s.started == 0 {
 			return s.exp.shutdown(ctx)

@@ -26,7 +26,9 @@ type Limits struct {
 	// MaxSpanSize bounds the average size of one span in a span container, and each legacy
 	// standalone span item.
 	MaxSpanSize int
-	// MaxContainerSize bounds a whole log or span container item.
+	// MaxTraceMetricSize bounds the average size of one metric in a trace_metric container.
+	MaxTraceMetricSize int
+	// MaxContainerSize bounds a whole log, span or trace_metric container item.
 	MaxContainerSize int
 	// MaxStandaloneSpanCount bounds the legacy (non-container) span items per envelope.
 	MaxStandaloneSpanCount int
@@ -44,6 +46,7 @@ func RelayDefaults() Limits {
 		MaxEventSize:           1 * mib,
 		MaxLogSize:             2 * mib,
 		MaxSpanSize:            10 * mib,
+		MaxTraceMetricSize:     1 * mib,
 		MaxContainerSize:       12 * mib,
 		MaxStandaloneSpanCount: 25,
 		MaxClientReportsSize:   100 * kib,
@@ -61,7 +64,7 @@ type sizeLimit struct {
 
 // Check reports what Relay would answer 413 for: the envelope over MaxEnvelopeSize, an item
 // over its size limit (for containers, the average per contained item), more than one event
-// or transaction, more than one log or span container, or too many or too large client
+// or transaction, more than one log, span or trace_metric container, or too many or too large client
 // reports or standalone spans. Like Relay it stops at the first failing item. It returns nil
 // if the envelope fits; every error wraps [ErrTooLarge].
 func (l Limits) Check(e *Envelope) error {
@@ -71,6 +74,7 @@ func (l Limits) Check(e *Envelope) error {
 	event := sizeLimit{l.MaxEventSize, 1, l.MaxEventSize}
 	logs := sizeLimit{l.MaxLogSize, 1, l.MaxContainerSize}
 	spans := sizeLimit{l.MaxSpanSize, 1, l.MaxContainerSize}
+	metrics := sizeLimit{l.MaxTraceMetricSize, 1, l.MaxContainerSize}
 	legacySpans := sizeLimit{l.MaxSpanSize, l.MaxStandaloneSpanCount, l.MaxContainerSize}
 	reports := sizeLimit{l.MaxClientReportsSize, l.MaxClientReportsCount, l.MaxClientReportsSize}
 	for i := range e.Items {
@@ -86,6 +90,8 @@ func (l Limits) Check(e *Envelope) error {
 			if it.isContainer() {
 				lim = &spans
 			}
+		case ItemTypeTraceMetric:
+			lim = &metrics
 		case ItemTypeClientReport:
 			lim = &reports
 		default:
@@ -124,5 +130,9 @@ func (s *sizeLimit) apply(it *Item) string {
 
 // isContainer reports whether the item's content type marks it as an item container.
 func (it *Item) isContainer() bool {
-	return it.ContentType == ContentTypeLogContainer || it.ContentType == ContentTypeSpanContainer
+	switch it.ContentType {
+	case ContentTypeLogContainer, ContentTypeSpanContainer, ContentTypeTraceMetricContainer:
+		return true
+	}
+	return false
 }

@@ -8,6 +8,7 @@ const (
 	ItemTypeTransaction  = "transaction"
 	ItemTypeSpan         = "span"
 	ItemTypeLog          = "log"
+	ItemTypeTraceMetric  = "trace_metric"
 	ItemTypeClientReport = "client_report"
 )
 
@@ -19,6 +20,10 @@ const (
 	ContentTypeLogContainer = "application/vnd.sentry.items.log+json"
 	// ContentTypeSpanContainer marks a span item as a container of span v2 spans.
 	ContentTypeSpanContainer = "application/vnd.sentry.items.span.v2+json"
+	// ContentTypeTraceMetricContainer marks a trace_metric item as a container of
+	// metrics, as sentry-go 0.50 and @sentry/core write it (the develop docs spell
+	// it trace_metric+json; Relay reads the item type, not the content type).
+	ContentTypeTraceMetricContainer = "application/vnd.sentry.items.trace-metric+json"
 	// ContentType is the HTTP Content-Type of an envelope request body.
 	ContentType = "application/x-sentry-envelope"
 )

@@ -78,7 +78,7 @@ func (v *validator) header() {
 
 // mixing checks which item types may appear together and how often.
 func (v *validator) mixing() {
-	var events, transactions, logs, spans int
+	var events, transactions, logs, spans, metrics int
 	for _, it := range v.env.Items {
 		switch it.Type {
 		case ItemTypeEvent:
@@ -89,6 +89,8 @@ func (v *validator) mixing() {
 			logs++
 		case ItemTypeSpan:
 			spans++
+		case ItemTypeTraceMetric:
+			metrics++
 		}
 	}
 	if events > 0 && transactions > 0 {
@@ -101,6 +103,9 @@ func (v *validator) mixing() {
 	}
 	if spans > 1 {
 		v.failf("envelope", "has %d span containers, at most one is allowed", spans)
+	}
+	if metrics > 1 {
+		v.failf("envelope", "has %d trace_metric containers, at most one is allowed", metrics)
 	}
 }
 
@@ -128,6 +133,11 @@ func (v *validator) item(i int) {
 		v.contentType(where, it, ContentTypeSpanContainer)
 		if items, ok := v.container(where, it); ok {
 			v.spans(where, items)
+		}
+	case ItemTypeTraceMetric:
+		v.contentType(where, it, ContentTypeTraceMetricContainer)
+		if items, ok := v.container(where, it); ok {
+			v.traceMetrics(where, items)
 		}
 	default:
 		v.failf(where, "unknown item type %q", it.Type)

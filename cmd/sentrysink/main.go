@@ -10,6 +10,7 @@
 //	sentrysink --hang                               # a hung Sentry: reads envelopes, never answers
 //	sentrysink --hang-projects 7,9                  # only projects 7 and 9 hang
 //	sentrysink --blackhole --addr-file a            # connects never complete (full accept queue)
+//	sentrysink --huge-headers 33554432              # every answer a 200 with 32 MiB of headers
 //	sentrysink --rate-limit 60::organization        # 429 for everything
 //	sentrysink --rate-limit 60:span:key --rate-limit-status 200   # announce on 200
 //	sentrysink --old-relay                          # refuses zstd bodies as Relays before zstd did
@@ -58,6 +59,7 @@ func run(args []string) error {
 	delay := fs.Duration("delay", 0, "added latency before every answer")
 	hang := fs.Bool("hang", false, "read and check every envelope, never answer (until the client gives up or the sink stops): a hung Sentry")
 	hangProjects := fs.String("hang-projects", "", "comma-separated project ids that hang as with --hang; the others are answered")
+	hugeHeaders := fs.Int("huge-headers", 0, "answer every request 200 with one header of this many bytes, keeping the connection (raw HTTP/1.1, no TLS): a broken or hostile proxy; serves nothing else, writes --addr-file, runs until stopped")
 	blackhole := fs.Bool("blackhole", false, "listen on --listen but never accept, with the accept queue filled: connects never complete (a black-holed address); serves nothing, writes --addr-file, runs until stopped")
 	rateLimit := fs.String("rate-limit", "", `X-Sentry-Rate-Limits value to enforce, e.g. "60::organization" or "60:error:organization"`)
 	rateLimitStatus := fs.Int("rate-limit-status", http.StatusTooManyRequests, "with --rate-limit: 429 rejects the envelopes whose items it covers and accepts the rest, as Relay does; 200 accepts all and announces the limit on each")
@@ -112,6 +114,9 @@ func run(args []string) error {
 
 	if *blackhole {
 		return runBlackhole(*listen, *addrFile)
+	}
+	if *hugeHeaders > 0 {
+		return runHugeHeaders(*listen, *addrFile, *hugeHeaders)
 	}
 
 	out := newLineWriter(os.Stdout)

@@ -62,6 +62,7 @@ var reported = map[account.Reason]bool{
 	account.ReasonUnroutable:       false,
 	account.ReasonDeduplicated:     false,
 	account.ReasonQueueOverflow:    true,
+	account.ReasonNoBaseline:       false,
 }
 
 func TestReasonWireNames(t *testing.T) {
@@ -70,7 +71,7 @@ func TestReasonWireNames(t *testing.T) {
 		account.ReasonSendError: "send_error", account.ReasonNetworkError: "network_error",
 		account.ReasonInvalid:    "invalid",
 		account.ReasonUnroutable: "unroutable", account.ReasonDeduplicated: "deduplicated",
-		account.ReasonQueueOverflow: "queue_overflow",
+		account.ReasonQueueOverflow: "queue_overflow", account.ReasonNoBaseline: "no_baseline",
 	}
 	require.Len(t, want, int(account.NumReasons))
 	for why, name := range want {

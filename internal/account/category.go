@@ -14,6 +14,7 @@ const (
 	CatSpan
 	CatLogItem
 	CatLogByte
+	CatTraceMetric
 	NumCategories
 )
 
@@ -21,7 +22,7 @@ const (
 func (c Category) Wire() ratelimit.Category {
 	return [NumCategories]ratelimit.Category{
 		ratelimit.CategoryError, ratelimit.CategoryTransaction, ratelimit.CategorySpan,
-		ratelimit.CategoryLogItem, ratelimit.CategoryLogByte,
+		ratelimit.CategoryLogItem, ratelimit.CategoryLogByte, ratelimit.CategoryTraceMetric,
 	}[c]
 }
 

@@ -30,13 +30,18 @@ const (
 	// envelope (pending::max_bytes_per_project or pending::max_bytes), so it was
 	// dropped instead of waiting. Reported to the project once it answers again.
 	ReasonQueueOverflow
+	// ReasonNoBaseline: a point of a cumulative metric stream with no earlier
+	// point to subtract (the stream's first, or one whose state was evicted
+	// from the bounded stream state): it becomes the baseline of the stream's
+	// next delta. Sentry never saw it, so it never goes into a client report.
+	ReasonNoBaseline
 	NumReasons
 )
 
 // Wire is the name in metrics and client reports.
 func (r Reason) Wire() string {
 	return [NumReasons]string{
-		"ratelimit_backoff", "rate_limited", "send_error", "network_error", "invalid", "unroutable", "deduplicated", "queue_overflow",
+		"ratelimit_backoff", "rate_limited", "send_error", "network_error", "invalid", "unroutable", "deduplicated", "queue_overflow", "no_baseline",
 	}[r]
 }
 
@@ -44,5 +49,5 @@ func (r Reason) Wire() string {
 // drops an item records it, and for a 429 that party is Relay; unroutable
 // items have no project to report to; deduplicated items were not lost.
 func (r Reason) Reported() bool {
-	return r != ReasonRateLimited && r != ReasonUnroutable && r != ReasonDeduplicated
+	return r != ReasonRateLimited && r != ReasonUnroutable && r != ReasonDeduplicated && r != ReasonNoBaseline
 }

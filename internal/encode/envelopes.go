@@ -237,8 +237,11 @@ func itemsOf(payload []byte, items [][]byte) ([][]byte, bool) {
 func (o *Outgoing) Halves() [2]Outgoing {
 	mid := len(o.items) / 2
 	build := func(items [][]byte) Outgoing {
-		if o.Gate == gate.GateLogs {
+		switch o.Gate {
+		case gate.GateLogs:
 			return logOutgoing(items, envelope.Container(items))
+		case gate.GateTraceMetric:
+			return traceMetricOutgoing(items, envelope.Container(items))
 		}
 		return spanOutgoing(o.Env.Header.Trace, items, envelope.SpanContainer(items))
 	}

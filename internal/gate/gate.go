@@ -13,8 +13,9 @@ const (
 	GateError Gate = iota
 	GateTransaction
 	GateSpan
-	GateLogs     // log_item or log_byte, as Relay enforces
-	GateInternal // client reports: only an all-category limit blocks them
+	GateLogs        // log_item or log_byte, as Relay enforces
+	GateTraceMetric // trace_metric
+	GateInternal    // client reports: only an all-category limit blocks them
 	NumGates
 )
 
@@ -28,6 +29,8 @@ func (g Gate) Deadline(l ratelimit.Limits) time.Time {
 		return l.Deadline(ratelimit.CategoryTransaction)
 	case GateSpan:
 		return l.Deadline(ratelimit.CategorySpan)
+	case GateTraceMetric:
+		return l.Deadline(ratelimit.CategoryTraceMetric)
 	case GateInternal:
 		return l.Deadline(ratelimit.CategoryAll)
 	default:

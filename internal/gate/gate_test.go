@@ -33,8 +33,9 @@ func TestGateLimited(t *testing.T) {
 		{"60:span", []Gate{GateSpan}},
 		{"60:log_item", []Gate{GateLogs}},
 		{"60:log_byte", []Gate{GateLogs}},
+		{"60:trace_metric", []Gate{GateTraceMetric}},
 		{"60:error;span", []Gate{GateError, GateSpan}},
-		{"60::organization", []Gate{GateError, GateTransaction, GateSpan, GateLogs, GateInternal}},
+		{"60::organization", []Gate{GateError, GateTransaction, GateSpan, GateLogs, GateTraceMetric, GateInternal}},
 		{"60:default", nil}, // a category none of our envelopes carries
 	}
 	for _, tt := range tests {

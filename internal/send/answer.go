@@ -3,6 +3,7 @@ package send
 import (
 	"bytes"
 	"io"
+	"net/http"
 	"sync"
 	"time"
 )
@@ -18,7 +19,25 @@ const (
 	maxAnswerRead = time.Second
 	// maxErrorSnippet is how much of an error body goes into a log line.
 	maxErrorSnippet = 256
+	// maxAnswerHeader bounds an answer's header bytes (1xx answers
+	// included). net/http's default, 10 MiB, let a proxy that answers 200
+	// with a header just under it make the client hold some 20 MiB per
+	// request in flight, outside the memory budget (TestHostileAnswers).
+	// Relay's answers carry a few hundred bytes, and nginx in front of an
+	// upstream refuses more than its proxy_buffer_size (4 or 8 KiB) by
+	// default.
+	maxAnswerHeader = 64 << 10
 )
+
+// limitAnswerHeader bounds the answers' header bytes of rt when it is
+// net/http's transport itself: the stage's client at the defaults (no auth,
+// no headers, no middlewares, nothing for otelhttp to record). A transport
+// confighttp wrapped keeps net/http's 10 MiB.
+func limitAnswerHeader(rt http.RoundTripper) {
+	if t, ok := rt.(*http.Transport); ok {
+		t.MaxResponseHeaderBytes = maxAnswerHeader
+	}
+}
 
 // bodyCutter closes an answer's body when reading it takes too long (a body
 // that dribbles or never ends), ending the read. One timer, reused.

@@ -3,7 +3,11 @@ package send
 import (
 	"bytes"
 	"io"
+	"net/http"
+	"slices"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -99,8 +103,10 @@ func TestRefusedEncoding(t *testing.T) {
 // sent again once with gzip; if the gzip body is taken (stored, 429 or 413:
 // Sentry read it), the project stays on gzip from then on, counted and
 // logged once. If it is not (refused the same way, a 5xx, no answer), the
-// refusal was not about the encoding and the project keeps zstd. Any other
-// answer, and any answer to another encoding, is not sent again.
+// refusal was not about the encoding and the project keeps zstd. A zstd body
+// refused otherwise (a 500) is not sent again, but the next envelope is a
+// gzip probe (TestCompressionProbe follows the probes); one answered 401
+// says nothing about the encoding.
 func TestCompressionFallback(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -117,9 +123,9 @@ func TestCompressionFallback(t *testing.T) {
 		{"400, gzip answered 413", configcompression.TypeZstd, answer{status: 400}, answer{status: 413}, []string{"zstd", "gzip", "gzip"}, true},
 		{"400, gzip refused too: not the encoding", configcompression.TypeZstd, answer{status: 400}, answer{status: 400}, []string{"zstd", "gzip", "zstd", "gzip"}, false},
 		{"400, gzip answered 503", configcompression.TypeZstd, answer{status: 400}, answer{status: 503}, []string{"zstd", "gzip", "zstd", "gzip"}, false},
-		{"400, no answer to gzip", configcompression.TypeZstd, answer{status: 400}, answer{hang: true}, []string{"zstd", "gzip", "zstd", "gzip"}, false},
+		{"400, no answer to gzip: the next envelope probes", configcompression.TypeZstd, answer{status: 400}, answer{hang: true}, []string{"zstd", "gzip", "gzip"}, false},
 		{"zstd answered 401: not sent again", configcompression.TypeZstd, answer{status: 401}, answer{status: 200}, []string{"zstd", "zstd"}, false},
-		{"zstd answered 500: not sent again", configcompression.TypeZstd, answer{status: 500}, answer{status: 200}, []string{"zstd", "zstd"}, false},
+		{"zstd answered 500: not sent again, the next is a probe", configcompression.TypeZstd, answer{status: 500}, answer{status: 200}, []string{"zstd", "gzip"}, false},
 		{"gzip configured, answered 400: not sent again", configcompression.TypeGzip, answer{status: 400}, answer{status: 400}, []string{"gzip", "gzip"}, false},
 		{"none configured", "", answer{status: 400}, answer{status: 400}, []string{"none", "none"}, false},
 	}
@@ -149,6 +155,144 @@ func TestCompressionFallback(t *testing.T) {
 				} else {
 					assert.Empty(t, fallbacks)
 					assert.Zero(t, warned)
+				}
+				f.shutdown()
+			})
+		})
+	}
+}
+
+// encodingReceiver answers each request as its case says, by the body's
+// Content-Encoding, the time since the test began and the encodings of the
+// bodies that came before.
+type encodingReceiver struct {
+	mu     sync.Mutex
+	start  time.Time
+	answer func(enc string, at time.Duration, before []string) reply
+	got    []string
+}
+
+// reply is one answer of an encodingReceiver: a status, or none at all.
+type reply struct {
+	status int
+	hang   bool // until the request's timeout
+	reset  bool // the connection is reset: black-holed
+}
+
+func (r *encodingReceiver) RoundTrip(req *http.Request) (*http.Response, error) {
+	_, _ = io.Copy(io.Discard, req.Body)
+	_ = req.Body.Close()
+	enc := req.Header.Get("Content-Encoding")
+	r.mu.Lock()
+	rep := r.answer(enc, time.Since(r.start), r.got)
+	r.got = append(r.got, enc)
+	r.mu.Unlock()
+	switch {
+	case rep.reset:
+		return nil, syscall.ECONNRESET
+	case rep.hang:
+		<-req.Context().Done()
+		return nil, req.Context().Err()
+	}
+	return &http.Response{StatusCode: rep.status, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}")), Request: req}, nil
+}
+
+func (r *encodingReceiver) encodings() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
+}
+
+// outageOfAMinute: fault for the first minute, then 200 to everything.
+func outageOfAMinute(fault reply) func(string, time.Duration, []string) reply {
+	return func(_ string, at time.Duration, _ []string) reply {
+		if at < time.Minute {
+			return fault
+		}
+		return reply{status: http.StatusOK}
+	}
+}
+
+// byEncoding: zstd bodies get toZstd, the others 200.
+func byEncoding(toZstd int) func(string, time.Duration, []string) reply {
+	return func(enc string, _ time.Duration, _ []string) reply {
+		if enc == "zstd" {
+			return reply{status: toZstd}
+		}
+		return reply{status: http.StatusOK}
+	}
+}
+
+// TestCompressionProbe: a zstd project whose zstd bodies were all refused
+// (any answer but 429, 401 or 403), none ever delivered, probes with gzip and
+// falls back when the receiver takes gzip and still refuses zstd; a real
+// outage never flips it. Two minutes of one envelope a second, each retried
+// per retry_on_failure, then the retries' time.
+func TestCompressionProbe(t *testing.T) {
+	tests := []struct {
+		name      string
+		answer    func(enc string, at time.Duration, before []string) reply
+		fallback  bool
+		probes    bool   // any gzip body went out
+		last      string // the encoding of the last body
+		delivered int64  // transactions stored, of 120
+	}{
+		{"hung for a minute", outageOfAMinute(reply{hang: true}), false, false, "zstd", 120},
+		{"black-holed for a minute", outageOfAMinute(reply{reset: true}), false, false, "zstd", 120},
+		{"503 to every encoding for a minute", outageOfAMinute(reply{status: 503}), false, true, "zstd", 120},
+		{"429 to every encoding for a minute: nothing learnt", outageOfAMinute(reply{status: 429}), false, false, "zstd", 60},
+		{"500 to zstd only (Spotlight)", byEncoding(500), true, true, "gzip", 120},
+		{"400 to zstd only (a Relay without zstd)", byEncoding(400), true, true, "gzip", 120},
+		{"503 to zstd only", byEncoding(503), true, true, "gzip", 120},
+		{"zstd delivered once, then 500 to zstd only", func(enc string, _ time.Duration, before []string) reply {
+			if len(before) == 0 || enc != "zstd" {
+				return reply{status: http.StatusOK}
+			}
+			return reply{status: http.StatusInternalServerError}
+		}, false, false, "zstd", 1},
+		{"503 to the first two zstd bodies, a gzip probe between them delivered (a brownout's start)", func(enc string, _ time.Duration, before []string) reply {
+			if enc == "zstd" && len(before) < 3 {
+				return reply{status: http.StatusServiceUnavailable}
+			}
+			return reply{status: http.StatusOK}
+		}, false, true, "zstd", 120},
+		{"503 until a gzip probe is delivered, then 200 (an outage ending)", func(enc string, _ time.Duration, before []string) reply {
+			if enc == "zstd" && !slices.Contains(before, "gzip") {
+				return reply{status: http.StatusServiceUnavailable}
+			}
+			return reply{status: http.StatusOK}
+		}, false, true, "zstd", 120},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFixture(t, 1, func(c *Config) {
+					c.Client.Compression = configcompression.TypeZstd
+					c.Client.Timeout = 5 * time.Second
+				}, false)
+				rx := &encodingReceiver{start: time.Now(), answer: tt.answer}
+				f.lanes[0].post.client.Store(&http.Client{Transport: rx})
+				for i := range 120 {
+					f.lanes[0].Offer(t.Context(), txs(i+1, 1), nil)
+					time.Sleep(time.Second)
+				}
+				time.Sleep(10 * time.Minute) // every retry is over
+				synctest.Wait()
+
+				got := rx.encodings()
+				require.NotEmpty(t, got)
+				assert.Equal(t, tt.last, got[len(got)-1], "the last body's encoding")
+				assert.Equal(t, tt.probes, slices.Contains(got, "gzip"), "gzip bodies went out")
+				assert.Equal(t, tt.delivered, f.sums("sent_items")["category=transaction,project=1"], "stored")
+				fallbacks := f.sums("compression_fallbacks")
+				warned := f.logs.FilterMessageSnippet("refused zstd-compressed envelopes")
+				if tt.fallback {
+					assert.Equal(t, map[string]int64{"project=1": 1}, fallbacks, "counted once")
+					require.Equal(t, 1, warned.Len(), "logged once")
+					assert.NotEmpty(t, warned.All()[0].ContextMap()["reason"], "with its reason")
+				} else {
+					assert.Empty(t, fallbacks)
+					assert.Zero(t, warned.Len())
 				}
 				f.shutdown()
 			})

@@ -1,0 +1,69 @@
+package encode
+
+import (
+	"context"
+
+	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
+	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
+)
+
+const (
+	// MaxTraceMetricsPerEnvelope bounds a trace_metric container by count;
+	// sentry-go and @sentry/core flush at 100, but a collector's batch is
+	// larger, and one envelope per 1,000 metrics costs less per metric.
+	MaxTraceMetricsPerEnvelope = 1000
+	// maxTraceMetricContainerBytes keeps a container far under Relay's
+	// max_container_size (12 MiB), as logs' bound does.
+	maxTraceMetricContainerBytes = 2 << 20
+	// maxTraceMetricBytes is Relay's max_trace_metric_size (1 MiB): a metric
+	// over it is dropped by Relay, so it is counted invalid here.
+	maxTraceMetricBytes = 1 << 20
+)
+
+// AppendTraceMetrics packs trace metric items into one trace_metric
+// container per envelope, at most MaxTraceMetricsPerEnvelope each. Metrics
+// of many traces share a container, so the envelope has no `trace` header
+// (the develop docs forbid a DSC then). Their payloads are written into a.
+func (e *Encoder) AppendTraceMetrics(ctx context.Context, out []Outgoing, metrics [][]byte, a *Arena) []Outgoing {
+	var kept [][]byte
+	var invalid account.Counts
+	for i, m := range metrics {
+		if len(m) > maxTraceMetricBytes {
+			invalid[account.CatTraceMetric]++
+			if kept == nil {
+				kept = append(make([][]byte, 0, len(metrics)), metrics[:i]...)
+			}
+			continue
+		}
+		if kept != nil {
+			kept = append(kept, m)
+		}
+	}
+	if kept != nil {
+		metrics = kept
+	}
+	chunks, oversized := envelope.Chunk(metrics, MaxTraceMetricsPerEnvelope, maxTraceMetricContainerBytes)
+	invalid[account.CatTraceMetric] += int64(len(oversized))
+	e.acct.Dropped(ctx, account.ReasonInvalid, invalid)
+	for i, payload := range a.containers(chunks, false) {
+		out = append(out, traceMetricOutgoing(chunks[i], payload))
+	}
+	return out
+}
+
+func traceMetricOutgoing(items [][]byte, payload []byte) Outgoing {
+	return Outgoing{
+		Env: envelope.Envelope{
+			Header: envelope.Header{SDK: sdkinfo.Envelope()},
+			Items: []envelope.Item{{
+				Type: envelope.ItemTypeTraceMetric, ContentType: envelope.ContentTypeTraceMetricContainer,
+				ItemCount: len(items), Payload: payload,
+			}},
+		},
+		Gate:   gate.GateTraceMetric,
+		Counts: account.Counts{account.CatTraceMetric: int64(len(items))},
+		items:  items,
+	}
+}

@@ -1,0 +1,21 @@
+// Package tracemetric turns OTLP metrics (pdata) into Sentry trace metrics:
+// the JSON objects of a `trace_metric` container, as sentry-go 0.50 writes
+// them (timestamp, trace_id, span_id, type, name, value, unit, typed
+// attributes), one or more per data point (docs/mapping.md#metrics):
+//
+//   - gauge → gauge; sum: monotonic → counter of the increase, non-monotonic
+//     cumulative → gauge of the level, non-monotonic delta → counter of the change;
+//   - histogram and exponential histogram → counters <name>.count and
+//     <name>.sum, and for delta points gauges <name>.min and <name>.max;
+//   - summary → counters <name>.count and <name>.sum, and a gauge
+//     <name>.quantile per quantile, with the quantile as an attribute.
+//
+// Cumulative counts become deltas against each stream's previous point, held
+// in [Streams] under a byte bound (oldest stream evicted first); a point with
+// no previous point to subtract is counted ([Result.NoBaseline]).
+//
+// Its one job is that translation. It must not send, build envelopes, read a
+// rate limit, read a clock or record a fate: the caller says what is wanted,
+// passes now, and counts what [Result] says was skipped, invalid or without a
+// baseline.
+package tracemetric

@@ -1,0 +1,147 @@
+package tracemetric
+
+import (
+	"slices"
+	"strconv"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otel-sentry/sentryexporter/internal/jsonstr"
+)
+
+// Sentry's metric types.
+const (
+	typeCounter = "counter"
+	typeGauge   = "gauge"
+)
+
+// number is a metric's value: an integer or a double.
+type number struct {
+	isInt bool
+	i     int64
+	f     float64
+}
+
+func intOf(i int64) number     { return number{isInt: true, i: i} }
+func floatOf(f float64) number { return number{f: f} }
+
+func (n number) valid() bool { return n.isInt || finite(n.f) }
+
+// point is what the items of one data point share: its time, trace and
+// attributes, rendered once for all its items.
+type point struct {
+	time    uint64
+	traceID [16]byte
+	spanID  [8]byte
+	attrs   pcommon.Map
+
+	rendered    []byte // the point's attributes as members; valid once ready
+	ready       bool
+	clash       bool // a point attribute has the key of a default or a resource attribute
+	quantileKey bool // a point attribute is named quantile
+}
+
+// pointOf reads a data point's time, attributes and trace: its first
+// exemplar with a trace id, else the resource's trace id.
+func pointOf(rc *resCtx, ts pcommon.Timestamp, attrs pcommon.Map, ex pmetric.ExemplarSlice, now uint64) point {
+	p := point{time: uint64(ts), traceID: rc.traceID, attrs: attrs}
+	if p.time == 0 {
+		p.time = now
+	}
+	for _, e := range ex.All() {
+		if id := e.TraceID(); !id.IsEmpty() {
+			p.traceID, p.spanID = id, e.SpanID()
+			break
+		}
+	}
+	return p
+}
+
+// metricItem is one trace metric to write.
+type metricItem struct {
+	ty, name, suffix, unit string
+	value                  number
+	quantile               float64
+	hasQuantile            bool
+}
+
+// appendItem writes one trace metric, its fields in sentry-go's order.
+func (r *run) appendItem(b []byte, rc *resCtx, p *point, it *metricItem) []byte {
+	b = append(b, `{"timestamp":`...)
+	b = appendTimestamp(b, p.time)
+	b = append(b, `,"trace_id":`...)
+	b = appendHex(b, p.traceID[:])
+	if !pcommon.SpanID(p.spanID).IsEmpty() {
+		b = append(b, `,"span_id":`...)
+		b = appendHex(b, p.spanID[:])
+	}
+	b = append(b, `,"type":"`...)
+	b = append(b, it.ty...)
+	b = append(b, `","name":"`...)
+	b = jsonstr.AppendEscaped(b, it.name)
+	b = jsonstr.AppendEscaped(b, it.suffix)
+	b = append(b, `","value":`...)
+	if it.value.isInt {
+		b = strconv.AppendInt(b, it.value.i, 10)
+	} else {
+		b = appendFloat(b, it.value.f)
+	}
+	if it.unit != "" {
+		b = append(b, `,"unit":"`...)
+		b = append(b, it.unit...)
+		b = append(b, '"')
+	}
+	b = append(b, `,"attributes":{`...)
+	b = r.appendAttributes(b, rc, p, it)
+	return append(b, "}}"...)
+}
+
+// appendAttributes writes the point's attributes (they win over the
+// defaults, as an SDK's per-call attributes do), the quantile, then the
+// resource's shared members, without repeating a key. The point's are
+// rendered once, into the run's scratch buffer, for all its items.
+func (r *run) appendAttributes(b []byte, rc *resCtx, p *point, it *metricItem) []byte {
+	if !p.ready {
+		r.scratch = r.scratch[:0]
+		r.scratch, p.clash, p.quantileKey = appendPointAttributes(r.scratch, rc, p.attrs)
+		p.rendered, p.ready = r.scratch, true
+	}
+	b = append(b, p.rendered...)
+	first := len(p.rendered) == 0
+	if it.hasQuantile && !p.quantileKey {
+		b = appendMember(b, first, "quantile")
+		b = append(b, `{"type":"double","value":`...)
+		b = appendFloat(b, it.quantile)
+		b = append(b, '}')
+		first = false
+	}
+	rest := rc.rest
+	if p.clash {
+		rest = r.t.appendShared(nil, rc, rc.res, func(k string) bool { _, ok := p.attrs.Get(k); return ok })
+	}
+	if len(rest) > 0 && !first {
+		b = append(b, ',')
+	}
+	return append(b, rest...)
+}
+
+// appendPointAttributes writes a point's attributes as members, and says
+// whether one has the key of a default or a selected resource attribute,
+// and whether one is named quantile.
+func appendPointAttributes(b []byte, rc *resCtx, attrs pcommon.Map) (_ []byte, clash, quantileKey bool) {
+	first := true
+	for k, v := range attrs.All() {
+		n := len(b)
+		b = appendMember(b, first, k)
+		var ok bool
+		if b, ok = appendTyped(b, v); !ok {
+			b = b[:n]
+			continue
+		}
+		first = false
+		clash = clash || sentryKey(k) || slices.Contains(rc.keys, k)
+		quantileKey = quantileKey || k == "quantile"
+	}
+	return b, clash, quantileKey
+}

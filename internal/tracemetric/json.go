@@ -1,0 +1,169 @@
+package tracemetric
+
+import (
+	"math"
+	"strconv"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/otel-sentry/sentryexporter/internal/jsonstr"
+)
+
+// maxDepth bounds how deep a map or array attribute is written; deeper
+// parts become "[depth limit]", as translate writes them.
+const maxDepth = 10
+
+const hexDigits = "0123456789abcdef"
+
+func appendHex(b, id []byte) []byte {
+	b = append(b, '"')
+	for _, c := range id {
+		b = append(b, hexDigits[c>>4], hexDigits[c&15])
+	}
+	return append(b, '"')
+}
+
+// appendTimestamp writes ns since the epoch as seconds with microseconds.
+func appendTimestamp(b []byte, ns uint64) []byte {
+	b = strconv.AppendUint(b, ns/1e9, 10)
+	us := ns % 1e9 / 1e3
+	b = append(b, '.')
+	for d := uint64(100000); d > 0; d /= 10 {
+		b = append(b, byte('0'+us/d%10))
+	}
+	return b
+}
+
+// appendFloat writes a finite float as a JSON number that reads back as a
+// double (1 is written 1.0). The caller handles NaN and ±Inf.
+func appendFloat(b []byte, f float64) []byte {
+	start := len(b)
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		b = strconv.AppendFloat(b, f, 'e', -1, 64)
+	} else {
+		b = strconv.AppendFloat(b, f, 'f', -1, 64)
+	}
+	for _, c := range b[start:] {
+		if c == '.' || c == 'e' {
+			return b
+		}
+	}
+	return append(b, '.', '0')
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// appendMember writes ,"key": (the comma unless first).
+func appendMember(b []byte, first bool, key string) []byte {
+	if !first {
+		b = append(b, ',')
+	}
+	b = jsonstr.Append(b, key)
+	return append(b, ':')
+}
+
+// appendTyped writes v as a Sentry typed attribute {"type":…,"value":…}, as
+// translate writes log attributes: string, boolean, integer, double, array
+// (of one primitive type); bytes as base64 text, maps and mixed arrays as
+// their JSON text, NaN and ±Inf as strings. It reports false for an empty
+// value, which is left out.
+func appendTyped(b []byte, v pcommon.Value) ([]byte, bool) {
+	switch v.Type() {
+	case pcommon.ValueTypeEmpty:
+		return b, false
+	case pcommon.ValueTypeInt:
+		b = append(b, `{"type":"integer","value":`...)
+		b = strconv.AppendInt(b, v.Int(), 10)
+	case pcommon.ValueTypeDouble:
+		if f := v.Double(); finite(f) {
+			b = append(b, `{"type":"double","value":`...)
+			b = appendFloat(b, f)
+			break
+		}
+		b = append(b, `{"type":"string","value":`...)
+		b = jsonstr.Append(b, v.AsString())
+	case pcommon.ValueTypeBool:
+		b = append(b, `{"type":"boolean","value":`...)
+		b = strconv.AppendBool(b, v.Bool())
+	case pcommon.ValueTypeSlice:
+		if homogeneous(v.Slice()) {
+			b = append(b, `{"type":"array","value":`...)
+			b = appendPlain(b, v, 1)
+			break
+		}
+		b = append(b, `{"type":"string","value":`...)
+		b = jsonstr.Append(b, string(appendPlain(nil, v, 1)))
+	case pcommon.ValueTypeMap:
+		b = append(b, `{"type":"string","value":`...)
+		b = jsonstr.Append(b, string(appendPlain(nil, v, 1)))
+	default: // strings, and bytes as base64 (pdata's AsString)
+		b = append(b, `{"type":"string","value":`...)
+		b = jsonstr.Append(b, v.AsString())
+	}
+	return append(b, '}'), true
+}
+
+// homogeneous reports whether a slice holds finite primitives of one type.
+func homogeneous(sl pcommon.Slice) bool {
+	t := pcommon.ValueTypeEmpty
+	for i, e := range sl.All() {
+		switch e.Type() {
+		case pcommon.ValueTypeStr, pcommon.ValueTypeInt, pcommon.ValueTypeBool:
+		case pcommon.ValueTypeDouble:
+			if !finite(e.Double()) {
+				return false
+			}
+		default:
+			return false
+		}
+		if i > 0 && e.Type() != t {
+			return false
+		}
+		t = e.Type()
+	}
+	return true
+}
+
+// appendPlain writes v as plain JSON at depth d.
+func appendPlain(b []byte, v pcommon.Value, d int) []byte {
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		return strconv.AppendInt(b, v.Int(), 10)
+	case pcommon.ValueTypeDouble:
+		if f := v.Double(); finite(f) {
+			return appendFloat(b, f)
+		}
+		return jsonstr.Append(b, v.AsString())
+	case pcommon.ValueTypeBool:
+		return strconv.AppendBool(b, v.Bool())
+	case pcommon.ValueTypeEmpty:
+		return append(b, "null"...)
+	case pcommon.ValueTypeMap, pcommon.ValueTypeSlice:
+		if d > maxDepth {
+			return jsonstr.Append(b, "[depth limit]")
+		}
+		return appendNested(b, v, d)
+	}
+	return jsonstr.Append(b, v.AsString())
+}
+
+func appendNested(b []byte, v pcommon.Value, d int) []byte {
+	if v.Type() == pcommon.ValueTypeSlice {
+		b = append(b, '[')
+		for i, e := range v.Slice().All() {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendPlain(b, e, d+1)
+		}
+		return append(b, ']')
+	}
+	b = append(b, '{')
+	first := true
+	for k, e := range v.Map().All() {
+		b = appendMember(b, first, k)
+		b = appendPlain(b, e, d+1)
+		first = false
+	}
+	return append(b, '}')
+}

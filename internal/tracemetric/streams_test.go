@@ -1,0 +1,93 @@
+package tracemetric
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// TestMillionStreamsStayWithinBound: a million distinct cumulative streams
+// through 8 MiB of state: what is held never passes the bound, every stream
+// not held was evicted and counted, and an evicted stream's next point is
+// counted without a baseline while a held one's becomes a delta.
+func TestMillionStreamsStayWithinBound(t *testing.T) {
+	const streams, bound = 1_000_000, 8 << 20
+	st := NewStreams(bound, started)
+	var held int64
+	for k := range uint64(streams) {
+		_, o, d := st.delta(k*0x9e3779b97f4a7c15, cum{start: started - sec, time: t0, i: 1}, false)
+		require.Equal(t, noBaseline, o)
+		held += d
+		if k%65536 == 0 {
+			require.LessOrEqual(t, st.Held(), int64(bound))
+		}
+	}
+	assert.Equal(t, held, st.Held(), "the deltas add up to what is held")
+	assert.LessOrEqual(t, st.Held(), int64(bound))
+	assert.Greater(t, st.Held(), int64(bound*9/10), "the bound is used")
+	assert.Equal(t, int64(streams), st.Evicted()+int64(st.Len()), "every stream is held or was evicted")
+
+	_, o, _ := st.delta(0, cum{start: started - sec, time: t0 + sec, i: 2}, false)
+	assert.Equal(t, noBaseline, o, "the first stream was evicted long ago")
+	last := uint64(streams - 1)
+	last *= 0x9e3779b97f4a7c15
+	d, o, _ := st.delta(last, cum{start: started - sec, time: t0 + sec, i: 3}, false)
+	assert.Equal(t, asDelta, o)
+	assert.Equal(t, int64(2), d.i)
+}
+
+// TestEvictedStreamsAreCounted: through the translator, streams over the
+// bound lose their state; a point that might follow an evicted one (its
+// stream does not start after the latest eviction) is counted without a
+// baseline, never sent as a wrong delta, and each held stream's next point
+// is a delta.
+func TestEvictedStreamsAreCounted(t *testing.T) {
+	tr := newTranslator()
+	st := NewStreams(numShards*StreamBytes, started) // one stream per shard
+	push := func(ts uint64, names []string) Result {
+		return tr.Metrics(batch(func(ms pmetric.MetricSlice) {
+			for _, n := range names {
+				sum(ms, n, true, cumulative, started+sec, ts, int64(ts/sec))
+			}
+		}), st, t0, Want{Items: true})
+	}
+	names := make([]string, 200)
+	for i := range names {
+		names[i] = fmt.Sprintf("stream.%d", i)
+	}
+	first := push(t0, names)
+	assert.Equal(t, int64(len(names)), int64(len(first.Items))+first.NoBaseline)
+	assert.Len(t, first.Items, numShards, "the first stream of each shard, before any eviction, is all new")
+	assert.Equal(t, int64(len(names)-numShards), st.Evicted())
+	assert.LessOrEqual(t, st.Held(), int64(numShards*StreamBytes))
+
+	again := push(t0+sec, names)
+	assert.Equal(t, int64(len(names)), int64(len(again.Items))+again.NoBaseline)
+	assert.Equal(t, int64(len(names)), again.NoBaseline, "every stream held now was evicted since its last point")
+	third := push(t0+2*sec, names[len(names)-1:])
+	assert.Len(t, third.Items, 1, "the stream used last is held: its next point is a delta")
+}
+
+// TestStreamsHeapWithinHeld: what the heap grows by for held streams stays
+// within what Held says (StreamBytes is an upper bound, not a guess).
+func TestStreamsHeapWithinHeld(t *testing.T) {
+	const n = 200_000
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	st := NewStreams(n*StreamBytes, started)
+	for k := range uint64(n) {
+		st.delta(k*0x9e3779b97f4a7c15, cum{start: started - sec, time: t0, i: 1}, false)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	require.Equal(t, n, st.Len())
+	assert.LessOrEqual(t, grown, st.Held(), "heap grew %d bytes for %d held", grown, st.Held())
+	assert.Greater(t, grown, st.Held()/4, "StreamBytes is not wildly over")
+	runtime.KeepAlive(st)
+}
