@@ -229,7 +229,6 @@ var oversizedFuncs = []string{
 	"internal/encode/envelopes_test.go:TestAppendSpans",
 	"internal/encode/envelopes_test.go:TestError",
 	"internal/encode/envelopes_test.go:TestHalves",
-	"internal/send/attempt.go:poster.attemptEncoded",
 	"internal/send/attempt_test.go:TestAnswers",
 	"internal/send/bench_test.go:BenchmarkPostTLS",
 	"internal/send/compress_test.go:TestCompressionFallback",

@@ -171,7 +171,7 @@ func TestAnswers(t *testing.T) {
 				a := tt.answer()
 				f.sentry.respond = func(string, int, *envelope.Envelope) answer { return a }
 				o := tx(1)
-				res := f.lanes[0].post.attempt(t.Context(), &o.Env)
+				res := f.lanes[0].http.attempt(t.Context(), &o.Env)
 				assert.Equal(t, tt.want, res)
 				assert.Equal(t, tt.retryable, res.retryable(), "retryable")
 				assert.Len(t, f.sentry.got(), 1, "one request")
@@ -203,7 +203,7 @@ func TestNetworkError(t *testing.T) {
 		f.sentry.respond = func(string, int, *envelope.Envelope) answer { return answer{hang: true} }
 		o := tx(1)
 		start := time.Now()
-		res := f.lanes[0].post.attempt(t.Context(), &o.Env)
+		res := f.lanes[0].http.attempt(t.Context(), &o.Env)
 		assert.Equal(t, 2*time.Second, time.Since(start), "bounded by timeout")
 		assert.Equal(t, Result{Reason: account.ReasonNetworkError}, res)
 		assert.True(t, res.retryable())
@@ -276,7 +276,7 @@ func TestAnswerReadBounded(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			body := &countingBody{r: strings.NewReader(tt.body)}
-			c := newBodyCutter()
+			c := newAnswerReader()
 			got := c.drain(body)
 			assert.Equal(t, tt.wantRead, body.read, "bytes read")
 			assert.True(t, body.closed)
@@ -332,7 +332,7 @@ func TestAnswerReadTimeout(t *testing.T) {
 				}
 				o := tx(1)
 				start := time.Now()
-				res := f.lanes[0].post.attempt(t.Context(), &o.Env)
+				res := f.lanes[0].http.attempt(t.Context(), &o.Env)
 				assert.Equal(t, tt.want, time.Since(start))
 				assert.True(t, res.Delivered)
 				f.shutdown()

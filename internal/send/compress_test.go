@@ -93,7 +93,7 @@ func TestRefusedEncoding(t *testing.T) {
 		{EncodingZstd, 0, false},
 		{EncodingGzip, 400, false},
 		{EncodingGzip, 415, false},
-		{EncodingByClient, 400, false},
+		{EncodingLeftToConfighttp, 400, false},
 	} {
 		assert.Equal(t, tt.want, refusedEncoding(tt.enc, Result{Status: tt.status}), "%s answered %d", tt.enc.ContentEncoding(), tt.status)
 	}
@@ -144,7 +144,7 @@ func TestCompressionFallback(t *testing.T) {
 				}
 				for i := range 2 { // one envelope after the other: the second shows the project's encoding
 					o := tx(i)
-					f.lanes[0].post.attempt(t.Context(), &o.Env)
+					f.lanes[0].http.attempt(t.Context(), &o.Env)
 				}
 				assert.Equal(t, tt.want, f.sentry.encodings())
 				fallbacks := f.sums("compression_fallbacks")
@@ -271,7 +271,7 @@ func TestCompressionProbe(t *testing.T) {
 					c.Client.Timeout = 5 * time.Second
 				}, false)
 				rx := &encodingReceiver{start: time.Now(), answer: tt.answer}
-				f.lanes[0].post.client.Store(&http.Client{Transport: rx})
+				f.lanes[0].http.client.Store(&http.Client{Transport: rx})
 				for i := range 120 {
 					f.lanes[0].Offer(t.Context(), txs(i+1, 1), nil)
 					time.Sleep(time.Second)

@@ -30,7 +30,7 @@ import (
 // arrives now goes out now.
 type Lane struct {
 	stage   *Stage
-	post    poster
+	http    httpSender
 	acct    *account.Accountant
 	reports *account.ClientReports // nil when client reports are disabled
 	limits  *ratelimit.State
@@ -113,7 +113,7 @@ func (l *Lane) enqueue(j *job) bool {
 	}
 	l.ready.push(j)
 	l.jobs++
-	l.kickLocked()
+	l.callWorkerLocked()
 	return true
 }
 

@@ -81,13 +81,13 @@ func (l *Lane) flushReport(ctx context.Context, final bool) {
 // sendReport makes one attempt for a standalone report, holding a place
 // like any request, unless an all-category limit is active.
 func (l *Lane) sendReport(ctx context.Context, env *envelope.Envelope) Result {
-	if l.post.client.Load() == nil {
+	if l.http.client.Load() == nil {
 		return Result{Reason: account.ReasonNetworkError}
 	}
 	t, ok := l.limit.Acquire(ctx)
 	if !ok {
 		return Result{Reason: account.ReasonNetworkError}
 	}
-	res, _ := l.gatedAttempt(ctx, gate.GateInternal, t, func() (Result, bool) { return l.post.attempt(ctx, env), true })
+	res, _ := l.gatedAttempt(ctx, gate.GateInternal, t, func() (Result, bool) { return l.http.attempt(ctx, env), true })
 	return res
 }

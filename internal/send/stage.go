@@ -114,7 +114,7 @@ func New(cfg Config, set Settings) *Stage {
 	if s.cfg.AnswerReadTimeout <= 0 {
 		s.cfg.AnswerReadTimeout = maxAnswerRead
 	}
-	if OwnEncoding(cfg.Client.Compression) != EncodingByClient {
+	if OwnEncoding(cfg.Client.Compression) != EncodingLeftToConfighttp {
 		s.comp = NewCompressors(cfg.Client.CompressionParams.Level)
 	}
 	s.run, s.cancelRun = context.WithCancel(context.Background())
@@ -155,12 +155,12 @@ func (s *Stage) NewLane(o LaneOptions) (*Lane, error) {
 		wake:  make(chan struct{}, s.cfg.MaxConcurrentRequests+1),
 		quit:  make(chan struct{}),
 	}
-	l.post = poster{
+	l.http = httpSender{
 		request: request, limits: o.Limits, acct: o.Acct, now: s.set.Clock.Now,
-		timeout: s.cfg.Client.Timeout, readFor: s.cfg.AnswerReadTimeout, logger: s.set.Logger, bufs: &s.bufs,
+		timeout: s.cfg.Client.Timeout, answerReadTimeout: s.cfg.AnswerReadTimeout, logger: s.set.Logger, bufs: &s.bufs,
 	}
 	if s.comp != nil {
-		l.post.body = NewBodyEncoder(s.comp, s.cfg.Client.Compression, s.set.Logger, o.Acct.CompressionFallback)
+		l.http.body = NewBodyEncoder(s.comp, s.cfg.Client.Compression, s.set.Logger, o.Acct.CompressionFallback)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -169,7 +169,7 @@ func (s *Stage) NewLane(o LaneOptions) (*Lane, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.post.client.Store(client)
+		l.http.client.Store(client)
 	}
 	lanes := append(slices.Clone(*s.lanes.Load()), l)
 	s.lanes.Store(&lanes)
@@ -189,7 +189,7 @@ func (s *Stage) Start(ctx context.Context, host component.Host) error {
 		if err != nil {
 			return err
 		}
-		l.post.client.Store(client)
+		l.http.client.Store(client)
 	}
 	s.host, s.started = host, true
 	if s.cfg.ReportInterval > 0 {
@@ -277,7 +277,7 @@ func (s *Stage) Shutdown(ctx context.Context) {
 	s.drainEnd.Stop()
 	s.cancelRun()
 	for _, l := range lanes {
-		client := l.post.client.Load()
+		client := l.http.client.Load()
 		if client == nil {
 			continue
 		}

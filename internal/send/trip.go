@@ -79,7 +79,7 @@ func (l *Lane) attemptJob(j *job) (Result, bool) {
 	l.inFlight.Add(extra)
 	items := len(j.out.Env.Items)
 	report := l.attachReport(&j.out.Env)
-	res := l.post.attempt(ctx, &j.out.Env)
+	res := l.http.attempt(ctx, &j.out.Env)
 	clear(j.out.Env.Items[items:]) // the report rides along once
 	j.out.Env.Items = j.out.Env.Items[:items]
 	l.settleReport(report, res)
@@ -115,7 +115,7 @@ func (l *Lane) split(j *job) {
 	l.ready.pushFront(jobs[1])
 	l.ready.pushFront(jobs[0])
 	l.jobs++
-	l.kickLocked()
+	l.callWorkerLocked()
 	l.mu.Unlock()
 }
 
@@ -182,7 +182,7 @@ func (l *Lane) fire(at time.Time) {
 	}
 	for j := l.waiting.popDue(now); j != nil; j = l.waiting.popDue(now) {
 		l.due.push(j)
-		l.kickLocked()
+		l.callWorkerLocked()
 	}
 	l.armLocked()
 }

@@ -23,9 +23,9 @@ func (l *Lane) workerCap() int {
 	return min(l.limit.Current(), l.stage.cfg.MaxConcurrentRequests)
 }
 
-// kickLocked gets a worker for a newly queued envelope: a parked one, or a
+// callWorkerLocked gets a worker for a newly queued envelope: a parked one, or a
 // new one while fewer than the limit run.
-func (l *Lane) kickLocked() {
+func (l *Lane) callWorkerLocked() {
 	if l.parked > 0 {
 		l.parked--
 		l.wake <- struct{}{} // never blocks: at most one token per parked worker
