@@ -108,19 +108,21 @@ func TestTakeOrder(t *testing.T) {
 	}
 }
 
-// TestTakeDropsLimited: an envelope whose category became rate limited while
-// it waited is dropped on the way (ratelimit_backoff); the next one is taken.
-func TestTakeDropsLimited(t *testing.T) {
+// TestQueuedThenLimited: an envelope whose category became rate limited
+// while it waited is dropped on the way (ratelimit_backoff), never sent; the
+// next one goes out.
+func TestQueuedThenLimited(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t, 1, nil, false)
 		l := f.lanes[0]
 		queueJobs(l, &l.ready, errEvent(1), tx(2))
 		limits, _ := ratelimit.Parse("60:error:key", time.Now())
 		f.limits[0].Merge(limits)
-		j := l.take()
-		require.NotNil(t, j)
-		assert.Equal(t, 2, idOf(j))
-		l.settle(j, Result{Delivered: true})
+		l.mu.Lock()
+		l.callWorkerLocked()
+		l.mu.Unlock()
+		synctest.Wait()
+		assert.Equal(t, []string{"2"}, f.sentry.ids())
 		assert.Equal(t, map[string]int64{"category=error,project=1,reason=ratelimit_backoff": 1}, f.sums("dropped_items"))
 		f.shutdown()
 	})

@@ -38,6 +38,14 @@ func (l *Lane) trip(j *job, t concurrency.Ticket) {
 // with what the answer tells the concurrency limit, the probe settled and
 // the project's health observed. False when no attempt was made: limited
 // (ratelimit_backoff), or attempt declined with the reason in its Result.
+//
+// Its gate check is the one that decides: every envelope passes it just
+// before its request, and only it knows the probe. The other checks only
+// save work on what it would drop anyway: the root's before translation
+// (a limited category is never translated), Offer's (nothing queued or
+// reserved for it: held error events and spans are offered long after their
+// translation), and dropLimited when an answer brings a new limit (the
+// queued envelopes free their memory at once).
 func (l *Lane) gatedAttempt(ctx context.Context, g gate.Gate, t concurrency.Ticket, attempt func() (Result, bool)) (Result, bool) {
 	adm, ended := l.probes.Admit(g, l.limits.Load(), l.stage.set.Clock.Now())
 	if adm == gate.Limited {

@@ -3,7 +3,6 @@ package send
 import (
 	"time"
 
-	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/concurrency"
 )
 
@@ -132,31 +131,20 @@ func (l *Lane) endWorkerLocked() {
 	l.notifyLocked()
 }
 
-// take is the next envelope to send: due and ready ones in turn. Envelopes
-// whose category became rate limited while they were queued are dropped on
-// the way (ratelimit_backoff), unless a probe may go.
+// take is the next envelope to send: due and ready ones in turn. Whether
+// its category is rate limited is the attempt's to check (gatedAttempt).
 func (l *Lane) take() *job {
-	for {
-		l.mu.Lock()
-		var j *job
-		switch {
-		case l.due.len() > 0 && (l.takeDue || l.ready.len() == 0):
-			j = l.due.pop()
-			l.takeDue = false
-		case l.takeNewest && l.ready.len() > 2*l.workerCap():
-			j = l.ready.popNewest()
-			l.takeDue, l.takeNewest = true, false
-		default:
-			j = l.ready.pop()
-			l.takeDue, l.takeNewest = true, true
-		}
-		l.mu.Unlock()
-		if j == nil {
-			return nil
-		}
-		if !j.out.Gate.Limited(l.limits.Load(), l.stage.set.Clock.Now()) {
-			return j
-		}
-		l.settle(j, Result{Reason: account.ReasonRateLimitBackoff})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.due.len() > 0 && (l.takeDue || l.ready.len() == 0):
+		l.takeDue = false
+		return l.due.pop()
+	case l.takeNewest && l.ready.len() > 2*l.workerCap():
+		l.takeDue, l.takeNewest = true, false
+		return l.ready.popNewest()
+	default:
+		l.takeDue, l.takeNewest = true, true
+		return l.ready.pop()
 	}
 }
