@@ -6,9 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/otel-sentry/sentryexporter/internal/membudget"
-
 	"github.com/otel-sentry/sentryexporter/internal/errorshape"
+	"github.com/otel-sentry/sentryexporter/internal/membudget"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 

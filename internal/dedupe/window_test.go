@@ -7,9 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/otel-sentry/sentryexporter/internal/membudget"
-
 	"github.com/otel-sentry/sentryexporter/internal/errorshape/errorshapetest"
+	"github.com/otel-sentry/sentryexporter/internal/membudget"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 

@@ -165,32 +165,30 @@ func TestAnswers(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newFixture(t, 1, nil, false)
-				a := tt.answer()
-				f.sentry.respond = func(string, int, *envelope.Envelope) answer { return a }
-				o := tx(1)
-				res := f.lanes[0].http.attempt(t.Context(), &o.Env)
-				assert.Equal(t, tt.want, res)
-				assert.Equal(t, tt.retryable, res.retryable(), "retryable")
-				assert.Len(t, f.sentry.got(), 1, "one request")
-				limits, now := f.limits[0].Load(), time.Now()
-				for _, l := range tt.limits {
-					assert.Equal(t, now.Add(l.lasts), limits.Deadline(l.category), "%q limited", l.category)
-				}
-				for _, c := range tt.free {
-					assert.False(t, limits.Active(c, now), "%q not limited", c)
-				}
-				rejected := f.logs.FilterMessage("Sentry rejected an envelope").All()
-				if tt.logged == "" {
-					assert.Empty(t, rejected)
-				} else if assert.Len(t, rejected, 1) {
-					assert.Equal(t, tt.logged, rejected[0].ContextMap()["detail"])
-					assert.Equal(t, int64(tt.want.Status), rejected[0].ContextMap()["status"])
-				}
-				f.shutdown()
-			})
+		runInBubble(t, tt.name, func(t *testing.T) {
+			f := newFixture(t, 1, nil, false)
+			a := tt.answer()
+			f.sentry.respond = func(string, int, *envelope.Envelope) answer { return a }
+			o := tx(1)
+			res := f.lanes[0].http.attempt(t.Context(), &o.Env)
+			assert.Equal(t, tt.want, res)
+			assert.Equal(t, tt.retryable, res.retryable(), "retryable")
+			assert.Len(t, f.sentry.got(), 1, "one request")
+			limits, now := f.limits[0].Load(), time.Now()
+			for _, l := range tt.limits {
+				assert.Equal(t, now.Add(l.lasts), limits.Deadline(l.category), "%q limited", l.category)
+			}
+			for _, c := range tt.free {
+				assert.False(t, limits.Active(c, now), "%q not limited", c)
+			}
+			rejected := f.logs.FilterMessage("Sentry rejected an envelope").All()
+			if tt.logged == "" {
+				assert.Empty(t, rejected)
+			} else if assert.Len(t, rejected, 1) {
+				assert.Equal(t, tt.logged, rejected[0].ContextMap()["detail"])
+				assert.Equal(t, int64(tt.want.Status), rejected[0].ContextMap()["status"])
+			}
+			f.shutdown()
 		})
 	}
 }
@@ -324,19 +322,17 @@ func TestAnswerReadTimeout(t *testing.T) {
 		{"default", 0, maxAnswerRead},
 		{"configured", 3 * time.Second, 3 * time.Second},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newFixture(t, 1, func(c *Config) { c.AnswerReadTimeout = tt.configured }, false)
-				f.sentry.respond = func(string, int, *envelope.Envelope) answer {
-					return answer{status: 200, stream: newEndlessBody()}
-				}
-				o := tx(1)
-				start := time.Now()
-				res := f.lanes[0].http.attempt(t.Context(), &o.Env)
-				assert.Equal(t, tt.want, time.Since(start))
-				assert.True(t, res.Delivered)
-				f.shutdown()
-			})
+		runInBubble(t, tt.name, func(t *testing.T) {
+			f := newFixture(t, 1, func(c *Config) { c.AnswerReadTimeout = tt.configured }, false)
+			f.sentry.respond = func(string, int, *envelope.Envelope) answer {
+				return answer{status: 200, stream: newEndlessBody()}
+			}
+			o := tx(1)
+			start := time.Now()
+			res := f.lanes[0].http.attempt(t.Context(), &o.Env)
+			assert.Equal(t, tt.want, time.Since(start))
+			assert.True(t, res.Delivered)
+			f.shutdown()
 		})
 	}
 }

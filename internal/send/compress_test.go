@@ -30,32 +30,38 @@ func TestCompressorsRoundTrip(t *testing.T) {
 	defer dec.Close()
 	var wg sync.WaitGroup
 	for g := range 8 {
-		wg.Go(func() {
-			var buf []byte // reused, as the sender reuses its buffers
-			for i := range 50 {
-				body := bytes.Repeat([]byte{byte('a' + (g+i)%26), '{', '"', '}'}, 100+i*37)
-				for _, enc := range []BodyEncoding{EncodingZstd, EncodingGzip} {
-					buf = c.Compress(enc, body, buf[:0])
-					out := buf
-					var got []byte
-					var err error
-					if enc == EncodingZstd {
-						got, err = dec.DecodeAll(out, nil)
-					} else {
-						var zr *gzip.Reader
-						if zr, err = gzip.NewReader(bytes.NewReader(out)); err == nil {
-							got, err = io.ReadAll(zr)
-						}
-					}
-					if err != nil || !bytes.Equal(got, body) {
-						t.Errorf("%s round trip: %v (%d bytes, want %d)", enc.ContentEncoding(), err, len(got), len(body))
-						return
-					}
-				}
-			}
-		})
+		wg.Go(func() { roundTrips(t, c, dec, g) })
 	}
 	wg.Wait()
+}
+
+// roundTrips compresses 50 bodies of goroutine g's with each encoding, in
+// one reused buffer as the sender reuses its buffers, and decompresses them.
+func roundTrips(t *testing.T, c *Compressors, dec *zstd.Decoder, g int) {
+	var buf []byte
+	for i := range 50 {
+		body := bytes.Repeat([]byte{byte('a' + (g+i)%26), '{', '"', '}'}, 100+i*37)
+		for _, enc := range []BodyEncoding{EncodingZstd, EncodingGzip} {
+			buf = c.Compress(enc, body, buf[:0])
+			got, err := decompress(dec, enc, buf)
+			if err != nil || !bytes.Equal(got, body) {
+				t.Errorf("%s round trip: %v (%d bytes, want %d)", enc.ContentEncoding(), err, len(got), len(body))
+				return
+			}
+		}
+	}
+}
+
+// decompress is body, compressed with enc, decompressed (zstd by dec).
+func decompress(dec *zstd.Decoder, enc BodyEncoding, body []byte) ([]byte, error) {
+	if enc == EncodingZstd {
+		return dec.DecodeAll(body, nil)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
 }
 
 // TestCompressorLevels: the configured level, or the fastest for 0 and the
@@ -130,34 +136,32 @@ func TestCompressionFallback(t *testing.T) {
 		{"none configured", "", answer{status: 400}, answer{status: 400}, []string{"none", "none"}, false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newFixture(t, 1, func(c *Config) {
-					c.Client.Compression = tt.configured
-					c.Client.Timeout = 2 * time.Second
-				}, false)
-				f.sentry.respond = func(_ string, n int, _ *envelope.Envelope) answer {
-					if f.sentry.got()[n].encoding == "zstd" {
-						return tt.toZstd
-					}
-					return tt.toGzip
+		runInBubble(t, tt.name, func(t *testing.T) {
+			f := newFixture(t, 1, func(c *Config) {
+				c.Client.Compression = tt.configured
+				c.Client.Timeout = 2 * time.Second
+			}, false)
+			f.sentry.respond = func(_ string, n int, _ *envelope.Envelope) answer {
+				if f.sentry.got()[n].encoding == "zstd" {
+					return tt.toZstd
 				}
-				for i := range 2 { // one envelope after the other: the second shows the project's encoding
-					o := tx(i)
-					f.lanes[0].http.attempt(t.Context(), &o.Env)
-				}
-				assert.Equal(t, tt.want, f.sentry.encodings())
-				fallbacks := f.sums("compression_fallbacks")
-				warned := f.logs.FilterMessageSnippet("refused zstd-compressed envelopes").Len()
-				if tt.fallback {
-					assert.Equal(t, map[string]int64{"project=1": 1}, fallbacks, "counted once")
-					assert.Equal(t, 1, warned, "logged once")
-				} else {
-					assert.Empty(t, fallbacks)
-					assert.Zero(t, warned)
-				}
-				f.shutdown()
-			})
+				return tt.toGzip
+			}
+			for i := range 2 { // one envelope after the other: the second shows the project's encoding
+				o := tx(i)
+				f.lanes[0].http.attempt(t.Context(), &o.Env)
+			}
+			assert.Equal(t, tt.want, f.sentry.encodings())
+			fallbacks := f.sums("compression_fallbacks")
+			warned := f.logs.FilterMessageSnippet("refused zstd-compressed envelopes").Len()
+			if tt.fallback {
+				assert.Equal(t, map[string]int64{"project=1": 1}, fallbacks, "counted once")
+				assert.Equal(t, 1, warned, "logged once")
+			} else {
+				assert.Empty(t, fallbacks)
+				assert.Zero(t, warned)
+			}
+			f.shutdown()
 		})
 	}
 }
@@ -264,38 +268,36 @@ func TestCompressionProbe(t *testing.T) {
 		}, false, true, "zstd", 120},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newFixture(t, 1, func(c *Config) {
-					c.Client.Compression = configcompression.TypeZstd
-					c.Client.Timeout = 5 * time.Second
-				}, false)
-				rx := &encodingReceiver{start: time.Now(), answer: tt.answer}
-				f.lanes[0].http.client.Store(&http.Client{Transport: rx})
-				for i := range 120 {
-					f.lanes[0].Offer(t.Context(), txs(i+1, 1), nil)
-					time.Sleep(time.Second)
-				}
-				time.Sleep(10 * time.Minute) // every retry is over
-				synctest.Wait()
+		runInBubble(t, tt.name, func(t *testing.T) {
+			f := newFixture(t, 1, func(c *Config) {
+				c.Client.Compression = configcompression.TypeZstd
+				c.Client.Timeout = 5 * time.Second
+			}, false)
+			rx := &encodingReceiver{start: time.Now(), answer: tt.answer}
+			f.lanes[0].http.client.Store(&http.Client{Transport: rx})
+			for i := range 120 {
+				f.lanes[0].Offer(t.Context(), txs(i+1, 1), nil)
+				time.Sleep(time.Second)
+			}
+			time.Sleep(10 * time.Minute) // every retry is over
+			synctest.Wait()
 
-				got := rx.encodings()
-				require.NotEmpty(t, got)
-				assert.Equal(t, tt.last, got[len(got)-1], "the last body's encoding")
-				assert.Equal(t, tt.probes, slices.Contains(got, "gzip"), "gzip bodies went out")
-				assert.Equal(t, tt.delivered, f.sums("sent_items")["category=transaction,project=1"], "stored")
-				fallbacks := f.sums("compression_fallbacks")
-				warned := f.logs.FilterMessageSnippet("refused zstd-compressed envelopes")
-				if tt.fallback {
-					assert.Equal(t, map[string]int64{"project=1": 1}, fallbacks, "counted once")
-					require.Equal(t, 1, warned.Len(), "logged once")
-					assert.NotEmpty(t, warned.All()[0].ContextMap()["reason"], "with its reason")
-				} else {
-					assert.Empty(t, fallbacks)
-					assert.Zero(t, warned.Len())
-				}
-				f.shutdown()
-			})
+			got := rx.encodings()
+			require.NotEmpty(t, got)
+			assert.Equal(t, tt.last, got[len(got)-1], "the last body's encoding")
+			assert.Equal(t, tt.probes, slices.Contains(got, "gzip"), "gzip bodies went out")
+			assert.Equal(t, tt.delivered, f.sums("sent_items")["category=transaction,project=1"], "stored")
+			fallbacks := f.sums("compression_fallbacks")
+			warned := f.logs.FilterMessageSnippet("refused zstd-compressed envelopes")
+			if tt.fallback {
+				assert.Equal(t, map[string]int64{"project=1": 1}, fallbacks, "counted once")
+				require.Equal(t, 1, warned.Len(), "logged once")
+				assert.NotEmpty(t, warned.All()[0].ContextMap()["reason"], "with its reason")
+			} else {
+				assert.Empty(t, fallbacks)
+				assert.Zero(t, warned.Len())
+			}
+			f.shutdown()
 		})
 	}
 }

@@ -367,26 +367,7 @@ func runHostile(t *testing.T, row hostileRow) {
 	h := newHostileStage(t, srv, cfg, row.sndBuf)
 	sampled := sampleMemory(h.stage.mem)
 
-	offered := map[string]int64{} // "category=…,project=…"
-	envelopes, pushes := 0, 2
-	if row.logs {
-		pushes = 1 // 3 MiB queued, as much again in flight: within the budget
-	}
-	for i, l := range h.lanes {
-		project := strconv.Itoa(i + 1)
-		for push := range pushes {
-			out := h.pushOf(t, row.logs, i*100+push*10)
-			for k := range out {
-				envelopes++
-				for c, n := range out[k].Counts {
-					if n > 0 {
-						offered["category="+string(account.Category(c).Wire())+",project="+project] += n
-					}
-				}
-			}
-			l.Offer(t.Context(), out, nil)
-		}
-	}
+	offered, envelopes := h.offerAll(t, row.logs)
 
 	require.Eventually(t, func() bool { return h.counted(t, offered) }, settleWithin, 10*time.Millisecond,
 		"every item counted within %v", settleWithin)
@@ -415,6 +396,38 @@ func runHostile(t *testing.T, row hostileRow) {
 	}
 	srv.close()
 	goleak.VerifyNone(t, before)
+}
+
+// offerAll offers each project its pushes: two, or one of logs (3 MiB
+// queued, as much again in flight: within the budget). It returns the items
+// offered, by "category=…,project=…", and the number of envelopes.
+func (h *hostileStage) offerAll(t *testing.T, logs bool) (offered map[string]int64, envelopes int) {
+	offered = map[string]int64{}
+	pushes := 2
+	if logs {
+		pushes = 1
+	}
+	for i, l := range h.lanes {
+		project := strconv.Itoa(i + 1)
+		for push := range pushes {
+			out := h.pushOf(t, logs, i*100+push*10)
+			for k := range out {
+				envelopes++
+				addCounts(offered, project, out[k].Counts)
+			}
+			l.Offer(t.Context(), out, nil)
+		}
+	}
+	return offered, envelopes
+}
+
+// addCounts adds c to m, by "category=…,project=…".
+func addCounts(m map[string]int64, project string, c account.Counts) {
+	for cat, n := range c {
+		if n > 0 {
+			m["category="+string(account.Category(cat).Wire())+",project="+project] += n
+		}
+	}
 }
 
 // pushOf is one push: 4 transactions of 20 spans (~8 KiB each), or 1 log

@@ -16,7 +16,6 @@ import (
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/concurrency"
-
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -79,33 +78,37 @@ func TestTakeOrder(t *testing.T) {
 		{"due only", 1, []int{101, 102}, nil, []int{101, 102}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newFixture(t, 1, func(c *Config) { c.MaxConcurrentRequests = tt.limit }, false)
-				l := f.lanes[0]
-				growLimit(t, l, tt.limit)
-				for _, id := range tt.due {
-					queueJobs(l, &l.due, tx(id))
-				}
-				for _, id := range tt.ready {
-					queueJobs(l, &l.ready, tx(id))
-				}
-				var got []int
-				for range len(tt.want) {
-					j := l.take()
-					if j == nil {
-						got = append(got, 0)
-						continue
-					}
-					got = append(got, idOf(j))
-					l.settle(j, Result{Delivered: true})
-				}
-				assert.Equal(t, tt.want, got)
-				assert.Nil(t, l.take(), "all taken")
-				f.shutdown()
-			})
+		runInBubble(t, tt.name, func(t *testing.T) {
+			f := newFixture(t, 1, func(c *Config) { c.MaxConcurrentRequests = tt.limit }, false)
+			l := f.lanes[0]
+			growLimit(t, l, tt.limit)
+			for _, id := range tt.due {
+				queueJobs(l, &l.due, tx(id))
+			}
+			for _, id := range tt.ready {
+				queueJobs(l, &l.ready, tx(id))
+			}
+			assert.Equal(t, tt.want, takeIDs(l, len(tt.want)))
+			assert.Nil(t, l.take(), "all taken")
+			f.shutdown()
 		})
 	}
+}
+
+// takeIDs takes n envelopes from l, settling each as delivered: their ids,
+// 0 where none was left.
+func takeIDs(l *Lane, n int) []int {
+	var got []int
+	for range n {
+		j := l.take()
+		if j == nil {
+			got = append(got, 0)
+			continue
+		}
+		got = append(got, idOf(j))
+		l.settle(j, Result{Delivered: true})
+	}
+	return got
 }
 
 // TestQueuedThenLimited: an envelope whose category became rate limited
@@ -283,15 +286,13 @@ func TestHealthFromAnswers(t *testing.T) {
 		{403, HealthRefused},
 		{503, HealthUnreachable},
 	} {
-		t.Run(strconv.Itoa(tt.status), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newFixture(t, 1, func(c *Config) { c.Retry.Enabled = false }, false)
-				f.sentry.respond = func(string, int, *envelope.Envelope) answer { return answer{status: tt.status} }
-				f.lanes[0].Offer(t.Context(), txs(1, 1), nil)
-				synctest.Wait()
-				assert.Equal(t, tt.want, f.lanes[0].Health(time.Now().Add(time.Second), 0).State)
-				f.shutdown()
-			})
+		runInBubble(t, strconv.Itoa(tt.status), func(t *testing.T) {
+			f := newFixture(t, 1, func(c *Config) { c.Retry.Enabled = false }, false)
+			f.sentry.respond = func(string, int, *envelope.Envelope) answer { return answer{status: tt.status} }
+			f.lanes[0].Offer(t.Context(), txs(1, 1), nil)
+			synctest.Wait()
+			assert.Equal(t, tt.want, f.lanes[0].Health(time.Now().Add(time.Second), 0).State)
+			f.shutdown()
 		})
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/concurrency"
 	"github.com/otel-sentry/sentryexporter/internal/membudget"
-
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 

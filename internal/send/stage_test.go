@@ -31,10 +31,9 @@ import (
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/account/accounttest"
+	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/gate"
 	"github.com/otel-sentry/sentryexporter/internal/sendtest"
-
-	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 
@@ -350,29 +349,27 @@ func TestRetryBudget(t *testing.T) {
 		{"retries off", answer{status: 502}, []time.Duration{0}, "send_error", true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newFixture(t, 1, func(c *Config) {
-					c.Retry.MaxElapsedTime = 10 * time.Second
-					c.Retry.Enabled = !tt.disabled
-					c.Client.Timeout = 2 * time.Second
-				}, false)
-				f.sentry.respond = func(string, int, *envelope.Envelope) answer { return tt.answer }
-				start := time.Now()
-				f.lanes[0].Offer(t.Context(), txs(1, 1), nil)
-				time.Sleep(time.Minute)
-				synctest.Wait()
-				var at []time.Duration
-				for _, a := range f.sentry.got() {
-					at = append(at, a.at.Sub(start))
-				}
-				assert.Equal(t, tt.wantAt, at)
-				assert.Equal(t, map[string]int64{
-					"category=span,project=1,reason=" + tt.wantWhy:        3,
-					"category=transaction,project=1,reason=" + tt.wantWhy: 1,
-				}, f.sums("dropped_items"))
-				f.shutdown()
-			})
+		runInBubble(t, tt.name, func(t *testing.T) {
+			f := newFixture(t, 1, func(c *Config) {
+				c.Retry.MaxElapsedTime = 10 * time.Second
+				c.Retry.Enabled = !tt.disabled
+				c.Client.Timeout = 2 * time.Second
+			}, false)
+			f.sentry.respond = func(string, int, *envelope.Envelope) answer { return tt.answer }
+			start := time.Now()
+			f.lanes[0].Offer(t.Context(), txs(1, 1), nil)
+			time.Sleep(time.Minute)
+			synctest.Wait()
+			var at []time.Duration
+			for _, a := range f.sentry.got() {
+				at = append(at, a.at.Sub(start))
+			}
+			assert.Equal(t, tt.wantAt, at)
+			assert.Equal(t, map[string]int64{
+				"category=span,project=1,reason=" + tt.wantWhy:        3,
+				"category=transaction,project=1,reason=" + tt.wantWhy: 1,
+			}, f.sums("dropped_items"))
+			f.shutdown()
 		})
 	}
 }
@@ -801,4 +798,10 @@ func TestBacklogDoesNotStarveNew(t *testing.T) {
 		assert.Less(t, lastNew, 250, "the new envelopes went out while the backlog drained")
 		f.shutdown()
 	})
+}
+
+// runInBubble runs fn as the subtest name, in a synctest bubble of its own.
+func runInBubble(t *testing.T, name string, fn func(t *testing.T)) {
+	t.Helper()
+	t.Run(name, func(t *testing.T) { synctest.Test(t, fn) })
 }
