@@ -140,9 +140,15 @@ bench:
 ## (conformance/spanstream_test.go; also part of `make test` once conformance/node has node_modules).
 spanstream:
 	npm ci --prefix conformance/node --no-audit --no-fund
-	cd conformance && SPANSTREAM_REQUIRED=1 $(GO) test -race -count=1 -run 'TestSpanStreaming' -v .
+	cd conformance && SPANSTREAM_REQUIRED=1 $(GO) test -race -count=1 -run 'TestSpanStreaming|TestNodeMetrics' -v .
 
-.PHONY: sdkapp sdktraffic otelcol-front scaleout
+## metrics-conformance: trace metrics held against sentry-go's metrics API, the same measurements
+## through the OTel Go SDK at its defaults and the built collector (conformance/metrics_*_test.go;
+## part of `make test` too, where it is skipped until bin/otelcol-sentry is built).
+metrics-conformance: otelcol
+	cd conformance && COLLECTOR_REQUIRED=1 $(GO) test -race -count=1 -run 'Metric' -v .
+
+.PHONY: sdkapp sdktraffic otelcol-front scaleout metrics-conformance
 
 ## sdkapp: bin/sdkapp and bin/sdkcheck, the real-SDK load program and its checker (loadtest/, a module of its own).
 sdkapp:

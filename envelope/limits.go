@@ -26,7 +26,8 @@ type Limits struct {
 	// MaxSpanSize bounds the average size of one span in a span container, and each legacy
 	// standalone span item.
 	MaxSpanSize int
-	// MaxTraceMetricSize bounds the average size of one metric in a trace_metric container.
+	// MaxTraceMetricSize bounds the average size of one metric in a trace_metric container;
+	// Relay checks each metric against it again once parsed.
 	MaxTraceMetricSize int
 	// MaxContainerSize bounds a whole log, span or trace_metric container item.
 	MaxContainerSize int
