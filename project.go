@@ -1,6 +1,6 @@
 // One project's pipeline, wiring the stages for one DSN: a routed push goes
 // through assembly (assembly.go), is gated on the project's rate limits
-// before translation (internal/admit), translated (internal/translate),
+// before translation (internal/gate), translated (internal/translate),
 // shaped and deduplicated (internal/errorshape, internal/dedupe), encoded
 // (internal/encode) and offered to the project's lane of the send stage
 // (internal/send), which queues, sends, retries and accounts for them

@@ -227,6 +227,45 @@ func byEncoding(toZstd int) func(string, time.Duration, []string) reply {
 	}
 }
 
+// zstdOnceThen500 delivers the first body, then refuses zstd with a 500.
+func zstdOnceThen500(enc string, _ time.Duration, before []string) reply {
+	if len(before) == 0 || enc != "zstd" {
+		return reply{status: http.StatusOK}
+	}
+	return reply{status: http.StatusInternalServerError}
+}
+
+// brownoutStart answers 503 to the first two zstd bodies.
+func brownoutStart(enc string, _ time.Duration, before []string) reply {
+	if enc == "zstd" && len(before) < 3 {
+		return reply{status: http.StatusServiceUnavailable}
+	}
+	return reply{status: http.StatusOK}
+}
+
+// outageEnding answers 503 to zstd until a gzip body came.
+func outageEnding(enc string, _ time.Duration, before []string) reply {
+	if enc == "zstd" && !slices.Contains(before, "gzip") {
+		return reply{status: http.StatusServiceUnavailable}
+	}
+	return reply{status: http.StatusOK}
+}
+
+// assertFallback: the fallback to gzip counted and logged (with its reason)
+// once when fallback, else neither.
+func assertFallback(t *testing.T, f *fixture, fallback bool) {
+	fallbacks := f.sums("compression_fallbacks")
+	warned := f.logs.FilterMessageSnippet("refused zstd-compressed envelopes")
+	if !fallback {
+		assert.Empty(t, fallbacks)
+		assert.Zero(t, warned.Len())
+		return
+	}
+	assert.Equal(t, map[string]int64{"project=1": 1}, fallbacks, "counted once")
+	require.Equal(t, 1, warned.Len(), "logged once")
+	assert.NotEmpty(t, warned.All()[0].ContextMap()["reason"], "with its reason")
+}
+
 // TestCompressionProbe: a zstd project whose zstd bodies were all refused
 // (any answer but 429, 401 or 403), none ever delivered, probes with gzip and
 // falls back when the receiver takes gzip and still refuses zstd; a real
@@ -248,24 +287,9 @@ func TestCompressionProbe(t *testing.T) {
 		{"500 to zstd only (Spotlight)", byEncoding(500), true, true, "gzip", 120},
 		{"400 to zstd only (a Relay without zstd)", byEncoding(400), true, true, "gzip", 120},
 		{"503 to zstd only", byEncoding(503), true, true, "gzip", 120},
-		{"zstd delivered once, then 500 to zstd only", func(enc string, _ time.Duration, before []string) reply {
-			if len(before) == 0 || enc != "zstd" {
-				return reply{status: http.StatusOK}
-			}
-			return reply{status: http.StatusInternalServerError}
-		}, false, false, "zstd", 1},
-		{"503 to the first two zstd bodies, a gzip probe between them delivered (a brownout's start)", func(enc string, _ time.Duration, before []string) reply {
-			if enc == "zstd" && len(before) < 3 {
-				return reply{status: http.StatusServiceUnavailable}
-			}
-			return reply{status: http.StatusOK}
-		}, false, true, "zstd", 120},
-		{"503 until a gzip probe is delivered, then 200 (an outage ending)", func(enc string, _ time.Duration, before []string) reply {
-			if enc == "zstd" && !slices.Contains(before, "gzip") {
-				return reply{status: http.StatusServiceUnavailable}
-			}
-			return reply{status: http.StatusOK}
-		}, false, true, "zstd", 120},
+		{"zstd delivered once, then 500 to zstd only", zstdOnceThen500, false, false, "zstd", 1},
+		{"503 to the first two zstd bodies, a gzip probe between them delivered (a brownout's start)", brownoutStart, false, true, "zstd", 120},
+		{"503 until a gzip probe is delivered, then 200 (an outage ending)", outageEnding, false, true, "zstd", 120},
 	}
 	for _, tt := range tests {
 		runInBubble(t, tt.name, func(t *testing.T) {
@@ -287,16 +311,7 @@ func TestCompressionProbe(t *testing.T) {
 			assert.Equal(t, tt.last, got[len(got)-1], "the last body's encoding")
 			assert.Equal(t, tt.probes, slices.Contains(got, "gzip"), "gzip bodies went out")
 			assert.Equal(t, tt.delivered, f.sums("sent_items")["category=transaction,project=1"], "stored")
-			fallbacks := f.sums("compression_fallbacks")
-			warned := f.logs.FilterMessageSnippet("refused zstd-compressed envelopes")
-			if tt.fallback {
-				assert.Equal(t, map[string]int64{"project=1": 1}, fallbacks, "counted once")
-				require.Equal(t, 1, warned.Len(), "logged once")
-				assert.NotEmpty(t, warned.All()[0].ContextMap()["reason"], "with its reason")
-			} else {
-				assert.Empty(t, fallbacks)
-				assert.Zero(t, warned.Len())
-			}
+			assertFallback(t, f, tt.fallback)
 			f.shutdown()
 		})
 	}

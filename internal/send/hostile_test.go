@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -132,6 +133,11 @@ func TestHostileAnswers(t *testing.T) {
 }
 
 func hostileRows() []hostileRow {
+	return slices.Concat(hostileHeaders(), hostileInterim(), hostileWhileWriting(), hostileConnections())
+}
+
+// hostileHeaders are answers whose headers are too large, or nearly.
+func hostileHeaders() []hostileRow {
 	return []hostileRow{
 		{
 			// One header of 10 MiB: past the limit on an answer's header
@@ -159,6 +165,12 @@ func hostileRows() []hostileRow {
 			fates:  []string{account.ReasonNetworkError.Wire()},
 			server: retried,
 		},
+	}
+}
+
+// hostileInterim are interim answers (1xx) that never end, or switch protocols.
+func hostileInterim() []hostileRow {
+	return []hostileRow{
 		{
 			// 1xx answers for ever, 103 Early Hints with a Link header of 8 KiB
 			// and 100 Continue in turn: the attempt must end on its own.
@@ -191,6 +203,12 @@ func hostileRows() []hostileRow {
 			fates:  []string{account.ReasonSendError.Wire()},
 			server: oncePerEnvelope,
 		},
+	}
+}
+
+// hostileWhileWriting are answers that come while the body is still being written.
+func hostileWhileWriting() []hostileRow {
+	return []hostileRow{
 		{
 			// A 413 as soon as the head of a ~1 MiB envelope and 64 KiB of its
 			// body are in, while the client is still writing the rest (its
@@ -239,6 +257,12 @@ func hostileRows() []hostileRow {
 			fates:   []string{"sent", account.ReasonNetworkError.Wire()},
 			heapFor: 8 << 20,
 		},
+	}
+}
+
+// hostileConnections are connections closed, dripped or reset.
+func hostileConnections() []hostileRow {
+	return []hostileRow{
 		{
 			// Every answer a 200 with Connection: close and a 64 KiB body (more
 			// than the stage reads of an answer), then a FIN: each envelope
