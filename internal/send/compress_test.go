@@ -52,6 +52,15 @@ func roundTrips(t *testing.T, c *Compressors, dec *zstd.Decoder, g int) {
 	}
 }
 
+// compressingFixture is one project whose client is configured with
+// compression and timeout.
+func compressingFixture(t *testing.T, compression configcompression.Type, timeout time.Duration) *fixture {
+	return newFixture(t, 1, func(c *Config) {
+		c.Client.Compression = compression
+		c.Client.Timeout = timeout
+	}, false)
+}
+
 // decompress is body, compressed with enc, decompressed (zstd by dec).
 func decompress(dec *zstd.Decoder, enc BodyEncoding, body []byte) ([]byte, error) {
 	if enc == EncodingZstd {
@@ -137,10 +146,7 @@ func TestCompressionFallback(t *testing.T) {
 	}
 	for _, tt := range tests {
 		runInBubble(t, tt.name, func(t *testing.T) {
-			f := newFixture(t, 1, func(c *Config) {
-				c.Client.Compression = tt.configured
-				c.Client.Timeout = 2 * time.Second
-			}, false)
+			f := compressingFixture(t, tt.configured, 2*time.Second)
 			f.sentry.respond = func(_ string, n int, _ *envelope.Envelope) answer {
 				if f.sentry.got()[n].encoding == "zstd" {
 					return tt.toZstd
@@ -293,10 +299,7 @@ func TestCompressionProbe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		runInBubble(t, tt.name, func(t *testing.T) {
-			f := newFixture(t, 1, func(c *Config) {
-				c.Client.Compression = configcompression.TypeZstd
-				c.Client.Timeout = 5 * time.Second
-			}, false)
+			f := compressingFixture(t, configcompression.TypeZstd, 5*time.Second)
 			rx := &encodingReceiver{start: time.Now(), answer: tt.answer}
 			f.lanes[0].http.client.Store(&http.Client{Transport: rx})
 			for i := range 120 {

@@ -23,8 +23,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configcompression"
-	"go.opentelemetry.io/collector/config/confighttp"
-	"go.opentelemetry.io/collector/config/configretry"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 
@@ -64,22 +62,13 @@ const hostileTimeout = 5 * time.Minute
 // hostileConfig: 3 projects, 4 requests each at most, an 8 MiB budget, quick
 // retries that give up after 400 ms, answers read for at most 100 ms.
 func hostileConfig() Config {
-	client := confighttp.NewDefaultClientConfig()
-	client.Timeout = hostileTimeout
-	client.Compression = configcompression.TypeZstd // the default (factory.go)
-	return Config{
-		Client: client,
-		Retry: configretry.BackOffConfig{
-			Enabled: true, InitialInterval: 50 * time.Millisecond, MaxInterval: 200 * time.Millisecond,
-			Multiplier: 2, MaxElapsedTime: 400 * time.Millisecond,
-		},
-		MaxConcurrentRequests: 4,
-		MaxRequestsInFlight:   16,
-		MaxBytes:              8 << 20,
-		MaxProjects:           4,
-		DrainTimeout:          2 * time.Second,
-		AnswerReadTimeout:     100 * time.Millisecond,
-	}
+	cfg := testConfig()
+	cfg.Client.Timeout = hostileTimeout
+	cfg.Client.Compression = configcompression.TypeZstd // the default (factory.go)
+	cfg.Retry.InitialInterval, cfg.Retry.MaxInterval, cfg.Retry.MaxElapsedTime = 50*time.Millisecond, 200*time.Millisecond, 400*time.Millisecond
+	cfg.MaxConcurrentRequests, cfg.MaxRequestsInFlight, cfg.MaxBytes, cfg.MaxProjects = 4, 16, 8<<20, 4
+	cfg.DrainTimeout, cfg.AnswerReadTimeout = 2*time.Second, 100*time.Millisecond
+	return cfg
 }
 
 const hostileProjects = 3

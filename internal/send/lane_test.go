@@ -253,12 +253,7 @@ func TestProbeAfterWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t, 1, func(c *Config) { c.MaxConcurrentRequests = 1 }, false)
 		l := f.lanes[0]
-		f.sentry.respond = func(_ string, n int, _ *envelope.Envelope) answer {
-			if n == 0 {
-				return answer{status: 429, headers: map[string]string{"X-Sentry-Rate-Limits": "10:transaction:key"}}
-			}
-			return answer{status: 200}
-		}
+		f.sentry.respond = inTurn([]answer{{status: 429, headers: map[string]string{"X-Sentry-Rate-Limits": "10:transaction:key"}}})
 		l.Offer(t.Context(), txs(1, 1), nil)
 		synctest.Wait()
 		time.Sleep(10 * time.Second)

@@ -174,12 +174,7 @@ func TestRefusedReportGoesStandalone(t *testing.T) {
 			c.MaxConcurrentRequests = 1
 		}, true)
 		l := f.lanes[0]
-		f.sentry.respond = func(_ string, n int, _ *envelope.Envelope) answer {
-			if n == 0 {
-				return answer{status: http.StatusBadRequest}
-			}
-			return answer{status: 200}
-		}
+		f.sentry.respond = inTurn([]answer{{status: http.StatusBadRequest}})
 		start := time.Now()
 		dropSevenSpans(l)
 		l.Offer(t.Context(), txs(1, 1), nil) // carries the report: refused

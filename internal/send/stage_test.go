@@ -304,12 +304,7 @@ func TestOfferDelivers(t *testing.T) {
 func TestRetryWaitsWithoutAWorker(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t, 1, func(c *Config) { c.MaxConcurrentRequests = 1 }, false)
-		f.sentry.respond = func(_ string, n int, _ *envelope.Envelope) answer {
-			if n == 0 {
-				return answer{status: http.StatusServiceUnavailable}
-			}
-			return answer{status: http.StatusOK}
-		}
+		f.sentry.respond = inTurn([]answer{{status: http.StatusServiceUnavailable}})
 		start := time.Now()
 		f.lanes[0].Offer(t.Context(), txs(1, 1), nil)
 		synctest.Wait()
@@ -381,12 +376,7 @@ func TestRetryBudget(t *testing.T) {
 func TestRateLimitDropsQueued(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t, 1, func(c *Config) { c.MaxConcurrentRequests = 1 }, false)
-		f.sentry.respond = func(_ string, n int, _ *envelope.Envelope) answer {
-			if n == 0 {
-				return answer{status: 429, headers: map[string]string{"X-Sentry-Rate-Limits": "60:transaction:key"}}
-			}
-			return answer{status: 200}
-		}
+		f.sentry.respond = inTurn([]answer{{status: 429, headers: map[string]string{"X-Sentry-Rate-Limits": "60:transaction:key"}}})
 		out := append(txs(1, 3), errEvent(10), errEvent(11))
 		f.lanes[0].Offer(t.Context(), out, nil)
 		synctest.Wait()
@@ -617,12 +607,7 @@ func TestShutdownSettlesEverything(t *testing.T) {
 func TestClientReportRidesAlong(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t, 1, func(c *Config) { c.MaxConcurrentRequests = 1 }, true)
-		f.sentry.respond = func(_ string, n int, _ *envelope.Envelope) answer {
-			if n == 0 {
-				return answer{status: 503}
-			}
-			return answer{status: 200}
-		}
+		f.sentry.respond = inTurn([]answer{{status: 503}})
 		f.lanes[0].acct.Dropped(t.Context(), account.ReasonQueueOverflow, account.Counts{account.CatSpan: 7})
 		f.lanes[0].Offer(t.Context(), txs(1, 1), nil)
 		time.Sleep(10 * time.Second)
