@@ -57,7 +57,7 @@ func (l *Limit) fitsLocked() bool {
 	if l.requests == 0 || l.requests < l.budget.share {
 		return true
 	}
-	if time.Now().Sub(l.progress) > stallAfter {
+	if time.Since(l.progress) > stallAfter {
 		return false // stalled: nothing borrowed
 	}
 	return l.budget.requests < l.budget.max
