@@ -206,11 +206,12 @@ deploy-test:
 ## Issue 19's faults through the built collector, each held long enough to reach its plateau
 ## (docs/faults.md; each script's head names its *_DURATION and other variables):
 ## brownout: one project, 20 % of requests answered 503, 1,000 spans/s for 20 s: stored % at the load's end, +10 s, +120 s.
-## partition: 100 projects all hung, then all black-holed, 3 min each at 3,000 spans/s: peak RSS, RSS slope, all counted.
+## partition: 100 projects all hung, then all black-holed, 3 min each at 3,000 spans/s, then both with ~8 MB/s of
+## items near Relay's limits (otlpgen --large): peak RSS, RSS slope, all counted.
 ## heal: one project hung for 30 s, then healthy, 1,000 spans/s for 90 s: stored keeps up within 5 s of the heal.
 ## flap: Sentry 10 s up / 10 s hung for 4 min, 100 projects at 3,000 spans/s: RSS slope over the last minute, peak RSS, all counted.
 ## chaos: 10 runs of 10 projects for 10 s against random resets, 503s and 429s: in = stored + dropped, exactly.
-## faults: all five (about 15 minutes when they pass), failing at the end if any failed.
+## faults: all five (about 21 minutes when they pass), failing at the end if any failed.
 ## status: the exporter's component status through the health endpoint while one project's Sentry
 ## answers 401, then 503, then 200 (scripts/status.sh; about 2 minutes).
 .PHONY: brownout partition heal flap chaos faults status

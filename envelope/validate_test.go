@@ -427,7 +427,13 @@ var validateRuleCases = []struct {
 	}, "type integer but", 0},
 	{"metric over max_trace_metric_size", func(t *testing.T) *Envelope {
 		return editedMetric(t, `"/cart"`, `"`+strings.Repeat("x", 1<<20)+`"`)
-	}, "max_trace_metric_size", 2}, // and Relay's 413 on the average
+	}, "max_trace_metric_size", 4}, // Relay's size over sentry.io's 2 KiB, its average, and Relay's 413 on the average
+	{"metric over sentry.io's 2 KiB", func(t *testing.T) *Envelope {
+		return editedMetric(t, `"/cart"`, `"`+strings.Repeat("x", 2<<10)+`"`)
+	}, "over sentry.io's max_trace_metric_size 2048 (dropped)", 2}, // and the container's bytes per metric
+	{"metric array over sentry.io's 2 KiB in Relay's size only", func(t *testing.T) *Envelope {
+		return editedMetric(t, `"/cart"}`, `"/cart"},"shards":{"type":"array","value":[`+strings.TrimSuffix(strings.Repeat("1,", 300), ",")+`]}`)
+	}, "Relay's size 2", 0}, // 300 × 8 bytes; 600 in JSON
 	{"metrics of two traces with DSC", func(t *testing.T) *Envelope {
 		return withDSC(metricItem(metricJSON, edit(t, metricJSON, testTraceID, "0123456789abcdef0123456789abcdef")))
 	}, "metrics from 2 traces", 0},

@@ -27,7 +27,9 @@ const maxCustomUnit = 15
 // traceMetrics checks the metrics of a trace_metric container (Relay
 // relay-event-schema/src/protocol/trace_metric, processing/trace_metrics): timestamp,
 // trace_id, name, type and a numeric value are required, span_id and unit are optional,
-// attributes are typed, and each metric fits max_trace_metric_size. Relay drops a metric
+// attributes are typed, and each metric fits max_trace_metric_size, and sentry.io's 2 KiB
+// of it ([SentryTraceMetricSize]), in Relay's size and in the container's bytes per
+// metric: this sink is as strict as sentry.io. Relay drops a metric
 // with an unknown type or a non-numeric value, and keeps one whose unit it cannot parse but
 // without the unit: both are problems here. As for logs, metrics of several traces may
 // share a container only when the envelope has no `trace` header.
@@ -55,6 +57,12 @@ func (v *validator) traceMetrics(where string, payload []byte, items []any) {
 		if len(payload) > v.limits.MaxTraceMetricSize { // else no metric in it can be over
 			v.metricSize(at, metric)
 		}
+		if n := relayMetricSize(metric); n > SentryTraceMetricSize {
+			v.failf(at, "Relay's size %d bytes, over sentry.io's max_trace_metric_size %d (dropped)", n, SentryTraceMetricSize)
+		}
+	}
+	if n := len(payload) / max(len(items), 1); n > SentryTraceMetricSize {
+		v.failf(where, "%d bytes per metric, over sentry.io's max_trace_metric_size %d (413)", n, SentryTraceMetricSize)
 	}
 	if len(traces) > 1 && v.env.Header.Trace != nil {
 		v.failf(where, "metrics from %d traces in one container, but the envelope has a trace header", len(traces))
@@ -120,4 +128,48 @@ func (v *validator) metricSize(where string, metric map[string]any) {
 	if len(b) > v.limits.MaxTraceMetricSize {
 		v.failf(where, "%d bytes, max_trace_metric_size is %d", len(b), v.limits.MaxTraceMetricSize)
 	}
+}
+
+// relayMetricSize is Relay's canonical size of a trace metric (relay-server
+// processing/trace_metrics/utils.rs calculate_size, relay-event-normalization
+// eap/size.rs): the name's bytes, the value's, and per attribute its key's bytes and its
+// value's; a string counts its bytes, a number 8, a boolean 1, an array or object the sum
+// of its parts (and an object's keys). It is at least 1.
+func relayMetricSize(metric map[string]any) int {
+	n := relayValueSize(metric["value"])
+	if name, ok := metric["name"].(string); ok {
+		n += len(name)
+	}
+	attrs, _ := metric["attributes"].(map[string]any)
+	for k, a := range attrs {
+		n += len(k)
+		if a, ok := a.(map[string]any); ok {
+			n += relayValueSize(a["value"])
+		}
+	}
+	return max(n, 1)
+}
+
+func relayValueSize(v any) int {
+	switch v := v.(type) {
+	case bool:
+		return 1
+	case json.Number, float64:
+		return 8
+	case string:
+		return len(v)
+	case []any:
+		n := 0
+		for _, e := range v {
+			n += relayValueSize(e)
+		}
+		return n
+	case map[string]any:
+		n := 0
+		for k, e := range v {
+			n += len(k) + relayValueSize(e)
+		}
+		return n
+	}
+	return 0
 }

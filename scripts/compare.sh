@@ -94,10 +94,12 @@ wait_summary() {
 	die "the sink wrote no summary file ($file)"
 }
 
-# write_config FILE HTTP_PORT EXPORTER SINK_PORT [PPROF_PORT] [CA_FILE]: with CA_FILE, the
-# sink serves HTTPS with that certificate and the exporter trusts it.
+# write_config FILE HTTP_PORT METRICS_PORT EXPORTER SINK_PORT [PPROF_PORT] [CA_FILE]: the
+# collector's own metrics at its default level, normal, as operators run it (the dropped
+# counts are the point), served for scraping on METRICS_PORT (no one scrapes it here). With
+# CA_FILE, the sink serves HTTPS with that certificate and the exporter trusts it.
 write_config() {
-	local file=$1 http=$2 exporter=$3 sink=$4 pprof=${5:-} ca=${6:-} ext="" extlist="" scheme=http tls=""
+	local file=$1 http=$2 metrics=$3 exporter=$4 sink=$5 pprof=${6:-} ca=${7:-} ext="" extlist="" scheme=http tls=""
 	if [[ -n "$ca" ]]; then
 		scheme=https
 		tls=$'\n    tls:\n      ca_file: '"$ca"
@@ -141,7 +143,13 @@ $extlist
     logs:
       level: warn
     metrics:
-      level: none
+      level: normal
+      readers:
+        - pull:
+            exporter:
+              prometheus:
+                host: 127.0.0.1
+                port: $metrics
   pipelines:
     traces:
       receivers: [otlp]
@@ -187,14 +195,14 @@ run() {
 	fi
 	wait_addr_file "$dir/sink.addr" "$PID_sink" "$dir/sink.log"
 	wait_summary "$dir/sink.json" "$PID_sink" "$dir/sink.log"
-	local sink_addr http pprof=""
+	local sink_addr http metrics pprof=""
 	sink_addr=$(<"$dir/sink.addr")
 	if [[ -n "$prof" ]]; then
-		read -r http pprof <<<"$(free_ports 2)"
+		read -r http metrics pprof <<<"$(free_ports 3)"
 	else
-		read -r http <<<"$(free_ports 1)"
+		read -r http metrics <<<"$(free_ports 2)"
 	fi
-	write_config "$dir/collector.yaml" "$http" "$exporter" "${sink_addr##*:}" "$pprof" "$ca"
+	write_config "$dir/collector.yaml" "$http" "$metrics" "$exporter" "${sink_addr##*:}" "$pprof" "$ca"
 	start collector "$dir/collector.log" "$otelcol" --config "$dir/collector.yaml"
 	wait_port "$http" "$PID_collector" "the collector (see $dir/collector.log)" 60
 
@@ -309,10 +317,10 @@ throughput() {
 	start sink "$dir/sink.log" "$SINK" --listen 127.0.0.1:0 --addr-file "$dir/sink.addr" \
 		--delay 50ms --quiet --stats-every 0 --summary-file "$dir/sink.json"
 	wait_addr_file "$dir/sink.addr" "$PID_sink" "$dir/sink.log"
-	local sink_addr http
+	local sink_addr http metrics
 	sink_addr=$(<"$dir/sink.addr")
-	read -r http <<<"$(free_ports 1)"
-	write_config "$dir/collector.yaml" "$http" sentry "${sink_addr##*:}"
+	read -r http metrics <<<"$(free_ports 2)"
+	write_config "$dir/collector.yaml" "$http" "$metrics" sentry "${sink_addr##*:}"
 	start collector "$dir/collector.log" "$OTELCOL" --config "$dir/collector.yaml"
 	wait_port "$http" "$PID_collector" "the collector (see $dir/collector.log)" 60
 	start gen "$dir/gen.log" "$GEN" --endpoint "127.0.0.1:$http" --duration "$((WARMUP + WINDOW + 3))s" --rate 20000 \

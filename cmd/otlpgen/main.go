@@ -12,6 +12,7 @@
 //	otlpgen --seed 7 --timeline-file gen.tl       # repeatable traces; what was delivered, second by second
 //	otlpgen --metrics-interval 1s                 # and every service's metrics each second
 //	otlpgen --signals metrics --rate 20000        # metrics only, 20,000 data points/s
+//	otlpgen --large --batch 84 --rate 300         # items near Relay's limits (make partition's large cases)
 package main
 
 import (
@@ -62,6 +63,7 @@ type options struct {
 	quiet           bool
 	metricsInterval time.Duration
 	metricStreams   int
+	large           bool
 }
 
 func main() {
@@ -93,6 +95,7 @@ func run(args []string) error {
 	fs.BoolVar(&o.quiet, "quiet", false, "print only the final totals")
 	fs.DurationVar(&o.metricsInterval, "metrics-interval", 0, "also export every service's metrics (cumulative, all six OTLP kinds) this often, and once at the end, as an SDK's periodic reader does; 0: no metrics")
 	fs.IntVar(&o.metricStreams, "metric-streams", 2, "attribute sets per instrument and service (with --signals metrics, per worker)")
+	fs.BoolVar(&o.large, "large", false, "items near Relay's limits, one service per request (large.go): 16 kB log bodies, 48 KiB stack traces, error events near 1 MB")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -162,13 +165,17 @@ func run(args []string) error {
 			g := newGenerator(seed+uint64(w)*7919, o.services, o.logsPerTrace, o.exceptionRatio)
 			g.spansPerTrace = o.spansPerTrace
 			g.exceptionLogOnSpan = o.exceptionOnSpan
+			next := g.batch
+			if o.large {
+				next = newLargeGen(g).batch
+			}
 			logsOnly := o.signals == "logs"
 			minSpans := o.batch
 			if logsOnly { // --batch counts log records: about logsPerTrace of them per trace
 				minSpans = max(1, o.batch*max(g.spansPerTrace, 3)/o.logsPerTrace)
 			}
 			for ctx.Err() == nil {
-				td, ld, c := g.batch(minSpans, time.Now())
+				td, ld, c := next(minSpans, time.Now())
 				n := c.spans
 				if logsOnly {
 					n = c.logs
