@@ -122,12 +122,12 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./internal/stacktrace/
 	$(GO) test -run='^$$' -fuzz='^FuzzAppend$$' -fuzztime=$(FUZZTIME) ./internal/jsonstr/
 
-## mutate: mutation testing of ratelimit, internal/account, internal/assemble, internal/admit and
+## mutate: mutation testing of ratelimit, internal/account, internal/assemble, internal/gate, internal/concurrency, internal/membudget and
 ## internal/send (docs/mutations.md): gremlins, then cmd/mutantcheck for the mutants gremlins
 ## reports NOT COVERED (case clauses), with a watchdog on the test binaries' memory
 ## (scripts/mutate.sh). About 20 minutes on 2 cores (internal/send is most of it); not in CI.
-## Reports in bin/mutate/. One package: make mutate MUTATE_PKGS=internal/admit
-MUTATE_PKGS  ?= ratelimit internal/account internal/assemble internal/admit internal/send
+## Reports in bin/mutate/. One package: make mutate MUTATE_PKGS=internal/gate
+MUTATE_PKGS  ?= ratelimit internal/account internal/assemble internal/gate internal/concurrency internal/membudget internal/send
 .PHONY: mutate
 mutate:
 	MUTATE_PKGS="$(MUTATE_PKGS)" GO="$(GO)" ./scripts/mutate.sh

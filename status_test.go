@@ -127,7 +127,6 @@ func TestStatusThroughAnswers(t *testing.T) {
 		status = s
 	}
 	clk := clock.clocks()
-	clk.send.Wall = clock.Now // health is judged on the test's clock
 	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk}
 	f := factoryOf(shared)
 	cfg := f.CreateDefaultConfig().(*Config)

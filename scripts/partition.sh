@@ -17,7 +17,8 @@
 #     least-squares slope of the samples is at most PARTITION_MAX_SLOPE MiB/min (32; see
 #     docs/faults.md for why this threshold); the large cases fit the peak RSS so far
 #     (VmHWM) instead, as make flap does: 1 MB items swing RSS by 40-80 MiB per GC cycle;
-#   - every span, log and error event otlpgen delivered is stored or counted: per category,
+#   - every span, log, error event and trace metric otlpgen delivered is stored or counted
+#     (the ordinary cases also export every service's metrics every 10 s, all six OTLP kinds): per category,
 #     delivered = stored by the sink + otelcol_exporter_sentry_dropped_items (summed over
 #     projects and reasons) from the collector's final metric export at shutdown; the
 #     sums over the final client reports logged at shutdown (bounds.sh's check) are printed;
@@ -63,7 +64,7 @@ mib_of() {
 }
 
 run_case() {
-	local name=$1 dir="$WORKDIR/$1" sink_arg rate=$RATE gen_args=(--exception-ratio 0.1 --batch 100)
+	local name=$1 dir="$WORKDIR/$1" sink_arg rate=$RATE gen_args=(--exception-ratio 0.1 --batch 100 --metrics-interval 10s)
 	mkdir -p "$dir"
 	case "$name" in
 	hung | large-hung) sink_arg=--hang ;;

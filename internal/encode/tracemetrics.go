@@ -5,7 +5,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 )
 
@@ -65,7 +65,7 @@ func traceMetricOutgoing(items [][]byte, payload []byte) Outgoing {
 				ItemCount: len(items), Payload: payload,
 			}},
 		},
-		Gate:   admit.GateTraceMetric,
+		Gate:   gate.GateTraceMetric,
 		Counts: account.Counts{account.CatTraceMetric: int64(len(items))},
 		items:  items,
 	}
