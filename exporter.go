@@ -21,6 +21,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/assemblepdata"
 	"github.com/otel-sentry/sentryexporter/internal/dedupe"
 	"github.com/otel-sentry/sentryexporter/internal/discovery"
 	"github.com/otel-sentry/sentryexporter/internal/dsn"
@@ -41,22 +42,22 @@ import (
 // stage, which sends them and accounts for every outcome. Without routing
 // there is one project, the `dsn`.
 type sentryExporter struct {
-	cfg        *Config
-	set        exporter.Settings
-	logger     *zap.Logger
-	translator *translate.Translator
-	payloads   encode.Arenas            // container payloads, reused across pushes
-	index      *traceindex.Index        // heads and segments of recent traces (DSC, transaction of log-derived errors)
-	facts      traceindex.FactsPool     // DSC facts of a push's segments, reused across pushes
-	dedupe     *dedupe.Window[*project] // nil unless both error sources are on and error_events::dedupe_window > 0
-	asm        *assembly                // trace assembly (assembly.go); nil when assembly::wait is 0
-	tb         *metadata.TelemetryBuilder
-	clk        clocks
-	stage      *send.Stage   // everything after an envelope is built (internal/send)
-	asmMem     *admit.Holder // the spans held for assembly, in the stage's memory budget
-	metrics    *tracemetric.Translator
-	streams    *tracemetric.Streams // cumulative streams' previous points (metrics::max_stream_bytes)
-	streamMem  *admit.Holder        // the streams' state, in the same budget
+	cfg         *Config
+	set         exporter.Settings
+	logger      *zap.Logger
+	translator  *translate.Translator
+	payloads    encode.Arenas                     // container payloads, reused across pushes
+	index       *traceindex.Index                 // heads and segments of recent traces (DSC, transaction of log-derived errors)
+	facts       traceindex.FactsPool              // DSC facts of a push's segments, reused across pushes
+	dedupe      *dedupe.Window[*project]          // nil unless both error sources are on and error_events::dedupe_window > 0
+	assembly    *assemblepdata.Assembly[*project] // trace assembly (assembly.go); nil when assembly::wait is 0
+	tb          *metadata.TelemetryBuilder
+	clk         clocks
+	stage       *send.Stage   // everything after an envelope is built (internal/send)
+	assemblyMem *admit.Holder // the spans held for assembly, in the stage's memory budget
+	metrics     *tracemetric.Translator
+	streams     *tracemetric.Streams // cumulative streams' previous points (metrics::max_stream_bytes)
+	streamMem   *admit.Holder        // the streams' state, in the same budget
 
 	def             *project            // the `dsn` project; nil when routing covers everything
 	static          map[string]*project // routing::dsns, by attribute value
@@ -103,11 +104,11 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		e.dedupe = dedupe.New[*project](ee.DedupeWindow)
 		e.dedupe.Mem = e.stage.NewHolder() // the window reserves before it holds, and gives back what it releases
 	}
-	if e.asm = newAssembly(cfg.Assembly); e.asm != nil {
-		e.asmMem = e.stage.NewHolder()
+	if e.assembly = newAssembly(cfg.Assembly); e.assembly != nil {
+		e.assemblyMem = e.stage.NewHolder()
 	}
-	if e.dedupe != nil && e.asm != nil {
-		e.dedupe.SpanHeld, e.dedupe.HoldMore = e.heldInAssembly, cfg.Assembly.Wait
+	if e.dedupe != nil && e.assembly != nil {
+		e.dedupe.SpanHeld, e.dedupe.HoldMore = e.assembly.Held, cfg.Assembly.Wait
 	}
 	e.unroutable = account.NewAccountant(tb, unroutableProject, nil)
 	if cfg.DSN != "" {
@@ -199,7 +200,7 @@ func (e *sentryExporter) registerGauges() error {
 		return err
 	}
 	err = tb.RegisterExporterSentryAssemblyHeldBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		if e.asm == nil {
+		if e.assembly == nil {
 			return nil
 		}
 		for _, p := range e.allProjects() {
@@ -306,7 +307,7 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 	if e.dedupe != nil {
 		e.dedupeLoopWG.Go(func() { e.every(e.dedupeTick(), func() { e.releaseDue(context.Background(), false) }) })
 	}
-	if e.asm != nil {
+	if e.assembly != nil {
 		e.assemblyLoopWG.Go(func() { e.every(e.assemblyTick(), func() { e.expireHeld(context.Background()) }) })
 	}
 	e.status.addHost(host)

@@ -30,6 +30,7 @@ var houseFloors = []struct {
 	{"shape errors: one event of two renderings", []string{"internal/dedupe"}},
 	{"shape errors: payload edits; the trace index", []string{"internal/errorshape", "internal/traceindex"}},
 	{"translate: OTLP to Sentry JSON (spans and logs; metrics)", []string{"internal/translate", "internal/tracemetric"}},
+	{"assembly of pdata batches: held spans regrouped per project", []string{"internal/assemblepdata"}},
 	{"gate and account: the services every later stage calls", []string{"internal/admit", "internal/account"}},
 	{"assemble, route's look-ups and split, stack traces, log spacing", []string{"internal/assemble", "internal/discovery", "internal/dsn", "internal/split", "internal/stacktrace", "internal/logthrottle"}},
 	{"who we are on the wire", []string{"internal/sdkinfo"}},

@@ -46,12 +46,14 @@ type project struct {
 
 func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	p.exp.releaseDue(ctx, false)
-	if a := p.exp.asm; a != nil {
+	if a := p.exp.assembly; a != nil {
 		p.exp.expireHeld(ctx)
-		var some bool
-		if td, some = a.admit(ctx, p, td); !some {
+		now, some, others := a.Admit(ctx, p.exp.clk.now(), p, td)
+		translateEach(ctx, others) // held spans of other projects, released by this batch's roots
+		if !some {
 			return nil
 		}
+		td = now
 	}
 	p.translateTraces(ctx, td)
 	return nil
