@@ -16,7 +16,6 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/exporter"
-	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
@@ -175,71 +174,6 @@ func (e *sentryExporter) buildTranslators() {
 	})
 	e.streams = tracemetric.NewStreams(min(cfg.Metrics.MaxStreamBytes, cfg.Memory.MaxBytes/4), uint64(e.clk.now().UnixNano()))
 	e.streamMem = e.stage.NewHolder()
-}
-
-// registerGauges registers the callbacks of the exporter's gauges.
-func (e *sentryExporter) registerGauges() error {
-	tb := e.tb
-	err := tb.RegisterExporterSentryRateLimitRemainingCallback(func(_ context.Context, o metric.Float64Observer) error {
-		now := e.clk.now()
-		for _, p := range e.allProjects() {
-			p.acct.ObserveLimits(o, p.limits.Load(), now)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	err = tb.RegisterExporterSentryPendingBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		for _, p := range e.allProjects() {
-			o.Observe(p.lane.Held(), metric.WithAttributes(p.acct.Project))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	err = tb.RegisterExporterSentryAssemblyHeldBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		if e.assembly == nil {
-			return nil
-		}
-		for _, p := range e.allProjects() {
-			o.Observe(p.heldBytes.Load(), metric.WithAttributes(p.acct.Project))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	err = tb.RegisterExporterSentryConcurrencyLimitCallback(func(_ context.Context, o metric.Int64Observer) error {
-		for _, p := range e.allProjects() {
-			o.Observe(int64(p.lane.Limit()), metric.WithAttributes(p.acct.Project))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	err = tb.RegisterExporterSentryInFlightBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		for _, p := range e.allProjects() {
-			o.Observe(p.lane.InFlightBytes(), metric.WithAttributes(p.acct.Project))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	err = tb.RegisterExporterSentryMemoryHeldBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		o.Observe(e.stage.Memory().Held())
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return tb.RegisterExporterSentryMemoryLimitBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		o.Observe(e.stage.Memory().Max())
-		return nil
-	})
 }
 
 // unroutableProject labels the drops of items that have no project.
