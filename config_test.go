@@ -21,11 +21,21 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
 )
 
-func TestUnmarshalDefaultConfig(t *testing.T) {
-	cfg := NewFactory().CreateDefaultConfig()
-	require.NoError(t, confmap.New().Unmarshal(&cfg))
-	assert.Equal(t, NewFactory().CreateDefaultConfig(), cfg)
-	// Without a DSN the default config is invalid: there is nowhere to send to.
+// TestUnmarshalKeepsDefaults: a config that sets only `dsn` unmarshals to
+// the defaults with that DSN (no key it leaves out loses its default, lists
+// and optional sections included), and validates; without a DSN the same
+// config is invalid: there is nowhere to send to.
+func TestUnmarshalKeepsDefaults(t *testing.T) {
+	const dsn = "https://public@o1.ingest.sentry.io/42"
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"dsn": dsn}).Unmarshal(cfg))
+	want := createDefaultConfig().(*Config)
+	want.DSN = dsn
+	assert.Equal(t, want, cfg)
+	require.NoError(t, confmap.Validate(cfg))
+
+	cfg = NewFactory().CreateDefaultConfig().(*Config)
+	require.NoError(t, confmap.New().Unmarshal(cfg))
 	err := confmap.Validate(cfg)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "`dsn` is required")
@@ -220,7 +230,18 @@ func TestConfigMaxProjectsCount(t *testing.T) {
 	}
 }
 
+// TestConfigPrintsDSNRedacted: a config printed or marshaled (as the
+// collector does for its effective config) shows no DSN key, neither the
+// `dsn`'s nor a routing entry's.
 func TestConfigPrintsDSNRedacted(t *testing.T) {
-	cfg := &Config{DSN: "https://secretkey123@o1.ingest.sentry.io/1"}
-	assert.NotContains(t, cfg.DSN.String(), "secretkey123")
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.DSN = "https://secretkey123@o1.ingest.sentry.io/1"
+	cfg.Routing.DSNs = map[string]configopaque.String{"payments": "https://routedkey456@o1.ingest.sentry.io/2"}
+	conf := confmap.New()
+	require.NoError(t, conf.Marshal(cfg))
+	for _, printed := range []string{fmt.Sprintf("%v", cfg), fmt.Sprintf("%+v", *cfg), fmt.Sprint(conf.ToStringMap())} {
+		assert.NotContains(t, printed, "secretkey123")
+		assert.NotContains(t, printed, "routedkey456")
+	}
+	assert.Contains(t, conf.ToStringMap(), "dsn", "the marshaled config has the key, redacted")
 }

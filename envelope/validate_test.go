@@ -109,306 +109,320 @@ func TestValidateBaselines(t *testing.T) {
 	}
 }
 
+// editedEvent and its siblings are an envelope of one valid item of their
+// kind with one edit: the first old in its JSON replaced by repl.
+func editedEvent(t *testing.T, old, repl string) *Envelope {
+	return withEventID(eventItem(edit(t, eventJSON, old, repl)))
+}
+
+func editedTransaction(t *testing.T, old, repl string) *Envelope {
+	return withEventID(transactionItem(edit(t, transactionJSON, old, repl)))
+}
+
+func editedLog(t *testing.T, old, repl string) *Envelope {
+	return withDSC(logItem(edit(t, logJSON, old, repl)))
+}
+
+func editedSpan(t *testing.T, old, repl string) *Envelope {
+	return withDSC(spanItem(edit(t, spanJSON, old, repl)))
+}
+
+func editedReport(t *testing.T, old, repl string) *Envelope {
+	return &Envelope{Items: []Item{reportItem(edit(t, reportJSON, old, repl))}}
+}
+
+// All-zero ids, which Relay rejects.
+var zeroTraceID = strings.Repeat("0", 32)
+
+var zeroSpanID = strings.Repeat("0", 16)
+
+// validateRuleCases are TestValidateRules' envelopes, each breaking one rule,
+// and what the error says.
+var validateRuleCases = []struct {
+	name  string
+	env   func(t *testing.T) *Envelope
+	want  string
+	count int // number of joined errors; 0 means 1
+}{
+	// Envelope header and event_id.
+	{"event without envelope event_id", func(_ *testing.T) *Envelope {
+		e := withEventID(eventItem(eventJSON))
+		e.Header.EventID = ""
+		return e
+	}, "the envelope header has no event_id", 2}, // the payload's event_id then differs too
+	{"transaction without envelope event_id", func(_ *testing.T) *Envelope {
+		e := withEventID(transactionItem(strings.Replace(transactionJSON, `"event_id":"`+testEventID+`",`, "", 1)))
+		e.Header.EventID = ""
+		return e
+	}, "the envelope header has no event_id", 0},
+	{"payload event_id differs", func(t *testing.T) *Envelope {
+		return editedEvent(t, testEventID, "00000000000000000000000000000001")
+	}, "differs from the envelope event_id", 0},
+	{"envelope event_id not lowercase hex", func(_ *testing.T) *Envelope {
+		e := &Envelope{Header: Header{EventID: strings.ToUpper(testEventID)}}
+		return e
+	}, "event_id", 0},
+
+	// Mixing.
+	{"two events", func(_ *testing.T) *Envelope {
+		return withEventID(eventItem(eventJSON), eventItem(eventJSON))
+	}, "at most one is allowed", 2}, // and Relay's 413
+	{"two transactions", func(_ *testing.T) *Envelope {
+		return withEventID(transactionItem(transactionJSON), transactionItem(transactionJSON))
+	}, "at most one is allowed", 2},
+	{"event and transaction", func(_ *testing.T) *Envelope {
+		return withEventID(eventItem(eventJSON), transactionItem(transactionJSON))
+	}, "both an event and a transaction", 2},
+	{"two log containers", func(_ *testing.T) *Envelope {
+		return withDSC(logItem(logJSON), logItem(logJSON))
+	}, "2 log containers", 2},
+	{"two span containers", func(_ *testing.T) *Envelope {
+		return withDSC(spanItem(spanJSON), spanItem(spanJSON))
+	}, "2 span containers", 2},
+	{"unknown item type", func(_ *testing.T) *Envelope {
+		return &Envelope{Items: []Item{{Type: "attachment", Payload: []byte("x")}}}
+	}, `unknown item type "attachment"`, 0},
+
+	// Containers and content types.
+	{"log container without item_count", func(_ *testing.T) *Envelope {
+		e := withDSC(logItem(logJSON))
+		e.Items[0].ItemCount = 0
+		return e
+	}, "container without item_count", 0},
+	{"log item_count mismatch", func(_ *testing.T) *Envelope {
+		e := withDSC(logItem(logJSON))
+		e.Items[0].ItemCount = 2
+		return e
+	}, "item_count 2 but 1 items", 0},
+	{"span item_count mismatch", func(_ *testing.T) *Envelope {
+		e := withDSC(spanItem(spanJSON, spanJSON))
+		e.Items[0].ItemCount = 1
+		return e
+	}, "item_count 1 but 2 items", 0},
+	{"log content type mismatch", func(_ *testing.T) *Envelope {
+		e := withDSC(logItem(logJSON))
+		e.Items[0].ContentType = ContentTypeJSON
+		return e
+	}, "content_type", 0},
+	{"span content type mismatch", func(_ *testing.T) *Envelope {
+		e := withDSC(spanItem(spanJSON))
+		e.Items[0].ContentType = ContentTypeLogContainer
+		return e
+	}, "content_type", 0},
+	{"event content type mismatch", func(_ *testing.T) *Envelope {
+		e := withEventID(eventItem(eventJSON))
+		e.Items[0].ContentType = "text/plain"
+		return e
+	}, "content_type", 0},
+	{"container without items array", func(_ *testing.T) *Envelope {
+		e := withDSC(logItem(logJSON))
+		e.Items[0].Payload = []byte(`{"logs":[]}`)
+		return e
+	}, "no items array", 0},
+
+	// Payload JSON.
+	{"payload not JSON", func(t *testing.T) *Envelope { return editedEvent(t, `"platform":"go"`, `"platform":go`) }, "invalid JSON", 0},
+	{"payload invalid UTF-8", func(t *testing.T) *Envelope { return editedEvent(t, `"platform":"go"`, "\"platform\":\"g\xffo\"") }, "invalid UTF-8", 0},
+	{"payload NaN literal", func(t *testing.T) *Envelope { return editedEvent(t, `1746456149.019`, `NaN`) }, "invalid JSON", 0},
+	{"payload trailing data", func(_ *testing.T) *Envelope {
+		return withEventID(eventItem(eventJSON + " {}"))
+	}, "invalid JSON", 0},
+	{"payload duplicate key", func(t *testing.T) *Envelope {
+		return editedEvent(t, `"platform":"go"`, `"platform":"go","platform":"go"`)
+	}, "duplicate key", 0},
+	{"payload not an object", func(_ *testing.T) *Envelope { return withEventID(eventItem(`[]`)) }, "not a JSON object", 0},
+
+	// IDs.
+	{"contexts.trace trace_id too short", func(t *testing.T) *Envelope { return editedEvent(t, testTraceID, testTraceID[:31]) }, "trace_id", 0},
+	{"contexts.trace trace_id uppercase", func(t *testing.T) *Envelope {
+		return editedEvent(t, testTraceID, strings.ToUpper(testTraceID))
+	}, "lowercase hex", 0},
+	{"contexts.trace trace_id all zero", func(t *testing.T) *Envelope { return editedEvent(t, testTraceID, zeroTraceID) }, "all zeros", 0},
+	{"contexts.trace span_id not hex", func(t *testing.T) *Envelope { return editedEvent(t, testSpanID, "b0e6f15b45c36b1g") }, "span_id", 0},
+	{"contexts.trace span_id all zero", func(t *testing.T) *Envelope { return editedEvent(t, testSpanID, zeroSpanID) }, "all zeros", 0},
+	{"contexts.trace span_id missing", func(t *testing.T) *Envelope {
+		return editedEvent(t, `,"span_id":"`+testSpanID+`"`, "")
+	}, "span_id is missing", 0},
+	{"transaction span trace_id all zero", func(t *testing.T) *Envelope {
+		return editedTransaction(t, `"spans":[{"trace_id":"`+testTraceID, `"spans":[{"trace_id":"`+zeroTraceID)
+	}, "spans[0]: trace_id is all zeros", 0},
+	{"transaction span span_id too long", func(t *testing.T) *Envelope {
+		return editedTransaction(t, "f1196292f76e45c0", "f1196292f76e45c00")
+	}, "spans[0]: span_id", 0},
+	{"transaction span parent_span_id all zero", func(t *testing.T) *Envelope {
+		return editedTransaction(t, `"parent_span_id":"`+testSpanID, `"parent_span_id":"`+zeroSpanID)
+	}, "parent_span_id is all zeros", 0},
+	{"span v2 span_id all zero", func(t *testing.T) *Envelope {
+		return editedSpan(t, `"span_id":"`+testSpanID, `"span_id":"`+zeroSpanID)
+	}, "span_id is all zeros", 0},
+	{"span v2 link trace_id bad", func(t *testing.T) *Envelope {
+		return editedSpan(t, `"links":[{"trace_id":"`+testTraceID, `"links":[{"trace_id":"x`)
+	}, "links[0]: trace_id", 0},
+	{"log trace_id all zero", func(t *testing.T) *Envelope {
+		return editedLog(t, `"trace_id":"`+testTraceID, `"trace_id":"`+zeroTraceID)
+	}, "trace_id is all zeros", 0},
+	{"log span_id bad", func(t *testing.T) *Envelope { return editedLog(t, testSpanID, "xyz") }, "span_id", 0},
+	{"DSC trace_id all zero", func(_ *testing.T) *Envelope {
+		e := withEventID(eventItem(eventJSON))
+		e.Header.Trace.TraceID = zeroTraceID
+		return e
+	}, "trace.trace_id: is all zeros", 0},
+	{"DSC trace_id too short", func(_ *testing.T) *Envelope {
+		e := withEventID(eventItem(eventJSON))
+		e.Header.Trace.TraceID = "abc"
+		return e
+	}, "trace.trace_id", 0},
+
+	// Timestamps.
+	{"event timestamp missing", func(t *testing.T) *Envelope { return editedEvent(t, `"timestamp":1746456149.019,`, "") }, "timestamp is missing", 0},
+	{"event timestamp huge", func(t *testing.T) *Envelope { return editedEvent(t, `1746456149.019`, `1e400`) }, "not a finite number", 0},
+	{"event timestamp not RFC 3339", func(t *testing.T) *Envelope { return editedEvent(t, `1746456149.019`, `"2025-05-05 14:42"`) }, "not an RFC 3339", 0},
+	{"event timestamp a bool", func(t *testing.T) *Envelope { return editedEvent(t, `1746456149.019`, `true`) }, "neither a number nor a string", 0},
+	{"transaction start after end", func(t *testing.T) *Envelope {
+		return editedTransaction(t, `"start_timestamp":1742921669.158209`, `"start_timestamp":1742921670`)
+	}, "start_timestamp is after timestamp", 0},
+	{"transaction start_timestamp missing", func(t *testing.T) *Envelope {
+		return editedTransaction(t, `"start_timestamp":1742921669.158209,`, ``)
+	}, "start_timestamp is missing", 0},
+	{"transaction span start after end", func(t *testing.T) *Envelope {
+		return editedTransaction(t, `"start_timestamp":1742921669.178306`, `"start_timestamp":"2026-01-01T00:00:00Z"`)
+	}, "spans[0]: start_timestamp is after timestamp", 0},
+	{"transaction span timestamp missing", func(t *testing.T) *Envelope {
+		return editedTransaction(t, `,"timestamp":1742921669.180484`, ``)
+	}, "spans[0]: timestamp is missing", 0},
+	{"span v2 start after end", func(t *testing.T) *Envelope {
+		return editedSpan(t, `"end_timestamp":1742921669.180536`, `"end_timestamp":1742921669`)
+	}, "start_timestamp is after end_timestamp", 0},
+	{"span v2 end_timestamp missing", func(t *testing.T) *Envelope {
+		return editedSpan(t, `,"end_timestamp":1742921669.180536`, ``)
+	}, "end_timestamp is missing", 0},
+	{"log timestamp missing", func(t *testing.T) *Envelope {
+		return editedLog(t, `"timestamp":"2025-05-05T14:42:29.019Z",`, ``)
+	}, "timestamp is missing", 0},
+
+	// Transactions.
+	{"transaction without type", func(t *testing.T) *Envelope { return editedTransaction(t, `"type":"transaction",`, ``) }, `type must be "transaction"`, 0},
+	{"transaction with type event", func(t *testing.T) *Envelope { return editedTransaction(t, `"type":"transaction"`, `"type":"event"`) }, `type must be "transaction"`, 0},
+	{"transaction without contexts.trace", func(t *testing.T) *Envelope {
+		return editedTransaction(t, `"trace":{"trace_id"`, `"other":{"trace_id"`)
+	}, "contexts.trace is missing", 0},
+	{"span tags with a number", func(t *testing.T) *Envelope { return editedTransaction(t, `"tags":{"k":"v"}`, `"tags":{"k":1}`) }, `tag "k" is not a string`, 0},
+
+	// Events.
+	{"exception without type and value", func(t *testing.T) *Envelope {
+		return editedEvent(t, `"type":"*errors.errorString","value":"connection refused",`, ``)
+	}, "neither type nor value", 0},
+	{"mechanism without type", func(t *testing.T) *Envelope {
+		return editedEvent(t, `"mechanism":{"type":"generic",`, `"mechanism":{`)
+	}, "mechanism without type", 0},
+
+	// Span v2 and the DSC.
+	{"span v2 without DSC", func(_ *testing.T) *Envelope {
+		e := withDSC(spanItem(spanJSON))
+		e.Header.Trace = nil
+		return e
+	}, "span v2 needs a valid trace (DSC) envelope header", 0},
+	{"DSC trace_id differs from span", func(_ *testing.T) *Envelope {
+		e := withDSC(spanItem(spanJSON))
+		e.Header.Trace.TraceID = "0123456789abcdef0123456789abcdef"
+		return e
+	}, "differs from the DSC trace_id", 0},
+	{"DSC without public_key", func(_ *testing.T) *Envelope {
+		e := withDSC(spanItem(spanJSON))
+		e.Header.Trace.PublicKey = ""
+		return e
+	}, "public_key is missing", 0},
+	{"DSC sample_rate a JSON number", func(t *testing.T) *Envelope {
+		data := `{"trace":{"trace_id":"` + testTraceID + `","public_key":"pk","sample_rate":1}}`
+		e, err := Parse([]byte(data))
+		require.NoError(t, err)
+		return e
+	}, "sample_rate is a JSON number", 0},
+	{"DSC sample_rate not numeric", func(_ *testing.T) *Envelope {
+		e := withDSC(logItem(logJSON))
+		e.Header.Trace.SampleRate = "half"
+		return e
+	}, `sample_rate "half"`, 0},
+	{"DSC sampled not a bool", func(_ *testing.T) *Envelope {
+		e := withDSC(logItem(logJSON))
+		e.Header.Trace.Sampled = "yes"
+		return e
+	}, `sampled "yes"`, 0},
+	{"span v2 missing name", func(t *testing.T) *Envelope { return editedSpan(t, `"name":"GET /",`, ``) }, "name is missing", 0},
+	{"span v2 missing status", func(t *testing.T) *Envelope { return editedSpan(t, `"status":"ok",`, ``) }, "status is missing", 0},
+	{"span v2 missing is_segment", func(t *testing.T) *Envelope { return editedSpan(t, `"is_segment":true,`, ``) }, "is_segment", 0},
+
+	// Logs.
+	{"log without trace_id", func(t *testing.T) *Envelope { return editedLog(t, `"trace_id":"`+testTraceID+`",`, ``) }, "trace_id is missing", 0},
+	{"log without level", func(t *testing.T) *Envelope { return editedLog(t, `"level":"info",`, ``) }, "level is missing", 0},
+	{"log with level verbose", func(t *testing.T) *Envelope { return editedLog(t, `"level":"info"`, `"level":"verbose"`) }, `level "verbose"`, 0},
+	{"log with level warning", func(t *testing.T) *Envelope { return editedLog(t, `"level":"info"`, `"level":"warning"`) }, `level "warning"`, 0},
+	{"log without body", func(t *testing.T) *Envelope { return editedLog(t, `"body":"hi",`, ``) }, "body is missing", 0},
+	{"logs of two traces with DSC", func(_ *testing.T) *Envelope {
+		return withDSC(logItem(logJSON, strings.Replace(logJSON, testTraceID, "0123456789abcdef0123456789abcdef", 1)))
+	}, "logs from 2 traces", 0},
+
+	// Attributes.
+	{"attribute not an object", func(t *testing.T) *Envelope {
+		return editedLog(t, `"s":{"type":"string","value":"x"}`, `"s":"x"`)
+	}, `attributes["s"]: is not`, 0},
+	{"attribute without value", func(t *testing.T) *Envelope {
+		return editedLog(t, `"s":{"type":"string","value":"x"}`, `"s":{"type":"string"}`)
+	}, "value is missing", 0},
+	{"attribute with unknown type", func(t *testing.T) *Envelope {
+		return editedLog(t, `"s":{"type":"string","value":"x"}`, `"s":{"type":"object","value":{}}`)
+	}, `type "object"`, 0},
+	{"attribute without type", func(t *testing.T) *Envelope {
+		return editedLog(t, `"s":{"type":"string","value":"x"}`, `"s":{"value":"x"}`)
+	}, `type ""`, 0},
+	{"string attribute with a number", func(t *testing.T) *Envelope {
+		return editedLog(t, `"s":{"type":"string","value":"x"}`, `"s":{"type":"string","value":1}`)
+	}, "not a string", 0},
+	{"boolean attribute with a string", func(t *testing.T) *Envelope {
+		return editedLog(t, `"value":true`, `"value":"true"`)
+	}, "not a bool", 0},
+	{"integer attribute with a fraction", func(t *testing.T) *Envelope {
+		return editedLog(t, `9223372036854775807`, `1.5`)
+	}, "not an integer within int64", 0},
+	{"integer attribute over int64", func(t *testing.T) *Envelope {
+		return editedLog(t, `9223372036854775807`, `9223372036854775808`)
+	}, "not an integer within int64", 0},
+	{"double attribute huge", func(t *testing.T) *Envelope { return editedLog(t, `"value":1.5`, `"value":1e400`) }, "not finite", 0},
+	{"double attribute a string", func(t *testing.T) *Envelope { return editedLog(t, `"value":1.5`, `"value":"1.5"`) }, "not a number", 0},
+	{"array attribute mixed", func(t *testing.T) *Envelope { return editedLog(t, `[1,2.5]`, `[1,"x"]`) }, "array mixes", 0},
+	{"array attribute nested", func(t *testing.T) *Envelope { return editedLog(t, `[1,2.5]`, `[[1]]`) }, "not a primitive", 0},
+	{"array attribute with null", func(t *testing.T) *Envelope { return editedLog(t, `[1,2.5]`, `[1,null]`) }, "not a primitive", 0},
+	{"array attribute not an array", func(t *testing.T) *Envelope { return editedLog(t, `[1,2.5]`, `{}`) }, "not an array", 0},
+	{"attribute unit not a string", func(t *testing.T) *Envelope {
+		return editedLog(t, `"unit":"millisecond"`, `"unit":1`)
+	}, "unit is not a string", 0},
+	{"span v2 attribute bad", func(t *testing.T) *Envelope {
+		return editedSpan(t, `"value":"http.server"`, `"value":["a",true]`)
+	}, "type string but", 0},
+
+	// Client reports.
+	{"client report without discarded_events", func(t *testing.T) *Envelope {
+		return editedReport(t, `,"discarded_events":[{"reason":"queue_overflow","category":"error","quantity":23}]`, ``)
+	}, "discarded_events is missing", 0},
+	{"client report with a long reason", func(t *testing.T) *Envelope {
+		return editedReport(t, `"queue_overflow"`, `"`+strings.Repeat("é", 201)+`"`)
+	}, "longer than 200", 0},
+	{"client report with a negative quantity", func(t *testing.T) *Envelope { return editedReport(t, `23`, `-1`) }, "quantity", 0},
+	{"client report with rate_limited_events", func(t *testing.T) *Envelope {
+		return editedReport(t, `"discarded_events"`, `"rate_limited_events":[],"discarded_events"`)
+	}, "reserved for Relays", 0},
+	{"client report with a bad timestamp", func(t *testing.T) *Envelope {
+		return editedReport(t, `"2020-02-07T14:16:00Z"`, `"yesterday"`)
+	}, "timestamp", 0},
+
+	// Sizes.
+	{"event over max_event_size", func(t *testing.T) *Envelope {
+		return editedEvent(t, `"platform":"go"`, `"platform":"`+strings.Repeat("x", 1<<20)+`"`)
+	}, "envelope too large", 0},
+}
+
 func TestValidateRules(t *testing.T) {
-	ev := func(t *testing.T, old, repl string) *Envelope {
-		return withEventID(eventItem(edit(t, eventJSON, old, repl)))
-	}
-	tx := func(t *testing.T, old, repl string) *Envelope {
-		return withEventID(transactionItem(edit(t, transactionJSON, old, repl)))
-	}
-	lg := func(t *testing.T, old, repl string) *Envelope {
-		return withDSC(logItem(edit(t, logJSON, old, repl)))
-	}
-	sp := func(t *testing.T, old, repl string) *Envelope {
-		return withDSC(spanItem(edit(t, spanJSON, old, repl)))
-	}
-	cr := func(t *testing.T, old, repl string) *Envelope {
-		return &Envelope{Items: []Item{reportItem(edit(t, reportJSON, old, repl))}}
-	}
-	zeroTrace := strings.Repeat("0", 32)
-	zeroSpan := strings.Repeat("0", 16)
-
-	tests := []struct {
-		name  string
-		env   func(t *testing.T) *Envelope
-		want  string
-		count int // number of joined errors; 0 means 1
-	}{
-		// Envelope header and event_id.
-		{"event without envelope event_id", func(_ *testing.T) *Envelope {
-			e := withEventID(eventItem(eventJSON))
-			e.Header.EventID = ""
-			return e
-		}, "the envelope header has no event_id", 2}, // the payload's event_id then differs too
-		{"transaction without envelope event_id", func(_ *testing.T) *Envelope {
-			e := withEventID(transactionItem(strings.Replace(transactionJSON, `"event_id":"`+testEventID+`",`, "", 1)))
-			e.Header.EventID = ""
-			return e
-		}, "the envelope header has no event_id", 0},
-		{"payload event_id differs", func(t *testing.T) *Envelope {
-			return ev(t, testEventID, "00000000000000000000000000000001")
-		}, "differs from the envelope event_id", 0},
-		{"envelope event_id not lowercase hex", func(_ *testing.T) *Envelope {
-			e := &Envelope{Header: Header{EventID: strings.ToUpper(testEventID)}}
-			return e
-		}, "event_id", 0},
-
-		// Mixing.
-		{"two events", func(_ *testing.T) *Envelope {
-			return withEventID(eventItem(eventJSON), eventItem(eventJSON))
-		}, "at most one is allowed", 2}, // and Relay's 413
-		{"two transactions", func(_ *testing.T) *Envelope {
-			return withEventID(transactionItem(transactionJSON), transactionItem(transactionJSON))
-		}, "at most one is allowed", 2},
-		{"event and transaction", func(_ *testing.T) *Envelope {
-			return withEventID(eventItem(eventJSON), transactionItem(transactionJSON))
-		}, "both an event and a transaction", 2},
-		{"two log containers", func(_ *testing.T) *Envelope {
-			return withDSC(logItem(logJSON), logItem(logJSON))
-		}, "2 log containers", 2},
-		{"two span containers", func(_ *testing.T) *Envelope {
-			return withDSC(spanItem(spanJSON), spanItem(spanJSON))
-		}, "2 span containers", 2},
-		{"unknown item type", func(_ *testing.T) *Envelope {
-			return &Envelope{Items: []Item{{Type: "attachment", Payload: []byte("x")}}}
-		}, `unknown item type "attachment"`, 0},
-
-		// Containers and content types.
-		{"log container without item_count", func(_ *testing.T) *Envelope {
-			e := withDSC(logItem(logJSON))
-			e.Items[0].ItemCount = 0
-			return e
-		}, "container without item_count", 0},
-		{"log item_count mismatch", func(_ *testing.T) *Envelope {
-			e := withDSC(logItem(logJSON))
-			e.Items[0].ItemCount = 2
-			return e
-		}, "item_count 2 but 1 items", 0},
-		{"span item_count mismatch", func(_ *testing.T) *Envelope {
-			e := withDSC(spanItem(spanJSON, spanJSON))
-			e.Items[0].ItemCount = 1
-			return e
-		}, "item_count 1 but 2 items", 0},
-		{"log content type mismatch", func(_ *testing.T) *Envelope {
-			e := withDSC(logItem(logJSON))
-			e.Items[0].ContentType = ContentTypeJSON
-			return e
-		}, "content_type", 0},
-		{"span content type mismatch", func(_ *testing.T) *Envelope {
-			e := withDSC(spanItem(spanJSON))
-			e.Items[0].ContentType = ContentTypeLogContainer
-			return e
-		}, "content_type", 0},
-		{"event content type mismatch", func(_ *testing.T) *Envelope {
-			e := withEventID(eventItem(eventJSON))
-			e.Items[0].ContentType = "text/plain"
-			return e
-		}, "content_type", 0},
-		{"container without items array", func(_ *testing.T) *Envelope {
-			e := withDSC(logItem(logJSON))
-			e.Items[0].Payload = []byte(`{"logs":[]}`)
-			return e
-		}, "no items array", 0},
-
-		// Payload JSON.
-		{"payload not JSON", func(t *testing.T) *Envelope { return ev(t, `"platform":"go"`, `"platform":go`) }, "invalid JSON", 0},
-		{"payload invalid UTF-8", func(t *testing.T) *Envelope { return ev(t, `"platform":"go"`, "\"platform\":\"g\xffo\"") }, "invalid UTF-8", 0},
-		{"payload NaN literal", func(t *testing.T) *Envelope { return ev(t, `1746456149.019`, `NaN`) }, "invalid JSON", 0},
-		{"payload trailing data", func(_ *testing.T) *Envelope {
-			return withEventID(eventItem(eventJSON + " {}"))
-		}, "invalid JSON", 0},
-		{"payload duplicate key", func(t *testing.T) *Envelope { return ev(t, `"platform":"go"`, `"platform":"go","platform":"go"`) }, "duplicate key", 0},
-		{"payload not an object", func(_ *testing.T) *Envelope { return withEventID(eventItem(`[]`)) }, "not a JSON object", 0},
-
-		// IDs.
-		{"contexts.trace trace_id too short", func(t *testing.T) *Envelope { return ev(t, testTraceID, testTraceID[:31]) }, "trace_id", 0},
-		{"contexts.trace trace_id uppercase", func(t *testing.T) *Envelope {
-			return ev(t, testTraceID, strings.ToUpper(testTraceID))
-		}, "lowercase hex", 0},
-		{"contexts.trace trace_id all zero", func(t *testing.T) *Envelope { return ev(t, testTraceID, zeroTrace) }, "all zeros", 0},
-		{"contexts.trace span_id not hex", func(t *testing.T) *Envelope { return ev(t, testSpanID, "b0e6f15b45c36b1g") }, "span_id", 0},
-		{"contexts.trace span_id all zero", func(t *testing.T) *Envelope { return ev(t, testSpanID, zeroSpan) }, "all zeros", 0},
-		{"contexts.trace span_id missing", func(t *testing.T) *Envelope {
-			return ev(t, `,"span_id":"`+testSpanID+`"`, "")
-		}, "span_id is missing", 0},
-		{"transaction span trace_id all zero", func(t *testing.T) *Envelope {
-			return tx(t, `"spans":[{"trace_id":"`+testTraceID, `"spans":[{"trace_id":"`+zeroTrace)
-		}, "spans[0]: trace_id is all zeros", 0},
-		{"transaction span span_id too long", func(t *testing.T) *Envelope {
-			return tx(t, "f1196292f76e45c0", "f1196292f76e45c00")
-		}, "spans[0]: span_id", 0},
-		{"transaction span parent_span_id all zero", func(t *testing.T) *Envelope {
-			return tx(t, `"parent_span_id":"`+testSpanID, `"parent_span_id":"`+zeroSpan)
-		}, "parent_span_id is all zeros", 0},
-		{"span v2 span_id all zero", func(t *testing.T) *Envelope {
-			return sp(t, `"span_id":"`+testSpanID, `"span_id":"`+zeroSpan)
-		}, "span_id is all zeros", 0},
-		{"span v2 link trace_id bad", func(t *testing.T) *Envelope {
-			return sp(t, `"links":[{"trace_id":"`+testTraceID, `"links":[{"trace_id":"x`)
-		}, "links[0]: trace_id", 0},
-		{"log trace_id all zero", func(t *testing.T) *Envelope {
-			return lg(t, `"trace_id":"`+testTraceID, `"trace_id":"`+zeroTrace)
-		}, "trace_id is all zeros", 0},
-		{"log span_id bad", func(t *testing.T) *Envelope { return lg(t, testSpanID, "xyz") }, "span_id", 0},
-		{"DSC trace_id all zero", func(_ *testing.T) *Envelope {
-			e := withEventID(eventItem(eventJSON))
-			e.Header.Trace.TraceID = zeroTrace
-			return e
-		}, "trace.trace_id: is all zeros", 0},
-		{"DSC trace_id too short", func(_ *testing.T) *Envelope {
-			e := withEventID(eventItem(eventJSON))
-			e.Header.Trace.TraceID = "abc"
-			return e
-		}, "trace.trace_id", 0},
-
-		// Timestamps.
-		{"event timestamp missing", func(t *testing.T) *Envelope { return ev(t, `"timestamp":1746456149.019,`, "") }, "timestamp is missing", 0},
-		{"event timestamp huge", func(t *testing.T) *Envelope { return ev(t, `1746456149.019`, `1e400`) }, "not a finite number", 0},
-		{"event timestamp not RFC 3339", func(t *testing.T) *Envelope { return ev(t, `1746456149.019`, `"2025-05-05 14:42"`) }, "not an RFC 3339", 0},
-		{"event timestamp a bool", func(t *testing.T) *Envelope { return ev(t, `1746456149.019`, `true`) }, "neither a number nor a string", 0},
-		{"transaction start after end", func(t *testing.T) *Envelope {
-			return tx(t, `"start_timestamp":1742921669.158209`, `"start_timestamp":1742921670`)
-		}, "start_timestamp is after timestamp", 0},
-		{"transaction start_timestamp missing", func(t *testing.T) *Envelope {
-			return tx(t, `"start_timestamp":1742921669.158209,`, ``)
-		}, "start_timestamp is missing", 0},
-		{"transaction span start after end", func(t *testing.T) *Envelope {
-			return tx(t, `"start_timestamp":1742921669.178306`, `"start_timestamp":"2026-01-01T00:00:00Z"`)
-		}, "spans[0]: start_timestamp is after timestamp", 0},
-		{"transaction span timestamp missing", func(t *testing.T) *Envelope {
-			return tx(t, `,"timestamp":1742921669.180484`, ``)
-		}, "spans[0]: timestamp is missing", 0},
-		{"span v2 start after end", func(t *testing.T) *Envelope {
-			return sp(t, `"end_timestamp":1742921669.180536`, `"end_timestamp":1742921669`)
-		}, "start_timestamp is after end_timestamp", 0},
-		{"span v2 end_timestamp missing", func(t *testing.T) *Envelope {
-			return sp(t, `,"end_timestamp":1742921669.180536`, ``)
-		}, "end_timestamp is missing", 0},
-		{"log timestamp missing", func(t *testing.T) *Envelope {
-			return lg(t, `"timestamp":"2025-05-05T14:42:29.019Z",`, ``)
-		}, "timestamp is missing", 0},
-
-		// Transactions.
-		{"transaction without type", func(t *testing.T) *Envelope { return tx(t, `"type":"transaction",`, ``) }, `type must be "transaction"`, 0},
-		{"transaction with type event", func(t *testing.T) *Envelope { return tx(t, `"type":"transaction"`, `"type":"event"`) }, `type must be "transaction"`, 0},
-		{"transaction without contexts.trace", func(t *testing.T) *Envelope {
-			return tx(t, `"trace":{"trace_id"`, `"other":{"trace_id"`)
-		}, "contexts.trace is missing", 0},
-		{"span tags with a number", func(t *testing.T) *Envelope { return tx(t, `"tags":{"k":"v"}`, `"tags":{"k":1}`) }, `tag "k" is not a string`, 0},
-
-		// Events.
-		{"exception without type and value", func(t *testing.T) *Envelope {
-			return ev(t, `"type":"*errors.errorString","value":"connection refused",`, ``)
-		}, "neither type nor value", 0},
-		{"mechanism without type", func(t *testing.T) *Envelope {
-			return ev(t, `"mechanism":{"type":"generic",`, `"mechanism":{`)
-		}, "mechanism without type", 0},
-
-		// Span v2 and the DSC.
-		{"span v2 without DSC", func(_ *testing.T) *Envelope {
-			e := withDSC(spanItem(spanJSON))
-			e.Header.Trace = nil
-			return e
-		}, "span v2 needs a valid trace (DSC) envelope header", 0},
-		{"DSC trace_id differs from span", func(_ *testing.T) *Envelope {
-			e := withDSC(spanItem(spanJSON))
-			e.Header.Trace.TraceID = "0123456789abcdef0123456789abcdef"
-			return e
-		}, "differs from the DSC trace_id", 0},
-		{"DSC without public_key", func(_ *testing.T) *Envelope {
-			e := withDSC(spanItem(spanJSON))
-			e.Header.Trace.PublicKey = ""
-			return e
-		}, "public_key is missing", 0},
-		{"DSC sample_rate a JSON number", func(t *testing.T) *Envelope {
-			data := `{"trace":{"trace_id":"` + testTraceID + `","public_key":"pk","sample_rate":1}}`
-			e, err := Parse([]byte(data))
-			require.NoError(t, err)
-			return e
-		}, "sample_rate is a JSON number", 0},
-		{"DSC sample_rate not numeric", func(_ *testing.T) *Envelope {
-			e := withDSC(logItem(logJSON))
-			e.Header.Trace.SampleRate = "half"
-			return e
-		}, `sample_rate "half"`, 0},
-		{"DSC sampled not a bool", func(_ *testing.T) *Envelope {
-			e := withDSC(logItem(logJSON))
-			e.Header.Trace.Sampled = "yes"
-			return e
-		}, `sampled "yes"`, 0},
-		{"span v2 missing name", func(t *testing.T) *Envelope { return sp(t, `"name":"GET /",`, ``) }, "name is missing", 0},
-		{"span v2 missing status", func(t *testing.T) *Envelope { return sp(t, `"status":"ok",`, ``) }, "status is missing", 0},
-		{"span v2 missing is_segment", func(t *testing.T) *Envelope { return sp(t, `"is_segment":true,`, ``) }, "is_segment", 0},
-
-		// Logs.
-		{"log without trace_id", func(t *testing.T) *Envelope { return lg(t, `"trace_id":"`+testTraceID+`",`, ``) }, "trace_id is missing", 0},
-		{"log without level", func(t *testing.T) *Envelope { return lg(t, `"level":"info",`, ``) }, "level is missing", 0},
-		{"log with level verbose", func(t *testing.T) *Envelope { return lg(t, `"level":"info"`, `"level":"verbose"`) }, `level "verbose"`, 0},
-		{"log with level warning", func(t *testing.T) *Envelope { return lg(t, `"level":"info"`, `"level":"warning"`) }, `level "warning"`, 0},
-		{"log without body", func(t *testing.T) *Envelope { return lg(t, `"body":"hi",`, ``) }, "body is missing", 0},
-		{"logs of two traces with DSC", func(_ *testing.T) *Envelope {
-			return withDSC(logItem(logJSON, strings.Replace(logJSON, testTraceID, "0123456789abcdef0123456789abcdef", 1)))
-		}, "logs from 2 traces", 0},
-
-		// Attributes.
-		{"attribute not an object", func(t *testing.T) *Envelope {
-			return lg(t, `"s":{"type":"string","value":"x"}`, `"s":"x"`)
-		}, `attributes["s"]: is not`, 0},
-		{"attribute without value", func(t *testing.T) *Envelope {
-			return lg(t, `"s":{"type":"string","value":"x"}`, `"s":{"type":"string"}`)
-		}, "value is missing", 0},
-		{"attribute with unknown type", func(t *testing.T) *Envelope {
-			return lg(t, `"s":{"type":"string","value":"x"}`, `"s":{"type":"object","value":{}}`)
-		}, `type "object"`, 0},
-		{"attribute without type", func(t *testing.T) *Envelope {
-			return lg(t, `"s":{"type":"string","value":"x"}`, `"s":{"value":"x"}`)
-		}, `type ""`, 0},
-		{"string attribute with a number", func(t *testing.T) *Envelope {
-			return lg(t, `"s":{"type":"string","value":"x"}`, `"s":{"type":"string","value":1}`)
-		}, "not a string", 0},
-		{"boolean attribute with a string", func(t *testing.T) *Envelope {
-			return lg(t, `"value":true`, `"value":"true"`)
-		}, "not a bool", 0},
-		{"integer attribute with a fraction", func(t *testing.T) *Envelope {
-			return lg(t, `9223372036854775807`, `1.5`)
-		}, "not an integer within int64", 0},
-		{"integer attribute over int64", func(t *testing.T) *Envelope {
-			return lg(t, `9223372036854775807`, `9223372036854775808`)
-		}, "not an integer within int64", 0},
-		{"double attribute huge", func(t *testing.T) *Envelope { return lg(t, `"value":1.5`, `"value":1e400`) }, "not finite", 0},
-		{"double attribute a string", func(t *testing.T) *Envelope { return lg(t, `"value":1.5`, `"value":"1.5"`) }, "not a number", 0},
-		{"array attribute mixed", func(t *testing.T) *Envelope { return lg(t, `[1,2.5]`, `[1,"x"]`) }, "array mixes", 0},
-		{"array attribute nested", func(t *testing.T) *Envelope { return lg(t, `[1,2.5]`, `[[1]]`) }, "not a primitive", 0},
-		{"array attribute with null", func(t *testing.T) *Envelope { return lg(t, `[1,2.5]`, `[1,null]`) }, "not a primitive", 0},
-		{"array attribute not an array", func(t *testing.T) *Envelope { return lg(t, `[1,2.5]`, `{}`) }, "not an array", 0},
-		{"attribute unit not a string", func(t *testing.T) *Envelope {
-			return lg(t, `"unit":"millisecond"`, `"unit":1`)
-		}, "unit is not a string", 0},
-		{"span v2 attribute bad", func(t *testing.T) *Envelope {
-			return sp(t, `"value":"http.server"`, `"value":["a",true]`)
-		}, "type string but", 0},
-
-		// Client reports.
-		{"client report without discarded_events", func(t *testing.T) *Envelope {
-			return cr(t, `,"discarded_events":[{"reason":"queue_overflow","category":"error","quantity":23}]`, ``)
-		}, "discarded_events is missing", 0},
-		{"client report with a long reason", func(t *testing.T) *Envelope {
-			return cr(t, `"queue_overflow"`, `"`+strings.Repeat("é", 201)+`"`)
-		}, "longer than 200", 0},
-		{"client report with a negative quantity", func(t *testing.T) *Envelope { return cr(t, `23`, `-1`) }, "quantity", 0},
-		{"client report with rate_limited_events", func(t *testing.T) *Envelope {
-			return cr(t, `"discarded_events"`, `"rate_limited_events":[],"discarded_events"`)
-		}, "reserved for Relays", 0},
-		{"client report with a bad timestamp", func(t *testing.T) *Envelope {
-			return cr(t, `"2020-02-07T14:16:00Z"`, `"yesterday"`)
-		}, "timestamp", 0},
-
-		// Sizes.
-		{"event over max_event_size", func(t *testing.T) *Envelope {
-			return ev(t, `"platform":"go"`, `"platform":"`+strings.Repeat("x", 1<<20)+`"`)
-		}, "envelope too large", 0},
-	}
-	for _, tt := range tests {
+	for _, tt := range validateRuleCases {
 		t.Run(tt.name, func(t *testing.T) {
 			err := Validate(tt.env(t), RelayDefaults())
 			require.Error(t, err)

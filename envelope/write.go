@@ -38,15 +38,7 @@ func (e *Envelope) EncodedLen() int {
 func (h *Header) appendTo(dst []byte) []byte {
 	dst = append(dst, '{')
 	sep := false
-	key := func(k string) {
-		if sep {
-			dst = append(dst, ',')
-		}
-		sep = true
-		dst = append(dst, '"')
-		dst = append(dst, k...)
-		dst = append(dst, '"', ':')
-	}
+	key := func(k string) { dst = appendKey(dst, &sep, k) }
 	if h.EventID != "" {
 		key("event_id")
 		dst = jsonstr.Append(dst, h.EventID)
@@ -78,13 +70,7 @@ func (t *TraceContext) appendTo(dst []byte) []byte {
 		if v == "" {
 			return
 		}
-		if sep {
-			dst = append(dst, ',')
-		}
-		sep = true
-		dst = append(dst, '"')
-		dst = append(dst, k...)
-		dst = append(dst, '"', ':')
+		dst = appendKey(dst, &sep, k)
 		if k == "sampled" && (v == "true" || v == "false") {
 			dst = append(dst, v...)
 			return
@@ -100,6 +86,18 @@ func (t *TraceContext) appendTo(dst []byte) []byte {
 	field("sampled", t.Sampled)
 	field("sample_rand", t.SampleRand)
 	return append(dst, '}')
+}
+
+// appendKey appends "k": to an object's members, after a comma when sep
+// says a member came before; k is a trusted constant.
+func appendKey(dst []byte, sep *bool, k string) []byte {
+	if *sep {
+		dst = append(dst, ',')
+	}
+	*sep = true
+	dst = append(dst, '"')
+	dst = append(dst, k...)
+	return append(dst, '"', ':')
 }
 
 // appendHeader writes the item header: type, length, then content_type and item_count when set.

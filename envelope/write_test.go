@@ -12,100 +12,102 @@ import (
 // sentAt is the fixed clock of these tests.
 var sentAt = time.Date(2026, 11, 30, 21, 58, 19, 123456000, time.UTC)
 
+// appendToCases are TestAppendTo's envelopes and the bytes each is written as.
+var appendToCases = []struct {
+	name string
+	env  Envelope
+	want string
+}{
+	{
+		name: "empty",
+		env:  Envelope{},
+		want: "{}\n",
+	},
+	{
+		name: "full header",
+		env: Envelope{Header: Header{
+			EventID: "fc6d8c0c43fc4630ad850ee518f1b9d0",
+			SentAt:  sentAt,
+			SDK:     &SDKInfo{Name: "sentry.go.otelcol", Version: "0.1.0"},
+			Trace: &TraceContext{
+				TraceID: "5b8efff798038103d269b633813fc60c", PublicKey: "public",
+				Release: "app@1.0", Environment: "prod", Transaction: "GET /",
+				SampleRate: "0.5", Sampled: "true",
+			},
+		}},
+		want: `{"event_id":"fc6d8c0c43fc4630ad850ee518f1b9d0","sent_at":"2026-11-30T21:58:19.123456Z",` +
+			`"sdk":{"name":"sentry.go.otelcol","version":"0.1.0"},` +
+			`"trace":{"trace_id":"5b8efff798038103d269b633813fc60c","public_key":"public","release":"app@1.0",` +
+			`"environment":"prod","transaction":"GET /","sample_rate":"0.5","sampled":true}}` + "\n",
+	},
+	{
+		name: "sent_at in another zone, whole second, and sampled false",
+		env: Envelope{Header: Header{
+			SentAt: time.Date(2026, 1, 2, 4, 4, 5, 0, time.FixedZone("X", 3600)),
+			Trace:  &TraceContext{TraceID: "5b8efff798038103d269b633813fc60c", Sampled: "false"},
+		}},
+		want: `{"sent_at":"2026-01-02T03:04:05.000000Z","trace":{"trace_id":"5b8efff798038103d269b633813fc60c","sampled":false}}` + "\n",
+	},
+	{
+		name: "sent_at with nanoseconds keeps them",
+		env:  Envelope{Header: Header{SentAt: time.Date(2026, 1, 2, 3, 4, 5, 1, time.UTC)}},
+		want: `{"sent_at":"2026-01-02T03:04:05.000000001Z"}` + "\n",
+	},
+	{
+		name: "sampled that is not a bool stays a string",
+		env:  Envelope{Header: Header{Trace: &TraceContext{Sampled: "yes"}}},
+		want: `{"trace":{"sampled":"yes"}}` + "\n",
+	},
+	{
+		name: "empty sdk and trace",
+		env:  Envelope{Header: Header{SDK: &SDKInfo{}, Trace: &TraceContext{}}},
+		want: `{"sdk":{"name":"","version":""},"trace":{}}` + "\n",
+	},
+	{
+		name: "event item",
+		env: Envelope{
+			Header: Header{EventID: "fc6d8c0c43fc4630ad850ee518f1b9d0"},
+			Items:  []Item{{Type: ItemTypeEvent, ContentType: ContentTypeJSON, Payload: []byte(`{"a":1}`)}},
+		},
+		want: `{"event_id":"fc6d8c0c43fc4630ad850ee518f1b9d0"}` + "\n" +
+			`{"type":"event","length":7,"content_type":"application/json"}` + "\n" +
+			`{"a":1}` + "\n",
+	},
+	{
+		name: "log container and client report",
+		env: Envelope{Items: []Item{
+			{Type: ItemTypeLog, ContentType: ContentTypeLogContainer, ItemCount: 2, Payload: []byte(`{"items":[{},{}]}`)},
+			{Type: ItemTypeClientReport, Payload: []byte(`{"discarded_events":[]}`)},
+		}},
+		want: "{}\n" +
+			`{"type":"log","length":17,"content_type":"application/vnd.sentry.items.log+json","item_count":2}` + "\n" +
+			`{"items":[{},{}]}` + "\n" +
+			`{"type":"client_report","length":23}` + "\n" +
+			`{"discarded_events":[]}` + "\n",
+	},
+	{
+		name: "length counts bytes, payload with newlines and no payload",
+		env: Envelope{Items: []Item{
+			{Type: "attachment", Payload: []byte("é\nü")},
+			{Type: "attachment"},
+		}},
+		want: "{}\n" +
+			`{"type":"attachment","length":5}` + "\n" + "é\nü\n" +
+			`{"type":"attachment","length":0}` + "\n\n",
+	},
+	{
+		name: "escaping in headers",
+		env: Envelope{
+			Header: Header{SDK: &SDKInfo{Name: "a\"b\\c\n\r\t\b\f\x01\x1f", Version: "\xff<>&\u2028é"}},
+			Items:  []Item{{Type: "ty\"pe", ContentType: "c/t\x00", Payload: []byte{}}},
+		},
+		want: `{"sdk":{"name":"a\"b\\c\n\r\t\u0008\u000c\u0001\u001f","version":"` + "\uFFFD<>&\u2028é" + `"}}` + "\n" +
+			`{"type":"ty\"pe","length":0,"content_type":"c/t` + "\uFFFD" + `"}` + "\n\n",
+	},
+}
+
 func TestAppendTo(t *testing.T) {
-	tests := []struct {
-		name string
-		env  Envelope
-		want string
-	}{
-		{
-			name: "empty",
-			env:  Envelope{},
-			want: "{}\n",
-		},
-		{
-			name: "full header",
-			env: Envelope{Header: Header{
-				EventID: "fc6d8c0c43fc4630ad850ee518f1b9d0",
-				SentAt:  sentAt,
-				SDK:     &SDKInfo{Name: "sentry.go.otelcol", Version: "0.1.0"},
-				Trace: &TraceContext{
-					TraceID: "5b8efff798038103d269b633813fc60c", PublicKey: "public",
-					Release: "app@1.0", Environment: "prod", Transaction: "GET /",
-					SampleRate: "0.5", Sampled: "true",
-				},
-			}},
-			want: `{"event_id":"fc6d8c0c43fc4630ad850ee518f1b9d0","sent_at":"2026-11-30T21:58:19.123456Z",` +
-				`"sdk":{"name":"sentry.go.otelcol","version":"0.1.0"},` +
-				`"trace":{"trace_id":"5b8efff798038103d269b633813fc60c","public_key":"public","release":"app@1.0",` +
-				`"environment":"prod","transaction":"GET /","sample_rate":"0.5","sampled":true}}` + "\n",
-		},
-		{
-			name: "sent_at in another zone, whole second, and sampled false",
-			env: Envelope{Header: Header{
-				SentAt: time.Date(2026, 1, 2, 4, 4, 5, 0, time.FixedZone("X", 3600)),
-				Trace:  &TraceContext{TraceID: "5b8efff798038103d269b633813fc60c", Sampled: "false"},
-			}},
-			want: `{"sent_at":"2026-01-02T03:04:05.000000Z","trace":{"trace_id":"5b8efff798038103d269b633813fc60c","sampled":false}}` + "\n",
-		},
-		{
-			name: "sent_at with nanoseconds keeps them",
-			env:  Envelope{Header: Header{SentAt: time.Date(2026, 1, 2, 3, 4, 5, 1, time.UTC)}},
-			want: `{"sent_at":"2026-01-02T03:04:05.000000001Z"}` + "\n",
-		},
-		{
-			name: "sampled that is not a bool stays a string",
-			env:  Envelope{Header: Header{Trace: &TraceContext{Sampled: "yes"}}},
-			want: `{"trace":{"sampled":"yes"}}` + "\n",
-		},
-		{
-			name: "empty sdk and trace",
-			env:  Envelope{Header: Header{SDK: &SDKInfo{}, Trace: &TraceContext{}}},
-			want: `{"sdk":{"name":"","version":""},"trace":{}}` + "\n",
-		},
-		{
-			name: "event item",
-			env: Envelope{
-				Header: Header{EventID: "fc6d8c0c43fc4630ad850ee518f1b9d0"},
-				Items:  []Item{{Type: ItemTypeEvent, ContentType: ContentTypeJSON, Payload: []byte(`{"a":1}`)}},
-			},
-			want: `{"event_id":"fc6d8c0c43fc4630ad850ee518f1b9d0"}` + "\n" +
-				`{"type":"event","length":7,"content_type":"application/json"}` + "\n" +
-				`{"a":1}` + "\n",
-		},
-		{
-			name: "log container and client report",
-			env: Envelope{Items: []Item{
-				{Type: ItemTypeLog, ContentType: ContentTypeLogContainer, ItemCount: 2, Payload: []byte(`{"items":[{},{}]}`)},
-				{Type: ItemTypeClientReport, Payload: []byte(`{"discarded_events":[]}`)},
-			}},
-			want: "{}\n" +
-				`{"type":"log","length":17,"content_type":"application/vnd.sentry.items.log+json","item_count":2}` + "\n" +
-				`{"items":[{},{}]}` + "\n" +
-				`{"type":"client_report","length":23}` + "\n" +
-				`{"discarded_events":[]}` + "\n",
-		},
-		{
-			name: "length counts bytes, payload with newlines and no payload",
-			env: Envelope{Items: []Item{
-				{Type: "attachment", Payload: []byte("é\nü")},
-				{Type: "attachment"},
-			}},
-			want: "{}\n" +
-				`{"type":"attachment","length":5}` + "\n" + "é\nü\n" +
-				`{"type":"attachment","length":0}` + "\n\n",
-		},
-		{
-			name: "escaping in headers",
-			env: Envelope{
-				Header: Header{SDK: &SDKInfo{Name: "a\"b\\c\n\r\t\b\f\x01\x1f", Version: "\xff<>&\u2028é"}},
-				Items:  []Item{{Type: "ty\"pe", ContentType: "c/t\x00", Payload: []byte{}}},
-			},
-			want: `{"sdk":{"name":"a\"b\\c\n\r\t\u0008\u000c\u0001\u001f","version":"` + "\uFFFD<>&\u2028é" + `"}}` + "\n" +
-				`{"type":"ty\"pe","length":0,"content_type":"c/t` + "\uFFFD" + `"}` + "\n\n",
-		},
-	}
-	for _, tt := range tests {
+	for _, tt := range appendToCases {
 		t.Run(tt.name, func(t *testing.T) {
 			got := tt.env.AppendTo(nil)
 			assert.Equal(t, tt.want, string(got))

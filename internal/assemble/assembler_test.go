@@ -76,138 +76,142 @@ func run(t *testing.T, a *Assembler[string], steps []step) {
 	}
 }
 
+// assemblerConfig is the config of TestAssembler's cases that set none.
+var assemblerConfig = Config{Wait: 10 * time.Second, MaxBytes: 1 << 20, Remember: 100}
+
+// assemblerCases are TestAssembler's steps and what each passes or releases.
+var assemblerCases = []struct {
+	name  string
+	cfg   Config
+	steps []step
+}{
+	{
+		name: "complete batch passes, nothing held",
+		steps: []step{
+			{batch: []sp{{1, 2, 1, false}, {1, 1, 0, false}, {1, 3, 2, false}}, pass: []string{"b2", "b1", "b3"}},
+			{flush: true},
+		},
+	},
+	{
+		name: "children first, root later: released with the root",
+		steps: []step{
+			{batch: []sp{{1, 2, 1, false}, {1, 3, 2, false}}},
+			{at: 2 * time.Second, batch: []sp{{1, 1, 0, false}}, pass: []string{"b1"}, out: []string{"with_root:b2 b3"}},
+			{at: time.Minute, expire: true},
+		},
+	},
+	{
+		name: "ancestry through held spans: grandchild first, then child, then root",
+		steps: []step{
+			{batch: []sp{{1, 3, 2, false}}},
+			{at: time.Second, batch: []sp{{1, 2, 1, false}}},
+			{at: 2 * time.Second, batch: []sp{{1, 4, 1, false}, {1, 1, 0, false}}, pass: []string{"b4", "b1"}, out: []string{"with_root:b2 b3"}},
+		},
+	},
+	{
+		name: "two local roots of one trace: each takes only its own children",
+		steps: []step{
+			// server span 5 (remote parent 9) and server span 7 (remote parent 9), children 6 and 8
+			{batch: []sp{{1, 6, 5, false}, {1, 8, 7, false}}},
+			{at: time.Second, batch: []sp{{1, 5, 9, true}}, pass: []string{"b5"}, out: []string{"with_root:b6"}},
+			{at: 11 * time.Second, expire: true, out: []string{"expired:b8"}},
+		},
+	},
+	{
+		name: "a local root with a remote parent never waits",
+		steps: []step{
+			{batch: []sp{{1, 5, 9, true}, {1, 6, 5, false}}, pass: []string{"b5", "b6"}},
+		},
+	},
+	{
+		name: "late child after its root: sent at once, with its held children",
+		steps: []step{
+			{batch: []sp{{1, 1, 0, false}}, pass: []string{"b1"}},
+			{at: time.Second, batch: []sp{{1, 3, 2, false}}},
+			{at: 2 * time.Second, batch: []sp{{1, 2, 1, false}}, late: []string{"b2"}, out: []string{"after_root:b3"}},
+			{at: 3 * time.Second, batch: []sp{{1, 4, 3, false}}, late: []string{"b4"}},
+		},
+	},
+	{
+		name: "expiry: each group with its held ancestors and descendants, oldest first",
+		steps: []step{
+			{batch: []sp{{1, 3, 2, false}, {2, 3, 2, false}}},
+			{at: 5 * time.Second, batch: []sp{{1, 2, 1, false}, {1, 4, 1, false}}},
+			{at: 9 * time.Second, expire: true},
+			{at: 10 * time.Second, expire: true, out: []string{"expired:b2 b3", "expired:c3"}},
+			{at: 15 * time.Second, expire: true, out: []string{"expired:b4"}},
+			// the parent of what expired was sent: a child of b3 is late
+			{at: 16 * time.Second, batch: []sp{{1, 5, 3, false}}, late: []string{"b5"}},
+		},
+	},
+	{
+		name: "byte bound: the oldest group goes first",
+		cfg:  Config{Wait: time.Minute, MaxBytes: 250, Remember: 100},
+		steps: []step{
+			{batch: []sp{{1, 3, 2, false}, {2, 3, 2, false}}},
+			{at: time.Second, batch: []sp{{1, 2, 1, false}}, out: []string{"memory_bound:b2 b3"}},
+			{at: 2 * time.Second, batch: []sp{{3, 3, 2, false}}},
+			{flush: true, out: []string{"shutdown:c3", "shutdown:d3"}},
+		},
+	},
+	{
+		name: "exactly at the byte bound: nothing pushed out",
+		cfg:  Config{Wait: time.Minute, MaxBytes: 200, Remember: 100},
+		steps: []step{
+			{batch: []sp{{1, 3, 2, false}, {2, 3, 2, false}}},
+			{flush: true, out: []string{"shutdown:b3", "shutdown:c3"}},
+		},
+	},
+	{
+		name: "a group pushed out by the bound leaves its held siblings to their root",
+		cfg:  Config{Wait: time.Minute, MaxBytes: 250, Remember: 100},
+		steps: []step{
+			// b2 and b3 are siblings under the absent b1; c5 pushes b2 out
+			{batch: []sp{{1, 2, 1, false}, {1, 3, 1, false}}},
+			{at: time.Second, batch: []sp{{2, 5, 4, false}}, out: []string{"memory_bound:b2"}},
+			{at: 2 * time.Second, batch: []sp{{1, 1, 0, false}}, pass: []string{"b1"}, out: []string{"with_root:b3"}},
+			{flush: true, out: []string{"shutdown:c5"}},
+		},
+	},
+	{
+		name: "Remember 0: a child after its root is not known late, it waits",
+		cfg:  Config{Wait: 10 * time.Second, MaxBytes: 1 << 20, Remember: 0},
+		steps: []step{
+			{batch: []sp{{1, 1, 0, false}}, pass: []string{"b1"}},
+			{at: time.Second, batch: []sp{{1, 2, 1, false}}},
+			{at: 11 * time.Second, expire: true, out: []string{"expired:b2"}},
+		},
+	},
+	{
+		name: "shutdown flushes all and passes everything after",
+		steps: []step{
+			{batch: []sp{{1, 3, 2, false}, {1, 2, 1, false}, {2, 9, 8, false}}},
+			{flush: true, out: []string{"shutdown:b2 b3", "shutdown:c9"}},
+			{batch: []sp{{1, 4, 1, false}}, pass: []string{"b4"}},
+		},
+	},
+	{
+		name: "cycle without a root waits, then expires whole",
+		steps: []step{
+			{batch: []sp{{1, 2, 3, false}, {1, 3, 2, false}}},
+			{at: 10 * time.Second, expire: true, out: []string{"expired:b2 b3"}},
+		},
+	},
+	{
+		name: "self-parent waits and expires",
+		steps: []step{
+			{batch: []sp{{1, 2, 2, false}}},
+			{at: 10 * time.Second, expire: true, out: []string{"expired:b2"}},
+		},
+	},
+}
+
 func TestAssembler(t *testing.T) {
-	cfg := Config{Wait: 10 * time.Second, MaxBytes: 1 << 20, Remember: 100}
-	tests := []struct {
-		name  string
-		cfg   Config
-		steps []step
-	}{
-		{
-			name: "complete batch passes, nothing held",
-			steps: []step{
-				{batch: []sp{{1, 2, 1, false}, {1, 1, 0, false}, {1, 3, 2, false}}, pass: []string{"b2", "b1", "b3"}},
-				{flush: true},
-			},
-		},
-		{
-			name: "children first, root later: released with the root",
-			steps: []step{
-				{batch: []sp{{1, 2, 1, false}, {1, 3, 2, false}}},
-				{at: 2 * time.Second, batch: []sp{{1, 1, 0, false}}, pass: []string{"b1"}, out: []string{"with_root:b2 b3"}},
-				{at: time.Minute, expire: true},
-			},
-		},
-		{
-			name: "ancestry through held spans: grandchild first, then child, then root",
-			steps: []step{
-				{batch: []sp{{1, 3, 2, false}}},
-				{at: time.Second, batch: []sp{{1, 2, 1, false}}},
-				{at: 2 * time.Second, batch: []sp{{1, 4, 1, false}, {1, 1, 0, false}}, pass: []string{"b4", "b1"}, out: []string{"with_root:b2 b3"}},
-			},
-		},
-		{
-			name: "two local roots of one trace: each takes only its own children",
-			steps: []step{
-				// server span 5 (remote parent 9) and server span 7 (remote parent 9), children 6 and 8
-				{batch: []sp{{1, 6, 5, false}, {1, 8, 7, false}}},
-				{at: time.Second, batch: []sp{{1, 5, 9, true}}, pass: []string{"b5"}, out: []string{"with_root:b6"}},
-				{at: 11 * time.Second, expire: true, out: []string{"expired:b8"}},
-			},
-		},
-		{
-			name: "a local root with a remote parent never waits",
-			steps: []step{
-				{batch: []sp{{1, 5, 9, true}, {1, 6, 5, false}}, pass: []string{"b5", "b6"}},
-			},
-		},
-		{
-			name: "late child after its root: sent at once, with its held children",
-			steps: []step{
-				{batch: []sp{{1, 1, 0, false}}, pass: []string{"b1"}},
-				{at: time.Second, batch: []sp{{1, 3, 2, false}}},
-				{at: 2 * time.Second, batch: []sp{{1, 2, 1, false}}, late: []string{"b2"}, out: []string{"after_root:b3"}},
-				{at: 3 * time.Second, batch: []sp{{1, 4, 3, false}}, late: []string{"b4"}},
-			},
-		},
-		{
-			name: "expiry: each group with its held ancestors and descendants, oldest first",
-			steps: []step{
-				{batch: []sp{{1, 3, 2, false}, {2, 3, 2, false}}},
-				{at: 5 * time.Second, batch: []sp{{1, 2, 1, false}, {1, 4, 1, false}}},
-				{at: 9 * time.Second, expire: true},
-				{at: 10 * time.Second, expire: true, out: []string{"expired:b2 b3", "expired:c3"}},
-				{at: 15 * time.Second, expire: true, out: []string{"expired:b4"}},
-				// the parent of what expired was sent: a child of b3 is late
-				{at: 16 * time.Second, batch: []sp{{1, 5, 3, false}}, late: []string{"b5"}},
-			},
-		},
-		{
-			name: "byte bound: the oldest group goes first",
-			cfg:  Config{Wait: time.Minute, MaxBytes: 250, Remember: 100},
-			steps: []step{
-				{batch: []sp{{1, 3, 2, false}, {2, 3, 2, false}}},
-				{at: time.Second, batch: []sp{{1, 2, 1, false}}, out: []string{"memory_bound:b2 b3"}},
-				{at: 2 * time.Second, batch: []sp{{3, 3, 2, false}}},
-				{flush: true, out: []string{"shutdown:c3", "shutdown:d3"}},
-			},
-		},
-		{
-			name: "exactly at the byte bound: nothing pushed out",
-			cfg:  Config{Wait: time.Minute, MaxBytes: 200, Remember: 100},
-			steps: []step{
-				{batch: []sp{{1, 3, 2, false}, {2, 3, 2, false}}},
-				{flush: true, out: []string{"shutdown:b3", "shutdown:c3"}},
-			},
-		},
-		{
-			name: "a group pushed out by the bound leaves its held siblings to their root",
-			cfg:  Config{Wait: time.Minute, MaxBytes: 250, Remember: 100},
-			steps: []step{
-				// b2 and b3 are siblings under the absent b1; c5 pushes b2 out
-				{batch: []sp{{1, 2, 1, false}, {1, 3, 1, false}}},
-				{at: time.Second, batch: []sp{{2, 5, 4, false}}, out: []string{"memory_bound:b2"}},
-				{at: 2 * time.Second, batch: []sp{{1, 1, 0, false}}, pass: []string{"b1"}, out: []string{"with_root:b3"}},
-				{flush: true, out: []string{"shutdown:c5"}},
-			},
-		},
-		{
-			name: "Remember 0: a child after its root is not known late, it waits",
-			cfg:  Config{Wait: 10 * time.Second, MaxBytes: 1 << 20, Remember: 0},
-			steps: []step{
-				{batch: []sp{{1, 1, 0, false}}, pass: []string{"b1"}},
-				{at: time.Second, batch: []sp{{1, 2, 1, false}}},
-				{at: 11 * time.Second, expire: true, out: []string{"expired:b2"}},
-			},
-		},
-		{
-			name: "shutdown flushes all and passes everything after",
-			steps: []step{
-				{batch: []sp{{1, 3, 2, false}, {1, 2, 1, false}, {2, 9, 8, false}}},
-				{flush: true, out: []string{"shutdown:b2 b3", "shutdown:c9"}},
-				{batch: []sp{{1, 4, 1, false}}, pass: []string{"b4"}},
-			},
-		},
-		{
-			name: "cycle without a root waits, then expires whole",
-			steps: []step{
-				{batch: []sp{{1, 2, 3, false}, {1, 3, 2, false}}},
-				{at: 10 * time.Second, expire: true, out: []string{"expired:b2 b3"}},
-			},
-		},
-		{
-			name: "self-parent waits and expires",
-			steps: []step{
-				{batch: []sp{{1, 2, 2, false}}},
-				{at: 10 * time.Second, expire: true, out: []string{"expired:b2"}},
-			},
-		},
-	}
-	for _, tt := range tests {
+	for _, tt := range assemblerCases {
 		t.Run(tt.name, func(t *testing.T) {
 			c := tt.cfg
 			if c.Wait == 0 {
-				c = cfg
+				c = assemblerConfig
 			}
 			a := New[string](c)
 			run(t, a, tt.steps)
@@ -246,25 +250,7 @@ func TestExactlyOnce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 50 {
 		a := New[int](Config{Wait: 5 * time.Second, MaxBytes: int64(rng.IntN(40)+1) * 100, Remember: rng.IntN(50)})
-		var spans []Ref
-		for tr := range 1 + rng.IntN(20) {
-			n := 1 + rng.IntN(12)
-			for i := range n {
-				r := Ref{Trace: [16]byte{byte(tr), byte(round)}, ID: [8]byte{byte(i + 1), 7}}
-				if i > 0 {
-					r.Parent = [8]byte{byte(rng.IntN(i) + 1), 7}
-				} else if rng.IntN(4) == 0 {
-					r.Parent = [8]byte{99} // remote, or lost
-					r.Root = rng.IntN(2) == 0
-				}
-				r.Root = r.Root || r.Parent == [8]byte{}
-				if rng.IntN(30) == 0 {
-					r.ID = [8]byte{1, 7} // a repeated id
-				}
-				spans = append(spans, r)
-			}
-		}
-		rng.Shuffle(len(spans), func(i, j int) { spans[i], spans[j] = spans[j], spans[i] })
+		spans := randomSpans(rng, round)
 		seen := make([]int, len(spans))
 		note := func(idx []int) {
 			for _, i := range idx {
@@ -274,17 +260,7 @@ func TestExactlyOnce(t *testing.T) {
 		now := t0
 		for off := 0; off < len(spans); {
 			n := min(1+rng.IntN(15), len(spans)-off)
-			refs := spans[off : off+n]
-			v := make([]Verdict, n)
-			rel := a.Admit(now, refs, v, func(i int) (int, int64) { return off + i, 100 })
-			for i, x := range v {
-				if x != Held {
-					note([]int{off + i})
-				}
-			}
-			for _, r := range rel {
-				note(r.Items)
-			}
+			admitRandomly(a, now, spans[off:off+n], off, note)
 			if a.Bytes() > a.cfg.MaxBytes {
 				t.Fatalf("round %d: %d bytes held over the bound %d", round, a.Bytes(), a.cfg.MaxBytes)
 			}
@@ -307,6 +283,47 @@ func TestExactlyOnce(t *testing.T) {
 		if a.Bytes() != 0 || len(a.traces) != 0 {
 			t.Fatalf("round %d: %d bytes, %d traces left after flush", round, a.Bytes(), len(a.traces))
 		}
+	}
+}
+
+// randomSpans are up to 20 traces of up to 12 spans, shuffled: children of
+// earlier spans, roots, some with a remote or lost parent, a few with a
+// repeated id.
+func randomSpans(rng *rand.Rand, round int) []Ref {
+	var spans []Ref
+	for tr := range 1 + rng.IntN(20) {
+		n := 1 + rng.IntN(12)
+		for i := range n {
+			r := Ref{Trace: [16]byte{byte(tr), byte(round)}, ID: [8]byte{byte(i + 1), 7}}
+			if i > 0 {
+				r.Parent = [8]byte{byte(rng.IntN(i) + 1), 7}
+			} else if rng.IntN(4) == 0 {
+				r.Parent = [8]byte{99} // remote, or lost
+				r.Root = rng.IntN(2) == 0
+			}
+			r.Root = r.Root || r.Parent == [8]byte{}
+			if rng.IntN(30) == 0 {
+				r.ID = [8]byte{1, 7} // a repeated id
+			}
+			spans = append(spans, r)
+		}
+	}
+	rng.Shuffle(len(spans), func(i, j int) { spans[i], spans[j] = spans[j], spans[i] })
+	return spans
+}
+
+// admitRandomly admits refs, the spans from off on, and notes the index of
+// each span that comes out: passed, or released.
+func admitRandomly(a *Assembler[int], now time.Time, refs []Ref, off int, note func([]int)) {
+	v := make([]Verdict, len(refs))
+	rel := a.Admit(now, refs, v, func(i int) (int, int64) { return off + i, 100 })
+	for i, x := range v {
+		if x != Held {
+			note([]int{off + i})
+		}
+	}
+	for _, r := range rel {
+		note(r.Items)
 	}
 }
 

@@ -442,47 +442,69 @@ func (r *Resolver) nextPage(cur *url.URL, h http.Header) (*url.URL, *lookupError
 	return u, nil
 }
 
-// nextLink extracts the target of the rel="next" link whose results
-// parameter is not "false".
+// nextLink extracts the target of the first rel="next" link, and whether
+// its results parameter is not "false".
 func nextLink(values []string) (string, bool) {
 	for _, v := range values {
 		rest := v
 		for {
-			i := strings.IndexByte(rest, '<')
-			if i < 0 {
+			target, params, tail, ok := cutLink(rest)
+			if !ok {
 				break
 			}
-			j := strings.IndexByte(rest[i:], '>')
-			if j < 0 {
-				break
-			}
-			target := rest[i+1 : i+j]
-			rest = rest[i+j+1:]
-			params := rest
-			if k := strings.IndexByte(rest, '<'); k >= 0 {
-				params = rest[:k]
-			}
-			isNext, results := false, true
-			for p := range strings.SplitSeq(params, ";") {
-				name, val, _ := strings.Cut(strings.TrimSpace(strings.Trim(strings.TrimSpace(p), ",")), "=")
-				val = strings.Trim(strings.TrimSpace(val), `"`)
-				switch strings.ToLower(strings.TrimSpace(name)) {
-				case "rel":
-					for rel := range strings.FieldsSeq(val) {
-						if strings.EqualFold(rel, "next") {
-							isNext = true
-						}
-					}
-				case "results":
-					results = !strings.EqualFold(val, "false")
-				}
-			}
-			if isNext {
+			rest = tail
+			if isNext, results := linkParams(params); isNext {
 				return target, results && target != ""
 			}
 		}
 	}
 	return "", false
+}
+
+// cutLink cuts the first link, "<target>; params", off a Link header
+// value: its target, its parameters, and what follows the target.
+func cutLink(s string) (target, params, rest string, ok bool) {
+	i := strings.IndexByte(s, '<')
+	if i < 0 {
+		return "", "", "", false
+	}
+	j := strings.IndexByte(s[i:], '>')
+	if j < 0 {
+		return "", "", "", false
+	}
+	target, rest = s[i+1:i+j], s[i+j+1:]
+	params = rest
+	if k := strings.IndexByte(rest, '<'); k >= 0 {
+		params = rest[:k]
+	}
+	return target, params, rest, true
+}
+
+// linkParams reads a link's parameters: whether its rel names "next", and
+// whether its results parameter is other than "false".
+func linkParams(params string) (isNext, results bool) {
+	results = true
+	for p := range strings.SplitSeq(params, ";") {
+		name, val, _ := strings.Cut(strings.TrimSpace(strings.Trim(strings.TrimSpace(p), ",")), "=")
+		val = strings.Trim(strings.TrimSpace(val), `"`)
+		switch strings.ToLower(strings.TrimSpace(name)) {
+		case "rel":
+			isNext = isNext || relNext(val)
+		case "results":
+			results = !strings.EqualFold(val, "false")
+		}
+	}
+	return isNext, results
+}
+
+// relNext reports whether a rel value names "next" among its relations.
+func relNext(rel string) bool {
+	for r := range strings.FieldsSeq(rel) {
+		if strings.EqualFold(r, "next") {
+			return true
+		}
+	}
+	return false
 }
 
 func validDSN(s string) bool {

@@ -116,62 +116,79 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	switch {
 	case r.Method == http.MethodGet && len(parts) == 6 && parts[2] == "projects" && parts[5] == "keys":
-		if parts[3] != testOrg {
-			http.NotFound(w, r)
-			return
-		}
-		f.mu.Lock()
-		pages, ok := f.projects[parts[4]]
-		f.mu.Unlock()
-		if !ok {
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = io.WriteString(w, `{"detail":"The requested resource does not exist"}`)
-			return
-		}
-		page := 0
-		if c := r.URL.Query().Get("cursor"); c != "" {
-			page, _ = strconv.Atoi(strings.Split(c, ":")[1])
-		}
-		if page >= len(pages) {
-			_, _ = io.WriteString(w, "[]")
-			return
-		}
-		hasNext := page+1 < len(pages)
-		w.Header().Set("Link", fmt.Sprintf(
-			`<http://%s%s?&cursor=100:%d:1>; rel="previous"; results="%t"; cursor="100:%d:1", <http://%s%s?&cursor=100:%d:0>; rel="next"; results="%t"; cursor="100:%d:0"`,
-			r.Host, r.URL.Path, max(page-1, 0), page > 0, max(page-1, 0),
-			r.Host, r.URL.Path, page+1, hasNext, page+1))
-		_ = json.NewEncoder(w).Encode(pages[page])
+		f.serveKeys(w, r, parts[3], parts[4])
 	case r.Method == http.MethodPost && len(parts) == 6 && parts[2] == "teams" && parts[5] == "projects":
-		var body map[string]string
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-			http.Error(w, "bad json", http.StatusBadRequest)
-			return
-		}
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		f.bodies = append(f.bodies, body)
-		if _, ok := f.projects[body["slug"]]; ok {
-			w.WriteHeader(http.StatusConflict)
-			_, _ = io.WriteString(w, `{"detail":"A project with this slug already exists."}`)
-			return
-		}
-		f.nextID++
-		f.projects[body["slug"]] = [][]fakeKey{{key("pk"+strconv.Itoa(f.nextID), f.nextID, true)}}
-		f.created = append(f.created, parts[4]+"/"+body["slug"])
-		w.WriteHeader(http.StatusCreated)
-		_ = json.NewEncoder(w).Encode(map[string]any{"id": strconv.Itoa(f.nextID), "slug": body["slug"], "name": body["name"]})
+		f.serveCreate(w, r, parts[4])
 	case r.Method == http.MethodGet && len(parts) == 5 && parts[2] == "organizations" && parts[4] == "teams":
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		var out []map[string]string
-		for _, t := range f.teams {
-			out = append(out, map[string]string{"id": "1", "slug": t, "name": t})
-		}
-		_ = json.NewEncoder(w).Encode(out)
+		f.serveTeams(w)
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// serveKeys answers GET /api/0/projects/{org}/{project}/keys/: the page the
+// cursor asks for, with Sentry's Link header.
+func (f *fakeAPI) serveKeys(w http.ResponseWriter, r *http.Request, org, project string) {
+	if org != testOrg {
+		http.NotFound(w, r)
+		return
+	}
+	f.mu.Lock()
+	pages, ok := f.projects[project]
+	f.mu.Unlock()
+	if !ok {
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"detail":"The requested resource does not exist"}`)
+		return
+	}
+	page := 0
+	if c := r.URL.Query().Get("cursor"); c != "" {
+		page, _ = strconv.Atoi(strings.Split(c, ":")[1])
+	}
+	if page >= len(pages) {
+		_, _ = io.WriteString(w, "[]")
+		return
+	}
+	hasNext := page+1 < len(pages)
+	w.Header().Set("Link", fmt.Sprintf(
+		`<http://%s%s?&cursor=100:%d:1>; rel="previous"; results="%t"; cursor="100:%d:1", <http://%s%s?&cursor=100:%d:0>; rel="next"; results="%t"; cursor="100:%d:0"`,
+		r.Host, r.URL.Path, max(page-1, 0), page > 0, max(page-1, 0),
+		r.Host, r.URL.Path, page+1, hasNext, page+1))
+	_ = json.NewEncoder(w).Encode(pages[page])
+}
+
+// serveCreate answers POST /api/0/teams/{org}/{team}/projects/: a new
+// project with one key, or 409 for a slug that exists.
+func (f *fakeAPI) serveCreate(w http.ResponseWriter, r *http.Request, team string) {
+	var body map[string]string
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		http.Error(w, "bad json", http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.bodies = append(f.bodies, body)
+	if _, ok := f.projects[body["slug"]]; ok {
+		w.WriteHeader(http.StatusConflict)
+		_, _ = io.WriteString(w, `{"detail":"A project with this slug already exists."}`)
+		return
+	}
+	f.nextID++
+	f.projects[body["slug"]] = [][]fakeKey{{key("pk"+strconv.Itoa(f.nextID), f.nextID, true)}}
+	f.created = append(f.created, team+"/"+body["slug"])
+	w.WriteHeader(http.StatusCreated)
+	_ = json.NewEncoder(w).Encode(map[string]any{"id": strconv.Itoa(f.nextID), "slug": body["slug"], "name": body["name"]})
+}
+
+// serveTeams answers GET /api/0/organizations/{org}/teams/.
+func (f *fakeAPI) serveTeams(w http.ResponseWriter) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []map[string]string
+	for _, t := range f.teams {
+		out = append(out, map[string]string{"id": "1", "slug": t, "name": t})
+	}
+	_ = json.NewEncoder(w).Encode(out)
 }
 
 // testTTL is the exporter's default cache_ttl.

@@ -14,52 +14,56 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 )
 
+// throttleCall is one call of TestThrottle's cases.
+type throttleCall struct {
+	after time.Duration // sleep before the call
+	key   string
+}
+
+// throttleCases are TestThrottle's calls and the lines that go out.
+var throttleCases = []struct {
+	name  string
+	calls []throttleCall
+	want  []string // "key" of each line that went out, in order
+}{
+	{name: "first line goes out", calls: []throttleCall{{0, "a"}}, want: []string{"a"}},
+	{
+		name:  "repeats within the interval are dropped",
+		calls: []throttleCall{{0, "a"}, {0, "a"}, {time.Second, "a"}, {58 * time.Second, "a"}},
+		want:  []string{"a"},
+	},
+	{
+		name:  "just under the interval is dropped, at the interval goes out",
+		calls: []throttleCall{{0, "a"}, {Interval - time.Nanosecond, "a"}, {time.Nanosecond, "a"}},
+		want:  []string{"a", "a"},
+	},
+	{
+		name:  "a dropped line does not restart the interval",
+		calls: []throttleCall{{0, "a"}, {30 * time.Second, "a"}, {30 * time.Second, "a"}},
+		want:  []string{"a", "a"},
+	},
+	{
+		name:  "the interval runs from the last line out",
+		calls: []throttleCall{{0, "a"}, {Interval, "a"}, {Interval / 2, "a"}, {Interval / 2, "a"}},
+		want:  []string{"a", "a", "a"},
+	},
+	{
+		name: "keys are independent",
+		// a and b at 0s, c at 1s; at 60s a and b go out again, c not yet; at 61s c does
+		calls: []throttleCall{{0, "a"}, {0, "b"}, {time.Second, "a"}, {0, "c"}, {0, "b"}, {Interval - time.Second, "b"}, {0, "c"}, {0, "a"}, {time.Second, "c"}, {0, "a"}},
+		want:  []string{"a", "b", "c", "b", "a", "c"},
+	},
+	{name: "empty key is a key", calls: []throttleCall{{0, ""}, {0, ""}, {0, "x"}}, want: []string{"", "x"}},
+	{
+		name: "long quiet spells", calls: []throttleCall{{0, "a"}, {time.Hour, "a"}, {24 * time.Hour, "a"}, {0, "a"}},
+		want: []string{"a", "a", "a"},
+	},
+}
+
 // TestThrottle runs each sequence in a synctest bubble, where time.Now is
 // the bubble's fake clock and time.Sleep advances it at once.
 func TestThrottle(t *testing.T) {
-	type call struct {
-		after time.Duration // sleep before the call
-		key   string
-	}
-	tests := []struct {
-		name  string
-		calls []call
-		want  []string // "key" of each line that went out, in order
-	}{
-		{name: "first line goes out", calls: []call{{0, "a"}}, want: []string{"a"}},
-		{
-			name:  "repeats within the interval are dropped",
-			calls: []call{{0, "a"}, {0, "a"}, {time.Second, "a"}, {58 * time.Second, "a"}},
-			want:  []string{"a"},
-		},
-		{
-			name:  "just under the interval is dropped, at the interval goes out",
-			calls: []call{{0, "a"}, {Interval - time.Nanosecond, "a"}, {time.Nanosecond, "a"}},
-			want:  []string{"a", "a"},
-		},
-		{
-			name:  "a dropped line does not restart the interval",
-			calls: []call{{0, "a"}, {30 * time.Second, "a"}, {30 * time.Second, "a"}},
-			want:  []string{"a", "a"},
-		},
-		{
-			name:  "the interval runs from the last line out",
-			calls: []call{{0, "a"}, {Interval, "a"}, {Interval / 2, "a"}, {Interval / 2, "a"}},
-			want:  []string{"a", "a", "a"},
-		},
-		{
-			name: "keys are independent",
-			// a and b at 0s, c at 1s; at 60s a and b go out again, c not yet; at 61s c does
-			calls: []call{{0, "a"}, {0, "b"}, {time.Second, "a"}, {0, "c"}, {0, "b"}, {Interval - time.Second, "b"}, {0, "c"}, {0, "a"}, {time.Second, "c"}, {0, "a"}},
-			want:  []string{"a", "b", "c", "b", "a", "c"},
-		},
-		{name: "empty key is a key", calls: []call{{0, ""}, {0, ""}, {0, "x"}}, want: []string{"", "x"}},
-		{
-			name: "long quiet spells", calls: []call{{0, "a"}, {time.Hour, "a"}, {24 * time.Hour, "a"}, {0, "a"}},
-			want: []string{"a", "a", "a"},
-		},
-	}
-	for _, tt := range tests {
+	for _, tt := range throttleCases {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				core, logs := observer.New(zap.DebugLevel)

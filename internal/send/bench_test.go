@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/account/accounttest"
 	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/cputime"
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
@@ -135,26 +135,17 @@ func benchPosts(b *testing.B, posts int, op func()) {
 	op() // the connections, the worker, the pools
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0, wall0 := processCPU(), time.Now()
+	cpu0, wall0 := cputime.Process(), time.Now()
 	for b.Loop() {
 		op()
 	}
 	b.StopTimer()
-	cpu, wall := processCPU()-cpu0, time.Since(wall0)
+	cpu, wall := cputime.Process()-cpu0, time.Since(wall0)
 	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 	if posts > 1 {
 		b.ReportMetric(float64(wall)/float64(b.N*posts), "ns/post")
 		b.ReportMetric(float64(cpu)/float64(b.N*posts), "cpu-ns/post")
 	}
-}
-
-// processCPU is the user and system CPU time the process used so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchTransaction is a transaction of 10 spans as the translator writes

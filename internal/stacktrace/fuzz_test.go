@@ -25,24 +25,31 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%d exceptions", len(excs))
 		}
 		for _, e := range excs {
-			if len(e.Frames) > MaxFrames {
-				t.Fatalf("%d frames", len(e.Frames))
-			}
-			for _, s := range []string{e.Type, e.Value, e.Module} {
-				if !utf8.ValidString(s) {
-					t.Fatalf("invalid UTF-8 %q", s)
-				}
-			}
-			for _, fr := range e.Frames {
-				for _, s := range []string{fr.Function, fr.Module, fr.Filename, fr.AbsPath} {
-					if !utf8.ValidString(s) {
-						t.Fatalf("invalid UTF-8 %q", s)
-					}
-				}
-				if fr.Lineno < 0 || fr.Colno < 0 {
-					t.Fatalf("negative position %+v", fr)
-				}
-			}
+			checkFuzzedException(t, e)
 		}
 	})
+}
+
+// checkFuzzedException fails on an exception that breaks Parse's promises:
+// at most MaxFrames frames, valid UTF-8, no negative position.
+func checkFuzzedException(t *testing.T, e Exception) {
+	t.Helper()
+	if len(e.Frames) > MaxFrames {
+		t.Fatalf("%d frames", len(e.Frames))
+	}
+	for _, s := range []string{e.Type, e.Value, e.Module} {
+		if !utf8.ValidString(s) {
+			t.Fatalf("invalid UTF-8 %q", s)
+		}
+	}
+	for _, fr := range e.Frames {
+		for _, s := range []string{fr.Function, fr.Module, fr.Filename, fr.AbsPath} {
+			if !utf8.ValidString(s) {
+				t.Fatalf("invalid UTF-8 %q", s)
+			}
+		}
+		if fr.Lineno < 0 || fr.Colno < 0 {
+			t.Fatalf("negative position %+v", fr)
+		}
+	}
 }

@@ -61,74 +61,78 @@ runtime.main
 runtime.goexit
 	/usr/local/go/src/runtime/asm_amd64.s:1695`
 
+// parseGoFrame is a frame TestParseGo expects.
+type parseGoFrame struct {
+	fn, module, file string
+	line             int
+	inApp            bool
+}
+
+// parseGoCases are TestParseGo's traces and the frames each gives.
+var parseGoCases = []struct {
+	name, text string
+	wantExcs   []Exception    // Frames ignored here; see frames
+	frames     []parseGoFrame // of the last exception, caller first
+}{
+	{
+		name:     "panic with several goroutines",
+		text:     goPanic,
+		wantExcs: []Exception{{Type: "panic", Value: "assignment to entry in nil map"}},
+		frames: []parseGoFrame{
+			{"(*Server).Serve", "net/http", "server.go", 3285, false},
+			{"(*Router).ServeHTTP", "github.com/gorilla/mux", "mux.go", 212, false},
+			{"HandlerFunc.ServeHTTP", "net/http", "server.go", 2166, false},
+			{"(*Server).handle", "main", "main.go", 88, true},
+			{"(*Store).Add", "github.com/acme/shop/internal/cart", "store.go", 42, true},
+			{"panic", "", "panic.go", 770, false},
+			{"(*conn).serve.func1", "net/http", "server.go", 1898, false},
+		},
+	},
+	{
+		name:     "debug.Stack with CRLF",
+		text:     goDebugStack,
+		wantExcs: []Exception{{}},
+		frames: []parseGoFrame{
+			{"main", "main", "main.go", 9, true},
+			{"report", "main", "report.go", 17, true},
+			{"Stack", "runtime/debug", "stack.go", 26, false},
+		},
+	},
+	{
+		name:     "pkg/errors",
+		text:     goPkgErrors,
+		wantExcs: []Exception{{}},
+		frames: []parseGoFrame{
+			{"main", "main", "main.go", 12, true},
+			{"loadConfig", "main", "config.go", 21, true},
+		},
+	},
+	{
+		name: "nested panics, oldest first",
+		text: "panic: first [recovered]\n\tpanic: second\n\ngoroutine 1 [running]:\nmain.main()\n\t/app/main.go:7 +0x1d\n",
+		wantExcs: []Exception{
+			{Type: "panic", Value: "first"},
+			{Type: "panic", Value: "second"},
+		},
+		frames: []parseGoFrame{{"main", "main", "main.go", 7, true}},
+	},
+	{
+		name:     "multi-line panic value",
+		text:     "panic: query failed:\nline two\n\ngoroutine 1 [running]:\nmain.main()\n\t/app/main.go:7 +0x1d\n",
+		wantExcs: []Exception{{Type: "panic", Value: "query failed:\nline two"}},
+		frames:   []parseGoFrame{{"main", "main", "main.go", 7, true}},
+	},
+	{
+		name: "fatal error, GOTRACEBACK=system",
+		text: "fatal error: concurrent map writes\n\ngoroutine 7 gp=0xc000007340 m=3 mp=0xc00005e808 [running]:\n" +
+			"main.fill(0xc000012345)\n\t/app/fill.go:5 +0x2c fp=0xc000049f80 sp=0xc000049f58 pc=0x4a1b2c\n",
+		wantExcs: []Exception{{Type: "fatal error", Value: "concurrent map writes"}},
+		frames:   []parseGoFrame{{"fill", "main", "fill.go", 5, true}},
+	},
+}
+
 func TestParseGo(t *testing.T) {
-	type frame struct {
-		fn, module, file string
-		line             int
-		inApp            bool
-	}
-	tests := []struct {
-		name, text string
-		wantExcs   []Exception // Frames ignored here; see frames
-		frames     []frame     // of the last exception, caller first
-	}{
-		{
-			name:     "panic with several goroutines",
-			text:     goPanic,
-			wantExcs: []Exception{{Type: "panic", Value: "assignment to entry in nil map"}},
-			frames: []frame{
-				{"(*Server).Serve", "net/http", "server.go", 3285, false},
-				{"(*Router).ServeHTTP", "github.com/gorilla/mux", "mux.go", 212, false},
-				{"HandlerFunc.ServeHTTP", "net/http", "server.go", 2166, false},
-				{"(*Server).handle", "main", "main.go", 88, true},
-				{"(*Store).Add", "github.com/acme/shop/internal/cart", "store.go", 42, true},
-				{"panic", "", "panic.go", 770, false},
-				{"(*conn).serve.func1", "net/http", "server.go", 1898, false},
-			},
-		},
-		{
-			name:     "debug.Stack with CRLF",
-			text:     goDebugStack,
-			wantExcs: []Exception{{}},
-			frames: []frame{
-				{"main", "main", "main.go", 9, true},
-				{"report", "main", "report.go", 17, true},
-				{"Stack", "runtime/debug", "stack.go", 26, false},
-			},
-		},
-		{
-			name:     "pkg/errors",
-			text:     goPkgErrors,
-			wantExcs: []Exception{{}},
-			frames: []frame{
-				{"main", "main", "main.go", 12, true},
-				{"loadConfig", "main", "config.go", 21, true},
-			},
-		},
-		{
-			name: "nested panics, oldest first",
-			text: "panic: first [recovered]\n\tpanic: second\n\ngoroutine 1 [running]:\nmain.main()\n\t/app/main.go:7 +0x1d\n",
-			wantExcs: []Exception{
-				{Type: "panic", Value: "first"},
-				{Type: "panic", Value: "second"},
-			},
-			frames: []frame{{"main", "main", "main.go", 7, true}},
-		},
-		{
-			name:     "multi-line panic value",
-			text:     "panic: query failed:\nline two\n\ngoroutine 1 [running]:\nmain.main()\n\t/app/main.go:7 +0x1d\n",
-			wantExcs: []Exception{{Type: "panic", Value: "query failed:\nline two"}},
-			frames:   []frame{{"main", "main", "main.go", 7, true}},
-		},
-		{
-			name: "fatal error, GOTRACEBACK=system",
-			text: "fatal error: concurrent map writes\n\ngoroutine 7 gp=0xc000007340 m=3 mp=0xc00005e808 [running]:\n" +
-				"main.fill(0xc000012345)\n\t/app/fill.go:5 +0x2c fp=0xc000049f80 sp=0xc000049f58 pc=0x4a1b2c\n",
-			wantExcs: []Exception{{Type: "fatal error", Value: "concurrent map writes"}},
-			frames:   []frame{{"fill", "main", "fill.go", 5, true}},
-		},
-	}
-	for _, tt := range tests {
+	for _, tt := range parseGoCases {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, lang := range []string{"go", ""} {
 				excs, ok := Parse(tt.text, lang)
@@ -138,9 +142,9 @@ func TestParseGo(t *testing.T) {
 					assert.Equal(t, want.Type, excs[i].Type, lang)
 					assert.Equal(t, want.Value, excs[i].Value, lang)
 				}
-				var got []frame
+				var got []parseGoFrame
 				for _, f := range excs[len(excs)-1].Frames {
-					got = append(got, frame{f.Function, f.Module, basename(f.AbsPath + f.Filename), f.Lineno, f.InApp}) // one of the two is set
+					got = append(got, parseGoFrame{f.Function, f.Module, basename(f.AbsPath + f.Filename), f.Lineno, f.InApp}) // one of the two is set
 				}
 				assert.Equal(t, tt.frames, got, lang)
 			}

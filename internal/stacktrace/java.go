@@ -11,88 +11,101 @@ import "strings"
 // authority for the layout.
 func parseJava(text string) []Exception {
 	r := lineReader{rest: text}
-	var chain []Exception // thrown exception first, as printed
-	var more []int        // per exception, frames in common with its enclosing trace
-	found := false
-	var h header // the header of the last exception while it has no frames yet
-	flush := func() {
-		if h.open {
-			chain[len(chain)-1].Value = h.close()
-		}
-	}
-	skipFrom := -1
+	j := javaTrace{skipFrom: -1}
 	for {
 		line, ok := r.next()
-		if !ok {
+		if !ok || !j.read(line) {
 			break
 		}
-		ind := indent(line)
-		t := line[ind:]
-		if skipFrom >= 0 {
-			if t == "" || ind >= skipFrom {
-				continue
-			}
-			skipFrom = -1
-		}
-		if t == "" {
-			continue
-		}
-		if f, ok := javaFrame(t); ok {
-			if len(chain) == 0 {
-				chain, more = append(chain, Exception{}), append(more, 0)
-			}
-			flush()
-			last := &chain[len(chain)-1]
-			last.Frames, found = addCalleeFirst(last.Frames, f), true
-			continue
-		}
-		if n, ok := javaMore(t); ok && len(chain) > 0 {
-			flush()
-			more[len(more)-1] = n
-			continue
-		}
-		if strings.HasPrefix(t, "Suppressed: ") && ind > 0 {
-			skipFrom = ind
-			continue
-		}
-		if cause, ok := strings.CutPrefix(t, "Caused by: "); ok || len(chain) == 0 {
-			if len(chain) == MaxExceptions {
-				break // the causes nearest the thrown exception are kept
-			}
-			flush()
-			chain, more = append(chain, Exception{}), append(more, 0)
-			if !ok {
-				cause = javaStripThread(t)
-			}
-			h.start(cause)
-			continue
-		}
-		if h.open {
-			h.add(line)
-			continue
-		}
-		if ind == 0 {
-			break // a line that is not part of the trace
-		}
 	}
-	if !found {
+	if !j.found {
 		return nil
 	}
-	flush()
+	j.flush()
+	return j.sentryOrder()
+}
+
+// javaTrace is what parseJava has read so far.
+type javaTrace struct {
+	chain    []Exception // thrown exception first, as printed
+	more     []int       // per exception, frames in common with its enclosing trace
+	found    bool        // a frame was read
+	h        header      // the header of the last exception while it has no frames yet
+	skipFrom int         // the indentation of the Suppressed: block being skipped; -1: none
+}
+
+// read takes one line of the text and reports whether the trace goes on.
+func (j *javaTrace) read(line string) bool {
+	ind := indent(line)
+	t := line[ind:]
+	if j.skipFrom >= 0 {
+		if t == "" || ind >= j.skipFrom {
+			return true
+		}
+		j.skipFrom = -1
+	}
+	if t == "" {
+		return true
+	}
+	if f, ok := javaFrame(t); ok {
+		if len(j.chain) == 0 {
+			j.chain, j.more = append(j.chain, Exception{}), append(j.more, 0)
+		}
+		j.flush()
+		last := &j.chain[len(j.chain)-1]
+		last.Frames, j.found = addCalleeFirst(last.Frames, f), true
+		return true
+	}
+	if n, ok := javaMore(t); ok && len(j.chain) > 0 {
+		j.flush()
+		j.more[len(j.more)-1] = n
+		return true
+	}
+	if strings.HasPrefix(t, "Suppressed: ") && ind > 0 {
+		j.skipFrom = ind
+		return true
+	}
+	if cause, ok := strings.CutPrefix(t, "Caused by: "); ok || len(j.chain) == 0 {
+		if len(j.chain) == MaxExceptions {
+			return false // the causes nearest the thrown exception are kept
+		}
+		j.flush()
+		j.chain, j.more = append(j.chain, Exception{}), append(j.more, 0)
+		if !ok {
+			cause = javaStripThread(t)
+		}
+		j.h.start(cause)
+		return true
+	}
+	if j.h.open {
+		j.h.add(line)
+		return true
+	}
+	return ind > 0 // a line at the margin that is not part of the trace ends it
+}
+
+// flush closes the open header of the last exception into its value.
+func (j *javaTrace) flush() {
+	if j.h.open {
+		j.chain[len(j.chain)-1].Value = j.h.close()
+	}
+}
+
+// sentryOrder completes each cause's frames with those "... n more" elided,
+// splits the headers into module, type and value, and turns the chain and
+// its frames around: the oldest (the root cause) first, frames caller first.
+func (j *javaTrace) sentryOrder() []Exception {
+	chain := j.chain
 	for i := range chain {
 		if i > 0 {
-			chain[i].Frames = javaCommon(chain[i].Frames, chain[i-1].Frames, more[i])
+			chain[i].Frames = javaCommon(chain[i].Frames, chain[i-1].Frames, j.more[i])
 		}
 	}
 	for i := range chain {
-		e := &chain[i]
-		typ, value := splitHeader(e.Value)
-		e.Module, e.Type = splitQualified(typ)
-		e.Value = value
+		chain[i].takeHeader()
 	}
-	// Sentry order: oldest (the root cause) first, frames caller first.
-	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
-		chain[i], chain[j] = chain[j], chain[i]
+	for i, k := 0, len(chain)-1; i < k; i, k = i+1, k-1 {
+		chain[i], chain[k] = chain[k], chain[i]
 	}
 	for i := range chain {
 		chain[i].Frames = reverseFrames(chain[i].Frames)

@@ -214,6 +214,14 @@ func basename(path string) string {
 	return path
 }
 
+// takeHeader splits the header line(s) a parser collected in e.Value into
+// the exception's module, type and value.
+func (e *Exception) takeHeader() {
+	typ, value := splitHeader(e.Value)
+	e.Module, e.Type = splitQualified(typ)
+	e.Value = value
+}
+
 // splitHeader splits a header such as "java.lang.IllegalStateException: boom",
 // "ValueError: bad" or "TypeError: x is undefined" into type and value. A
 // single word is a type without a message; anything else is only a value.

@@ -20,77 +20,93 @@ const (
 // frameless header counts only when a chain marker follows it.
 func parsePython(text string) []Exception {
 	r := lineReader{rest: text}
-	var excs []Exception
-	found := false
-	const (
-		none    = iota // between tracebacks
-		frames         // inside a traceback
-		message        // on the exception line(s) after it
-	)
-	state := none
-	base := 0          // indentation of the last "Traceback" or header line
-	committed := false // the last exception is confirmed by its traceback or a chain marker
-	var h header       // the header of the last exception while state == message
-	leave := func(next int) {
-		if state == message {
-			excs[len(excs)-1].Value = h.close()
-		}
-		state = next
-	}
+	var p pyTrace
 	for {
 		line, ok := r.next()
 		if !ok {
 			break
 		}
-		ind := indent(line)
-		t := line[ind:]
-		switch {
-		case t == pyTraceback:
-			leave(frames)
-			if len(excs) > 0 && !committed {
-				excs = excs[:len(excs)-1] // a frameless header before this traceback was noise
-			}
-			excs = append(excs, Exception{})
-			base, committed = ind, true
-		case t == pyContext || t == pyCause:
-			leave(none)
-			committed = true
-		case state == frames:
-			if f, ok := pythonFrame(t); ok {
-				last := &excs[len(excs)-1]
-				last.Frames, found = addCallerFirst(last.Frames, f), true
-			} else if ind <= base && t != "" {
-				h.start(t)
-				state = message
-			}
-		case t == "":
-			leave(none)
-		case state == message:
-			h.add(line[min(ind, base):])
-		default: // state == none: a cause printed without traceback, or noise
-			if len(excs) > 0 && !committed {
-				excs = excs[:len(excs)-1]
-			}
-			excs = append(excs, Exception{})
-			h.start(t)
-			state, base, committed = message, ind, false
-		}
+		p.read(line)
 	}
-	leave(none)
-	if !found {
+	p.leave(pyBetween)
+	if !p.found {
 		return nil
 	}
-	if !committed {
+	excs := p.excs
+	if !p.committed {
 		excs = excs[:len(excs)-1]
 	}
 	for i := range excs {
-		e := &excs[i]
-		e.Frames = lastFrames(e.Frames)
-		typ, value := splitHeader(e.Value)
-		e.Module, e.Type = splitQualified(typ)
-		e.Value = value
+		excs[i].Frames = lastFrames(excs[i].Frames)
+		excs[i].takeHeader()
 	}
 	return excs
+}
+
+// Where parsePython is in the text.
+const (
+	pyBetween = iota // between tracebacks
+	pyFrames         // inside a traceback
+	pyMessage        // on the exception line(s) after it
+)
+
+// pyTrace is what parsePython has read so far.
+type pyTrace struct {
+	excs      []Exception
+	found     bool   // a frame was read
+	state     int    // pyBetween, pyFrames or pyMessage
+	base      int    // indentation of the last "Traceback" or header line
+	committed bool   // the last exception is confirmed by its traceback or a chain marker
+	h         header // the header of the last exception while state == pyMessage
+}
+
+// read takes one line of the text.
+func (p *pyTrace) read(line string) {
+	ind := indent(line)
+	t := line[ind:]
+	switch {
+	case t == pyTraceback:
+		p.leave(pyFrames)
+		p.next()
+		p.base, p.committed = ind, true
+	case t == pyContext || t == pyCause:
+		p.leave(pyBetween)
+		p.committed = true
+	case p.state == pyFrames:
+		if f, ok := pythonFrame(t); ok {
+			last := &p.excs[len(p.excs)-1]
+			last.Frames, p.found = addCallerFirst(last.Frames, f), true
+		} else if ind <= p.base && t != "" {
+			p.h.start(t)
+			p.state = pyMessage
+		}
+	case t == "":
+		p.leave(pyBetween)
+	case p.state == pyMessage:
+		p.h.add(line[min(ind, p.base):])
+	default: // between tracebacks: a cause printed without traceback, or noise
+		p.next()
+		p.h.start(t)
+		p.state, p.base, p.committed = pyMessage, ind, false
+	}
+}
+
+// next starts an exception, in place of the last one when nothing
+// confirmed it (a frameless header before it was noise).
+func (p *pyTrace) next() {
+	if len(p.excs) > 0 && !p.committed {
+		p.excs = p.excs[:len(p.excs)-1]
+	}
+	p.excs = append(p.excs, Exception{})
+}
+
+// leave moves to state next, closing the header being read into the last
+// exception's value.
+func (p *pyTrace) leave(next int) {
+	if p.state == pyMessage {
+		p.excs[len(p.excs)-1].Value = p.h.close()
+	}
+	p.state = next
 }
 
 // pythonFrame parses `File "/app/main.py", line 10, in main`; the ", in"

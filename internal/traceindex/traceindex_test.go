@@ -25,13 +25,34 @@ func TestTraceIndexFacts(t *testing.T) {
 	rated.SampleRate = "0.25"
 	unsampledChild := seg(6, "consume", false, 2)
 	unsampledChild.Sampled = false
-	tests := []struct {
-		name   string
-		pushes [][]translate.Segment // in order
-		trace  byte
-		own    string
-		want   Facts
-	}{
+	for _, tt := range factsCases(urlHead, rated, unsampledChild) {
+		t.Run(tt.name, func(t *testing.T) {
+			x := New()
+			for _, p := range tt.pushes {
+				x.Add(p, nil)
+			}
+			got := x.Facts([16]byte{tt.trace}, tt.own)
+			assert.Equal(t, tt.want.Sampled != "" && tt.want.Transaction != tt.own || tt.trace == 4, got.head, "the facts are the head's")
+			got.head = false
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// factsCase is one case of TestTraceIndexFacts: the segments pushed, in
+// order, and the facts of one trace then.
+type factsCase struct {
+	name   string
+	pushes [][]translate.Segment
+	trace  byte
+	own    string
+	want   Facts
+}
+
+// factsCases are TestTraceIndexFacts' cases; urlHead, rated and
+// unsampledChild are segments with a URL name, a sample rate, and unsampled.
+func factsCases(urlHead, rated, unsampledChild translate.Segment) []factsCase {
+	return []factsCase{
 		{"unknown trace: the envelope's own segment", nil, 1, "own", Facts{Transaction: "own"}},
 		{
 			"head in the same push",
@@ -70,18 +91,6 @@ func TestTraceIndexFacts(t *testing.T) {
 			1, "",
 			Facts{Transaction: "GET /a", Sampled: "true"},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			x := New()
-			for _, p := range tt.pushes {
-				x.Add(p, nil)
-			}
-			got := x.Facts([16]byte{tt.trace}, tt.own)
-			assert.Equal(t, tt.want.Sampled != "" && tt.want.Transaction != tt.own || tt.trace == 4, got.head, "the facts are the head's")
-			got.head = false
-			assert.Equal(t, tt.want, got)
-		})
 	}
 }
 

@@ -7,12 +7,43 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otel-sentry/sentryexporter/internal/cputime"
 )
 
 // benchTraces is a realistic batch: n spans in n/20 traces over 5 services,
 // about 10 attributes each (http server roots, db and http client children).
 func benchTraces(n int) ptrace.Traces {
 	td := ptrace.NewTraces()
+	sss := benchResources(td)
+	start := pcommon.Timestamp(1_742_921_669_158_209_000)
+	var root [8]byte
+	for i := range n {
+		t := i / 20
+		sp := sss[t%5].AppendEmpty()
+		sp.SetTraceID([16]byte{byte(t), byte(t >> 8), 0xaa, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13})
+		id := [8]byte{byte(i), byte(i >> 8), 0xbb, 1, 2, 3, 4, 5}
+		sp.SetSpanID(id)
+		sp.SetStartTimestamp(start + pcommon.Timestamp(i*1000))
+		sp.SetEndTimestamp(start + pcommon.Timestamp(i*1000+50_000))
+		switch {
+		case i%20 == 0:
+			root = id
+			benchServerSpan(sp, i)
+		case i%2 == 0:
+			sp.SetParentSpanID(root)
+			benchDBSpan(sp)
+		default:
+			sp.SetParentSpanID(root)
+			benchClientSpan(sp, i)
+		}
+	}
+	return td
+}
+
+// benchResources adds benchTraces' five services, each with one scope, and
+// returns their span slices.
+func benchResources(td ptrace.Traces) []ptrace.SpanSlice {
 	var sss []ptrace.SpanSlice
 	for r := range 5 {
 		rs := td.ResourceSpans().AppendEmpty()
@@ -29,65 +60,60 @@ func benchTraces(n int) ptrace.Traces {
 		ss.Scope().SetVersion("0.63.0")
 		sss = append(sss, ss.Spans())
 	}
-	start := pcommon.Timestamp(1_742_921_669_158_209_000)
-	var root [8]byte
-	for i := range n {
-		t := i / 20
-		sp := sss[t%5].AppendEmpty()
-		sp.SetTraceID([16]byte{byte(t), byte(t >> 8), 0xaa, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13})
-		id := [8]byte{byte(i), byte(i >> 8), 0xbb, 1, 2, 3, 4, 5}
-		sp.SetSpanID(id)
-		sp.SetStartTimestamp(start + pcommon.Timestamp(i*1000))
-		sp.SetEndTimestamp(start + pcommon.Timestamp(i*1000+50_000))
-		a := sp.Attributes()
-		switch {
-		case i%20 == 0:
-			root = id
-			sp.SetName("GET /api/users/{id}")
-			sp.SetKind(ptrace.SpanKindServer)
-			a.PutStr("http.request.method", "GET")
-			a.PutStr("http.route", "/api/users/{id}")
-			a.PutStr("url.path", fmt.Sprint("/api/users/", i))
-			a.PutStr("url.scheme", "https")
-			a.PutInt("http.response.status_code", 200)
-			a.PutStr("server.address", "api.example.com")
-			a.PutInt("server.port", 443)
-			a.PutStr("client.address", "10.1.2.3")
-			a.PutStr("user_agent.original", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36")
-			a.PutStr("network.protocol.version", "1.1")
-		case i%2 == 0:
-			sp.SetParentSpanID(root)
-			sp.SetName("SELECT users")
-			sp.SetKind(ptrace.SpanKindClient)
-			a.PutStr("db.system.name", "postgresql")
-			a.PutStr("db.query.text", "SELECT id, name, email FROM users WHERE id = $1")
-			a.PutStr("db.operation.name", "SELECT")
-			a.PutStr("db.collection.name", "users")
-			a.PutStr("db.namespace", "app")
-			a.PutStr("server.address", "db.internal")
-			a.PutInt("server.port", 5432)
-			a.PutInt("db.response.returned_rows", 1)
-			a.PutBool("db.cached", false)
-			a.PutDouble("db.cost", 0.25)
-		default:
-			sp.SetParentSpanID(root)
-			sp.SetName("GET")
-			sp.SetKind(ptrace.SpanKindClient)
-			a.PutStr("http.request.method", "GET")
-			a.PutStr("url.full", fmt.Sprint("https://billing.internal/v1/accounts/", i, "?expand=true"))
-			a.PutInt("http.response.status_code", 200)
-			a.PutStr("server.address", "billing.internal")
-			a.PutInt("server.port", 443)
-			a.PutStr("network.protocol.version", "2")
-			a.PutInt("http.request.body.size", 0)
-			a.PutInt("http.response.body.size", 1234)
-			a.PutStr("peer.service", "billing")
-			tags := a.PutEmptySlice("tags")
-			tags.AppendEmpty().SetStr("a")
-			tags.AppendEmpty().SetStr("b")
-		}
-	}
-	return td
+	return sss
+}
+
+// benchServerSpan makes span i an HTTP server root.
+func benchServerSpan(sp ptrace.Span, i int) {
+	a := sp.Attributes()
+	sp.SetName("GET /api/users/{id}")
+	sp.SetKind(ptrace.SpanKindServer)
+	a.PutStr("http.request.method", "GET")
+	a.PutStr("http.route", "/api/users/{id}")
+	a.PutStr("url.path", fmt.Sprint("/api/users/", i))
+	a.PutStr("url.scheme", "https")
+	a.PutInt("http.response.status_code", 200)
+	a.PutStr("server.address", "api.example.com")
+	a.PutInt("server.port", 443)
+	a.PutStr("client.address", "10.1.2.3")
+	a.PutStr("user_agent.original", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36")
+	a.PutStr("network.protocol.version", "1.1")
+}
+
+// benchDBSpan makes a span a database query.
+func benchDBSpan(sp ptrace.Span) {
+	a := sp.Attributes()
+	sp.SetName("SELECT users")
+	sp.SetKind(ptrace.SpanKindClient)
+	a.PutStr("db.system.name", "postgresql")
+	a.PutStr("db.query.text", "SELECT id, name, email FROM users WHERE id = $1")
+	a.PutStr("db.operation.name", "SELECT")
+	a.PutStr("db.collection.name", "users")
+	a.PutStr("db.namespace", "app")
+	a.PutStr("server.address", "db.internal")
+	a.PutInt("server.port", 5432)
+	a.PutInt("db.response.returned_rows", 1)
+	a.PutBool("db.cached", false)
+	a.PutDouble("db.cost", 0.25)
+}
+
+// benchClientSpan makes span i an HTTP client call.
+func benchClientSpan(sp ptrace.Span, i int) {
+	a := sp.Attributes()
+	sp.SetName("GET")
+	sp.SetKind(ptrace.SpanKindClient)
+	a.PutStr("http.request.method", "GET")
+	a.PutStr("url.full", fmt.Sprint("https://billing.internal/v1/accounts/", i, "?expand=true"))
+	a.PutInt("http.response.status_code", 200)
+	a.PutStr("server.address", "billing.internal")
+	a.PutInt("server.port", 443)
+	a.PutStr("network.protocol.version", "2")
+	a.PutInt("http.request.body.size", 0)
+	a.PutInt("http.response.body.size", 1234)
+	a.PutStr("peer.service", "billing")
+	tags := a.PutEmptySlice("tags")
+	tags.AppendEmpty().SetStr("a")
+	tags.AppendEmpty().SetStr("b")
 }
 
 func benchLogs(n int) plog.Logs {
@@ -127,12 +153,12 @@ func benchLogs(n int) plog.Logs {
 func measure(b *testing.B, unit string, op func()) {
 	const n = 1000
 	b.ReportAllocs()
-	c0 := cpuNow()
+	c0 := cputime.Process()
 	for b.Loop() {
 		op()
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), unit)
-	b.ReportMetric(float64(cpuNow()-c0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Process()-c0)/float64(b.N), "cpu-ns/op")
 }
 
 func BenchmarkTracesTransactions1000(b *testing.B) {

@@ -93,37 +93,55 @@ func hasException(m pcommon.Map) bool {
 	return false
 }
 
-// errorEvent renders one error event within MaxEventBytes, trying smaller
-// renderings, and reports whether it fit.
-func (s *state) errorEvent(in *errInput, ri int32) bool {
-	a := s.out.len()
-	ev := s.eventID()
-	trace := s.arenaHex(in.traceID[:])
-	var typ, msg, stack string
+// thrown is the exception of an error event: exception.type and
+// exception.message, whether it was handled (not exception.escaped), and
+// the chain stacktrace.Parse read from exception.stacktrace (parsed false:
+// the raw text goes to extra).
+type thrown struct {
+	typ, msg string
+	handled  bool
+	excs     []stacktrace.Exception
+	parsed   bool
+}
+
+// thrownOf reads the exception.* attributes of an error event whose
+// resource's language is lang.
+func thrownOf(attrs pcommon.Map, lang string) thrown {
+	var th thrown
+	var stack string
 	escaped := false
-	for k, v := range in.attrs.All() {
+	for k, v := range attrs.All() {
 		switch k {
 		case "exception.type":
-			typ = v.AsString()
+			th.typ = v.AsString()
 		case "exception.message":
-			msg = v.AsString()
+			th.msg = v.AsString()
 		case "exception.stacktrace":
 			stack = v.AsString()
 		case "exception.escaped":
 			escaped = v.Bool() || v.Str() == "true"
 		}
 	}
-	var excs []stacktrace.Exception
-	parsed := false
+	th.handled = !escaped
 	if stack != "" {
-		excs, parsed = stacktrace.Parse(stack, in.ri.lang)
-		parsed = parsed && len(excs) > 0
+		th.excs, th.parsed = stacktrace.Parse(stack, lang)
+		th.parsed = th.parsed && len(th.excs) > 0
 	}
+	return th
+}
+
+// errorEvent renders one error event within MaxEventBytes, trying smaller
+// renderings, and reports whether it fit.
+func (s *state) errorEvent(in *errInput, ri int32) bool {
+	a := s.out.len()
+	ev := s.eventID()
+	trace := s.arenaHex(in.traceID[:])
+	th := thrownOf(in.attrs, in.ri.lang)
 	for lvl := range levels {
 		s.out.truncate(a)
-		s.writeError(in, ev, lvl, typ, msg, !escaped, excs, parsed)
+		s.writeError(in, ev, lvl, &th)
 		if s.fit(a, s.t.o.MaxEventBytes) {
-			s.errs = append(s.errs, errRec{ev: ev, trace: trace, ri: ri, a: a, b: s.out.len(), ref: s.errRefOf(in, typ, msg, hasFrames(excs, parsed))})
+			s.errs = append(s.errs, errRec{ev: ev, trace: trace, ri: ri, a: a, b: s.out.len(), ref: s.errRefOf(in, th.typ, th.msg, hasFrames(th.excs, th.parsed))})
 			return true
 		}
 	}
@@ -131,7 +149,7 @@ func (s *state) errorEvent(in *errInput, ri int32) bool {
 	return false
 }
 
-func (s *state) writeError(in *errInput, ev span32, lvl int, typ, msg string, handled bool, excs []stacktrace.Exception, parsed bool) {
+func (s *state) writeError(in *errInput, ev span32, lvl int, th *thrown) {
 	l := s.t.limits(lvl)
 	wv := s.out // a local writer: appends to it need no GC write barrier
 	w := &wv
@@ -161,33 +179,47 @@ func (s *state) writeError(in *errInput, ev span32, lvl int, typ, msg string, ha
 		s.bodyString(w, in.message, &l)
 		w.byte('}')
 	}
-
 	w.key(&n, "exception")
+	s.exceptionValues(w, th, in.mechanism, &l)
+	w.key(&n, "contexts")
+	s.errorContexts(w, in, lvl)
+	w.key(&n, "extra")
+	s.errorExtra(w, in.attrs, th.parsed, &l)
+	w.byte('}')
+}
+
+// exceptionValues writes the exception object: the parsed chain, the
+// thrown exception last with the attributes' type and message where they
+// have them, or the one exception the attributes describe.
+func (s *state) exceptionValues(w *jw, th *thrown, mechanism string, l *limits) {
 	w.raw(`{"values":[`)
-	if parsed {
-		for i, e := range excs {
+	if th.parsed {
+		for i, e := range th.excs {
 			if i > 0 {
 				w.byte(',')
 			}
-			last := i == len(excs)-1
+			last := i == len(th.excs)-1
 			t, v := e.Type, e.Value
 			// exception.type wins, unless it is the parsed module and type
 			// joined ("java.lang.IllegalStateException"): the Java and
 			// Python SDKs send those apart, as the parsed ones are.
-			if last && typ != "" && (e.Module == "" || typ != e.Module+"."+e.Type) {
-				t = typ
+			if last && th.typ != "" && (e.Module == "" || th.typ != e.Module+"."+e.Type) {
+				t = th.typ
 			}
-			if last && msg != "" {
-				v = msg
+			if last && th.msg != "" {
+				v = th.msg
 			}
-			s.exception(w, t, v, e.Module, e.Frames, last, handled, in.mechanism, &l)
+			s.exception(w, t, v, e.Module, e.Frames, last, th.handled, mechanism, l)
 		}
 	} else {
-		s.exception(w, typ, msg, "", nil, true, handled, in.mechanism, &l)
+		s.exception(w, th.typ, th.msg, "", nil, true, th.handled, mechanism, l)
 	}
 	w.raw(`]}`)
+}
 
-	w.key(&n, "contexts")
+// errorContexts writes the contexts object: trace, response, the
+// resource's contexts and otel.resource.
+func (s *state) errorContexts(w *jw, in *errInput, lvl int) {
 	w.raw(`{"trace":{`)
 	m := 0
 	w.key(&m, "trace_id")
@@ -207,8 +239,11 @@ func (s *state) writeError(in *errInput, ev span32, lvl int, typ, msg string, ha
 	w.raw(`,"otel":{"resource":`)
 	s.resourcePlain(w, in.ri, lvl)
 	w.raw(`}}`)
+}
 
-	w.key(&n, "extra")
+// errorExtra writes the extra object: the attributes other than the
+// exception's own (exception.stacktrace stays when it did not parse).
+func (s *state) errorExtra(w *jw, attrs pcommon.Map, parsed bool, l *limits) {
 	w.byte('{')
 	s.seen.reset()
 	s.seen.add("exception.type")
@@ -218,9 +253,8 @@ func (s *state) writeError(in *errInput, ev span32, lvl int, typ, msg string, ha
 		s.seen.add("exception.stacktrace")
 	}
 	m, dropped := 0, 0
-	s.members(w, in.attrs, false, &m, &l, &dropped)
+	s.members(w, attrs, false, &m, l, &dropped)
 	droppedMember(w, &m, dropped, false)
-	w.byte('}')
 	w.byte('}')
 }
 

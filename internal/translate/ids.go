@@ -47,3 +47,35 @@ func (s *state) arenaStr(str string) span32 {
 func (s *state) arenaBytes(r span32) []byte { return s.arena[r.a:r.b] }
 
 func (r span32) in(str string) string { return str[r.a:r.b] }
+
+// batchIDs repairs the trace and span ids of one batch's spans in input
+// order (segments.go says the rules): every all-zero trace id becomes the
+// one generated trace id the batch's such spans share, an all-zero span id a
+// generated one. collect and the skip path repair through it, so that they
+// call NewID alike.
+type batchIDs struct {
+	zeroTrace [16]byte
+	haveZero  bool
+}
+
+func (b *batchIDs) traceID(s *state, id [16]byte) [16]byte {
+	if id != ([16]byte{}) {
+		return id
+	}
+	return b.zero(s)
+}
+
+// zero is the batch's generated trace id, drawn at its first use.
+func (b *batchIDs) zero(s *state) [16]byte {
+	if !b.haveZero {
+		b.zeroTrace, b.haveZero = s.newTraceID(), true
+	}
+	return b.zeroTrace
+}
+
+func (*batchIDs) spanID(s *state, id [8]byte) [8]byte {
+	if id != ([8]byte{}) {
+		return id
+	}
+	return s.newSpanID()
+}

@@ -57,15 +57,8 @@ func (w *jw) optStrField(n *int, k, v string, limit int) {
 
 // strField writes "k":"v" with v escaped and cut at limit.
 func (w *jw) strField(n *int, k, v string, limit int) {
-	b := w.b
-	if *n > 0 {
-		b = append(b, ',')
-	}
-	*n++
-	b = append(b, '"')
-	b = append(b, k...)
-	b = append(b, '"', ':')
-	w.b = appendStr(b, v, limit)
+	w.key(n, k)
+	w.b = appendStr(w.b, v, limit)
 }
 
 // member writes "k": after a separator, with k escaped and cut at limit.

@@ -84,33 +84,7 @@ func (t *Translator) Logs(ld plog.Logs, want LogsWant) LogsResult {
 		ri := s.resource(rl.Resource())
 		sls := rl.ScopeLogs()
 		for j := range sls.Len() {
-			sl := sls.At(j)
-			scope := sl.Scope().Name()
-			lrs := sl.LogRecords()
-			for k := range lrs.Len() {
-				lr := lrs.At(k)
-				traceID := lr.TraceID()
-				if traceID == ([16]byte{}) {
-					traceID = s.newTraceID()
-				}
-				if want.Logs {
-					if f, ok := s.logItem(lr, ri, scope, traceID, now); ok {
-						logs = append(logs, f)
-					} else {
-						r.InvalidLogs++
-					}
-				} else {
-					r.SkippedLogs++
-					r.SkippedLogBytes += s.estimateLog(lr, ri, scope)
-				}
-				if t.o.ErrorsFromLogs && hasException(lr.Attributes()) {
-					if !want.Errors {
-						r.SkippedErrors++
-					} else if !s.logError(lr, ri, scope, traceID, now) {
-						r.InvalidErrors++
-					}
-				}
-			}
+			logs = s.scopeLogs(&r, logs, sls.At(j), ri, want, now)
 		}
 	}
 	if want.Logs && total > 0 && len(s.out.b) > 0 {
@@ -126,6 +100,39 @@ func (t *Translator) Logs(ld plog.Logs, want LogsWant) LogsResult {
 	}
 	r.Errors = s.errorEvents(out, arena)
 	return r
+}
+
+// scopeLogs renders the records of one scope as wanted, appending the log
+// items to logs, and counts what it skips or cannot render.
+func (s *state) scopeLogs(r *LogsResult, logs []frag, sl plog.ScopeLogs, ri int32, want LogsWant, now uint64) []frag {
+	scope := sl.Scope().Name()
+	lrs := sl.LogRecords()
+	for k := range lrs.Len() {
+		lr := lrs.At(k)
+		traceID := lr.TraceID()
+		if traceID == ([16]byte{}) {
+			traceID = s.newTraceID()
+		}
+		if want.Logs {
+			if f, ok := s.logItem(lr, ri, scope, traceID, now); ok {
+				logs = append(logs, f)
+			} else {
+				r.InvalidLogs++
+			}
+		} else {
+			r.SkippedLogs++
+			r.SkippedLogBytes += s.estimateLog(lr, ri, scope)
+		}
+		if s.t.o.ErrorsFromLogs && hasException(lr.Attributes()) {
+			switch {
+			case !want.Errors:
+				r.SkippedErrors++
+			case !s.logError(lr, ri, scope, traceID, now):
+				r.InvalidErrors++
+			}
+		}
+	}
+	return logs
 }
 
 func logTime(lr plog.LogRecord, now uint64) uint64 {

@@ -78,41 +78,35 @@ const remoteParent = 0x300
 // collect flattens the batch into s.spans, repairing ids and timestamps.
 func (s *state) collect(td ptrace.Traces, now uint64) {
 	s.spans = s.spans[:0]
-	var zeroTrace [16]byte
-	haveZero := false
+	var ids batchIDs
 	rss := td.ResourceSpans()
 	for i := range rss.Len() {
 		rs := rss.At(i)
 		ri := s.resource(rs.Resource())
 		sss := rs.ScopeSpans()
 		for j := range sss.Len() {
-			ss := sss.At(j)
-			sps := ss.Spans()
-			si := int32(-1)
-			if sps.Len() > 0 {
-				si = s.scopeFrags(ss.Scope())
-			}
-			for k := range sps.Len() {
-				sp := sps.At(k)
-				r := spanRef{sp: sp, scopeIdx: si, res: ri, parentIdx: -1, child: -1, next: -1}
-				r.traceID = sp.TraceID()
-				if r.traceID == ([16]byte{}) {
-					if !haveZero {
-						zeroTrace, haveZero = s.newTraceID(), true
-					}
-					r.traceID = zeroTrace
-				}
-				r.id = sp.SpanID()
-				if r.id == ([8]byte{}) {
-					r.id = s.newSpanID()
-				}
-				r.parent = sp.ParentSpanID()
-				r.hasParent = r.parent != ([8]byte{})
-				r.start, r.end = repairTimes(uint64(sp.StartTimestamp()), uint64(sp.EndTimestamp()), now)
-				r.sem = semantics(sp)
-				s.spans = append(s.spans, r)
-			}
+			s.collectScope(sss.At(j), ri, &ids, now)
 		}
+	}
+}
+
+// collectScope appends the spans of one scope to s.spans.
+func (s *state) collectScope(ss ptrace.ScopeSpans, ri int32, ids *batchIDs, now uint64) {
+	sps := ss.Spans()
+	if sps.Len() == 0 {
+		return
+	}
+	si := s.scopeFrags(ss.Scope())
+	for k := range sps.Len() {
+		sp := sps.At(k)
+		r := spanRef{sp: sp, scopeIdx: si, res: ri, parentIdx: -1, child: -1, next: -1}
+		r.traceID = ids.traceID(s, sp.TraceID())
+		r.id = ids.spanID(s, sp.SpanID())
+		r.parent = sp.ParentSpanID()
+		r.hasParent = r.parent != ([8]byte{})
+		r.start, r.end = repairTimes(uint64(sp.StartTimestamp()), uint64(sp.EndTimestamp()), now)
+		r.sem = semantics(sp)
+		s.spans = append(s.spans, r)
 	}
 }
 
@@ -142,8 +136,18 @@ func (s *state) group() {
 	s.traces = s.traces[:0]
 	s.segs = s.segs[:0]
 	s.order = s.order[:0]
+	s.groupByTrace()
+	s.dedupeSpanIDs()
+	s.linkParents()
+	a := int32(0) // where the trace's spans start in s.tspans
+	for t := range s.traces {
+		a = s.segmentTrace(int32(t), a)
+	}
+}
 
-	// Traces in order of first appearance, and their spans grouped (counting sort).
+// groupByTrace numbers the traces in order of first appearance and lists
+// each trace's spans together in s.tspans, in input order (a counting sort).
+func (s *state) groupByTrace() {
 	counts := s.stack[:0]
 	for i := range s.spans {
 		r := &s.spans[i]
@@ -170,8 +174,11 @@ func (s *state) group() {
 		counts[t]++
 	}
 	s.stack = counts[:0]
+}
 
-	// Span ids: the first occurrence in a trace keeps its id.
+// dedupeSpanIDs indexes the spans by id: the first occurrence in a trace
+// keeps its id, later ones get a generated one.
+func (s *state) dedupeSpanIDs() {
 	for i := range s.spans {
 		r := &s.spans[i]
 		for {
@@ -183,7 +190,12 @@ func (s *state) group() {
 			r.id = s.newSpanID()
 		}
 	}
-	// Parents, and child lists (pushed in input order, so reversed).
+}
+
+// linkParents resolves each span's parent and builds the child lists
+// (pushed in input order, so reversed). A parent in another service makes
+// the span a segment, as a remote parent does.
+func (s *state) linkParents() {
 	for i := range s.spans {
 		r := &s.spans[i]
 		if !r.hasParent || r.sp.Flags()&remoteParent == remoteParent {
@@ -201,28 +213,31 @@ func (s *state) group() {
 		r.next = s.spans[p].child
 		s.spans[p].child = int32(i)
 	}
-	// Segments: roots in input order, then whatever a cycle left unvisited.
-	a := 0
-	for t := range s.traces {
-		b := a
-		for b < len(s.spans) && s.spans[s.tspans[b]].trace == int32(t) {
-			b++
-		}
-		s.traces[t].segA = int32(len(s.segs))
-		for _, i := range s.tspans[a:b] {
-			if s.spans[i].parentIdx < 0 {
-				s.walk(i)
-			}
-		}
-		for _, i := range s.tspans[a:b] {
-			if !s.spans[i].visited {
-				s.spans[i].parentIdx = -1 // a cycle: this span becomes a segment
-				s.walk(i)
-			}
-		}
-		s.traces[t].segB = int32(len(s.segs))
-		a = b
+}
+
+// segmentTrace walks the segments of trace t, whose spans start at a in
+// s.tspans: its roots in input order, then whatever a cycle left unvisited,
+// each span of a cycle becoming a segment in input order. It returns where
+// the next trace's spans start.
+func (s *state) segmentTrace(t, a int32) int32 {
+	b := a
+	for b < int32(len(s.spans)) && s.spans[s.tspans[b]].trace == t {
+		b++
 	}
+	s.traces[t].segA = int32(len(s.segs))
+	for _, i := range s.tspans[a:b] {
+		if s.spans[i].parentIdx < 0 {
+			s.walk(i)
+		}
+	}
+	for _, i := range s.tspans[a:b] {
+		if !s.spans[i].visited {
+			s.spans[i].parentIdx = -1 // a cycle: this span becomes a segment
+			s.walk(i)
+		}
+	}
+	s.traces[t].segB = int32(len(s.segs))
+	return b
 }
 
 // walk appends the segment rooted at root to s.order, depth first, children in

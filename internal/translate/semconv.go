@@ -141,34 +141,7 @@ func semantics(sp ptrace.Span) semInfo {
 	switch {
 	case a.method != "" || a.httpCode != 0 || a.route != "":
 		si.http = true
-		switch kind {
-		case ptrace.SpanKindServer:
-			si.op = "http.server"
-			switch {
-			case a.route != "":
-				si.name, si.source = join(a.method, a.route), sourceRoute
-			case routeName(sp.Name(), a.method):
-				// otelhttp v0.72 around a ServeMux records no http.route but names
-				// the span "GET /users/{id}"; the conventions make a server span
-				// name's target the low-cardinality route.
-				si.name, si.source = name{sp.Name()}, sourceRoute
-			case a.urlPath != "":
-				si.name, si.source = join(a.method, stripQuery(a.urlPath)), sourceURL
-			case a.urlFull != "":
-				si.name, si.source = join(a.method, urlPath(a.urlFull)), sourceURL
-			}
-		case ptrace.SpanKindClient:
-			si.op = "http.client"
-			switch {
-			case a.urlFull != "":
-				si.name, si.source = join(a.method, stripURL(a.urlFull)), sourceURL
-			case a.serverAddr != "" && a.urlPath != "":
-				si.name = name{a.method, " " + a.serverAddr, stripQuery(a.urlPath)} // rare: allocates
-				si.source = sourceURL
-			}
-		default:
-			si.op = "http"
-		}
+		httpSemantics(&si, &a, kind, sp.Name())
 	case a.dbSystem != "":
 		si.op, si.source = "db", sourceTask
 		switch {
@@ -198,6 +171,39 @@ func semantics(sp ptrace.Span) semInfo {
 	si.status = status(sp.Status(), a.httpCode, a.grpcCode, a.hasGRPC)
 	si.scrub = a.scrub
 	return si
+}
+
+// httpSemantics sets the op, and the name and its source where the
+// attributes say more than the span name, of an HTTP span.
+func httpSemantics(si *semInfo, a *semAttrs, kind ptrace.SpanKind, spanName string) {
+	switch kind {
+	case ptrace.SpanKindServer:
+		si.op = "http.server"
+		switch {
+		case a.route != "":
+			si.name, si.source = join(a.method, a.route), sourceRoute
+		case routeName(spanName, a.method):
+			// otelhttp v0.72 around a ServeMux records no http.route but names
+			// the span "GET /users/{id}"; the conventions make a server span
+			// name's target the low-cardinality route.
+			si.name, si.source = name{spanName}, sourceRoute
+		case a.urlPath != "":
+			si.name, si.source = join(a.method, stripQuery(a.urlPath)), sourceURL
+		case a.urlFull != "":
+			si.name, si.source = join(a.method, urlPath(a.urlFull)), sourceURL
+		}
+	case ptrace.SpanKindClient:
+		si.op = "http.client"
+		switch {
+		case a.urlFull != "":
+			si.name, si.source = join(a.method, stripURL(a.urlFull)), sourceURL
+		case a.serverAddr != "" && a.urlPath != "":
+			si.name = name{a.method, " " + a.serverAddr, stripQuery(a.urlPath)} // rare: allocates
+			si.source = sourceURL
+		}
+	default:
+		si.op = "http"
+	}
 }
 
 // routeName reports whether a server span's name is "<method> /<route>", the

@@ -54,71 +54,15 @@ func cyclicTraces(rng *rand.Rand, n int) ptrace.Traces {
 // TestSkipCountsMatchSerialising: the counting-only path gives the counts of
 // the serializing path (which groups every span) and draws the same ids.
 func TestSkipCountsMatchSerialising(t *testing.T) {
-	check := func(t *testing.T, td ptrace.Traces, label string) {
-		t.Helper()
-		for _, exc := range []bool{true, false} {
-			o1, o2 := testOptions(), testOptions()
-			o1.ErrorsFromSpanExceptions, o2.ErrorsFromSpanExceptions = exc, exc
-			t1, t2 := New(o1), New(o2)
-			skip := t1.Traces(td, TracesWant{Errors: !exc})
-			full := t2.Traces(td, TracesWant{SpanV2: true})
-			n := td.SpanCount()
-			assert.Equal(t, n, skip.SkippedSpans, label)
-			assert.Equal(t, full.SkippedTransactions, skip.SkippedTransactions, label)
-			assert.Equal(t, full.SkippedErrors, skip.SkippedErrors, label)
-			assert.Empty(t, skip.Transactions, label)
-			assert.Empty(t, skip.SpanGroups, label)
-			assert.Empty(t, skip.Errors, label)
-			assert.Equal(t, t2.o.NewID(), t1.o.NewID(), "%s: same ids drawn", label)
-
-			// segments of the span v2 items: the local roots claim one
-			// (is_segment); a fragment (its local parent not in the batch)
-			// claims none, and its top span's parent is not in the group
-			segs := 0
-			for _, g := range full.SpanGroups {
-				ids := map[any]bool{}
-				ms := make([]map[string]any, 0, len(g.Items))
-				for _, it := range g.Items {
-					m, err := checkSpanV2(it)
-					require.NoError(t, err)
-					ids[m["span_id"]] = true
-					ms = append(ms, m)
-				}
-				for _, m := range ms {
-					attrs, _ := m["attributes"].(map[string]any)
-					_, claimed := attrs["sentry.segment.id"]
-					switch {
-					case m["is_segment"] == true:
-						segs++
-					case !claimed && (m["parent_span_id"] == nil || !ids[m["parent_span_id"]] || m["parent_span_id"] == m["span_id"]):
-						segs++ // the top of a fragment
-					}
-				}
-			}
-			switch {
-			case strings.Contains(label, "cycl") || strings.Contains(label, "random"):
-				// a cycle's top keeps a parent that is in the group: it is
-				// not told from its members here (random forests have cycles)
-				assert.LessOrEqual(t, segs, skip.SkippedTransactions, label)
-			case n > 0:
-				assert.Equal(t, segs, skip.SkippedTransactions, label)
-			}
-
-			// At the default budget no input here is split: one transaction per segment.
-			tx := New(o1).Traces(td, TracesWant{Transactions: true})
-			assert.Equal(t, len(tx.Transactions), skip.SkippedTransactions, label)
-			assert.Equal(t, n, sum(tx.Transactions), label)
-		}
-	}
 	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		td, _ := randomTraces(rng, 1+rng.IntN(120))
-		check(t, td, "random forest seed "+itoa(seed))
+		checkSkipCounts(t, td, "random forest seed "+itoa(seed))
 		td = cyclicTraces(rng, 2+rng.IntN(200))
-		check(t, td, "cyclic seed "+itoa(seed))
+		checkSkipCounts(t, td, "cyclic seed "+itoa(seed))
 	}
-	check(t, ptrace.NewTraces(), "empty")
-	check(t, benchTraces(1000), "bench")
+	checkSkipCounts(t, ptrace.NewTraces(), "empty")
+	checkSkipCounts(t, benchTraces(1000), "bench")
 	inputs, err := filepath.Glob("testdata/traces_*.json")
 	require.NoError(t, err)
 	for _, in := range inputs {
@@ -128,7 +72,7 @@ func TestSkipCountsMatchSerialising(t *testing.T) {
 		if err != nil {
 			continue // a .want.json file
 		}
-		check(t, td, in)
+		checkSkipCounts(t, td, in)
 	}
 }
 
@@ -151,4 +95,70 @@ func itoa(u uint64) string {
 			return string(b[i:])
 		}
 	}
+}
+
+// checkSkipCounts checks that the skip path counts td as serializing it
+// would, with and without errors from span exceptions.
+func checkSkipCounts(t *testing.T, td ptrace.Traces, label string) {
+	t.Helper()
+	for _, exc := range []bool{true, false} {
+		o1, o2 := testOptions(), testOptions()
+		o1.ErrorsFromSpanExceptions, o2.ErrorsFromSpanExceptions = exc, exc
+		t1, t2 := New(o1), New(o2)
+		skip := t1.Traces(td, TracesWant{Errors: !exc})
+		full := t2.Traces(td, TracesWant{SpanV2: true})
+		n := td.SpanCount()
+		assert.Equal(t, n, skip.SkippedSpans, label)
+		assert.Equal(t, full.SkippedTransactions, skip.SkippedTransactions, label)
+		assert.Equal(t, full.SkippedErrors, skip.SkippedErrors, label)
+		assert.Empty(t, skip.Transactions, label)
+		assert.Empty(t, skip.SpanGroups, label)
+		assert.Empty(t, skip.Errors, label)
+		assert.Equal(t, t2.o.NewID(), t1.o.NewID(), "%s: same ids drawn", label)
+
+		segs := spanV2Segments(t, full.SpanGroups)
+		switch {
+		case strings.Contains(label, "cycl") || strings.Contains(label, "random"):
+			// a cycle's top keeps a parent that is in the group: it is
+			// not told from its members here (random forests have cycles)
+			assert.LessOrEqual(t, segs, skip.SkippedTransactions, label)
+		case n > 0:
+			assert.Equal(t, segs, skip.SkippedTransactions, label)
+		}
+
+		// At the default budget no input here is split: one transaction per segment.
+		tx := New(o1).Traces(td, TracesWant{Transactions: true})
+		assert.Equal(t, len(tx.Transactions), skip.SkippedTransactions, label)
+		assert.Equal(t, n, sum(tx.Transactions), label)
+	}
+}
+
+// spanV2Segments counts the segments of span v2 groups: the local roots
+// claim one (is_segment); a fragment (its local parent not in the batch)
+// claims none, and its top span's parent is not in the group.
+func spanV2Segments(t *testing.T, groups []SpanGroup) int {
+	t.Helper()
+	segs := 0
+	for _, g := range groups {
+		ids := map[any]bool{}
+		ms := make([]map[string]any, 0, len(g.Items))
+		for _, it := range g.Items {
+			m, err := checkSpanV2(it)
+			require.NoError(t, err)
+			ids[m["span_id"]] = true
+			ms = append(ms, m)
+		}
+		for _, m := range ms {
+			attrs, _ := m["attributes"].(map[string]any)
+			_, claimed := attrs["sentry.segment.id"]
+			parent := m["parent_span_id"]
+			switch {
+			case m["is_segment"] == true:
+				segs++
+			case !claimed && (parent == nil || !ids[parent] || parent == m["span_id"]):
+				segs++ // the top of a fragment
+			}
+		}
+	}
+	return segs
 }

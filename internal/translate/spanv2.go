@@ -50,57 +50,65 @@ type groupRec struct {
 // (the head, a comma between items, "]}"), so that a group that fits one
 // envelope is sent without copying its items again (SpanGroup.Container).
 func (s *state) spanGroups(r *TracesResult) {
-	budget := s.t.o.MaxItemBytes
 	for t := range s.traces {
-		tr := &s.traces[t]
-		if tr.segA == tr.segB {
-			continue
+		if tr := &s.traces[t]; tr.segA < tr.segB {
+			s.spanGroup(r, s.segs[tr.segA:tr.segB])
 		}
-		first := &s.spans[s.segs[tr.segA].root]
-		g := groupRec{
-			trace: s.arenaHex(first.traceID[:]),
-			ri:    first.res,
-			a:     len(s.items),
-		}
-		// the group's segment name (the DSC's fallback transaction): the
-		// first local root's; a fragment names none
-		for _, seg := range s.segs[tr.segA:tr.segB] {
-			if root := &s.spans[seg.root]; root.localRoot() {
-				g.segment = s.arenaName(ownName(root))
-				break
-			}
-		}
-		g.c.a = s.out.len()
-		s.out.raw(envelope.SpanContainerHead)
-		for _, seg := range s.segs[tr.segA:tr.segB] {
-			root := &s.spans[seg.root]
-			for _, i := range s.order[seg.a:seg.b] {
-				c := s.out.len()
-				if len(s.items) > g.a {
-					s.out.byte(',')
-				}
-				a := s.out.len()
-				ok := false
-				for lvl := range levels {
-					s.out.truncate(a)
-					s.spanV2(&s.spans[i], root, lvl)
-					if ok = s.fit(a, budget); ok {
-						break
-					}
-				}
-				if !ok {
-					s.out.truncate(c)
-					r.InvalidSpans++
-					continue
-				}
-				s.items = append(s.items, frag{a, s.out.len()})
-			}
-		}
-		g.b = len(s.items)
-		s.out.raw("]}")
-		g.c.b = s.out.len()
-		s.groups = append(s.groups, g)
 	}
+}
+
+// spanGroup renders the segments of one trace as one group; a span that
+// fits MaxItemBytes at no rendering is counted invalid.
+func (s *state) spanGroup(r *TracesResult, segs []segRef) {
+	first := &s.spans[segs[0].root]
+	g := groupRec{
+		trace: s.arenaHex(first.traceID[:]),
+		ri:    first.res,
+		a:     len(s.items),
+	}
+	// the group's segment name (the DSC's fallback transaction): the
+	// first local root's; a fragment names none
+	for _, seg := range segs {
+		if root := &s.spans[seg.root]; root.localRoot() {
+			g.segment = s.arenaName(ownName(root))
+			break
+		}
+	}
+	g.c.a = s.out.len()
+	s.out.raw(envelope.SpanContainerHead)
+	for _, seg := range segs {
+		root := &s.spans[seg.root]
+		for _, i := range s.order[seg.a:seg.b] {
+			if !s.spanItem(&s.spans[i], root, len(s.items) > g.a) {
+				r.InvalidSpans++
+			}
+		}
+	}
+	g.b = len(s.items)
+	s.out.raw("]}")
+	g.c.b = s.out.len()
+	s.groups = append(s.groups, g)
+}
+
+// spanItem writes one span v2 item, after a comma unless it is its group's
+// first, at the largest rendering that fits MaxItemBytes, and reports
+// whether one did (else it writes nothing).
+func (s *state) spanItem(sp, root *spanRef, comma bool) bool {
+	c := s.out.len()
+	if comma {
+		s.out.byte(',')
+	}
+	a := s.out.len()
+	for lvl := range levels {
+		s.out.truncate(a)
+		s.spanV2(sp, root, lvl)
+		if s.fit(a, s.t.o.MaxItemBytes) {
+			s.items = append(s.items, frag{a, s.out.len()})
+			return true
+		}
+	}
+	s.out.truncate(c)
+	return false
 }
 
 // ownName is the span's own name, or its semantic name when it has none. An
@@ -117,16 +125,16 @@ func ownName(r *spanRef) name {
 	return r.sem.name
 }
 
+// spanV2 writes span r of the segment rooted at root as one span v2 item,
+// at rendering level lvl.
 func (s *state) spanV2(r, root *spanRef, lvl int) {
 	l := s.t.limits(lvl)
-	ri := &s.res[r.res]
 	wv := s.out // a local writer: appends to it need no GC write barrier
 	w := &wv
 	defer func() { s.out = wv }()
 	// Only a local root is a segment: a span whose local parent is not
 	// here (a fragment) claims no segment, and Sentry assembles it.
 	claim := root.localRoot()
-	segment := r.parentIdx < 0 && claim
 	n := 0
 	w.byte('{')
 	s.spanIDs(w, &n, r, "trace_id")
@@ -134,31 +142,32 @@ func (s *state) spanV2(r, root *spanRef, lvl int) {
 	w.name(ownName(r), l.value)
 	w.strField(&n, "status", v2Status(r.sem.status), 0)
 	w.key(&n, "is_segment")
-	w.bool(segment)
+	w.bool(r.parentIdx < 0 && claim)
 	w.key(&n, "start_timestamp")
 	w.ts(r.start)
 	w.key(&n, "end_timestamp")
 	w.ts(r.end)
-
 	w.key(&n, "attributes")
+	s.spanV2Attributes(w, r, root, claim, &l)
+	s.links(w, &n, r.sp.Links(), &l)
+	w.byte('}')
+}
+
+// spanV2Attributes writes the attributes object of span r: the Sentry
+// attributes, the segment it claims (claim: its segment is a local root's),
+// the scope's, the span's own, and the resource's on a segment or a
+// fragment's top span.
+func (s *state) spanV2Attributes(w *jw, r, root *spanRef, claim bool, l *limits) {
+	ri := &s.res[r.res]
 	w.byte('{')
 	s.seen.reset()
 	m := 0
 	s.typedStr(w, &m, "sentry.op", r.sem.op)
 	s.sentryAttrs(w, &m, ri, blockSpan)
 	if claim {
-		s.seen.add("sentry.segment.name")
-		w.key(&m, "sentry.segment.name")
-		w.raw(`{"type":"string","value":`)
-		w.name(ownName(root), l.value)
-		w.byte('}')
-		s.seen.add("sentry.segment.id")
-		w.key(&m, "sentry.segment.id")
-		w.raw(`{"type":"string","value":`)
-		w.hex(root.id[:])
-		w.byte('}')
+		s.segmentClaim(w, &m, root, l)
 	}
-	if segment {
+	if r.parentIdx < 0 && claim {
 		s.typedStr(w, &m, "sentry.segment.name.source", r.sem.source)
 	}
 	s.typedStr(w, &m, "sentry.kind", kindValue(r.sp.Kind()))
@@ -171,22 +180,34 @@ func (s *state) spanV2(r, root *spanRef, lvl int) {
 	}
 	s.typedStr(w, &m, "sentry.status.message", msg)
 	if serverRequest(r.sp, &r.sem) {
-		s.serverURL(w, &m, r.sp.Attributes(), &l) // before the span's own: never cut by the cap
+		s.serverURL(w, &m, r.sp.Attributes(), l) // before the span's own: never cut by the cap
 	}
 	dropped := int(r.sp.DroppedAttributesCount())
 	s.scrub, s.server = r.sem.scrub, r.server()
-	s.members(w, r.sp.Attributes(), true, &m, &l, &dropped)
+	s.members(w, r.sp.Attributes(), true, &m, l, &dropped)
 	s.scrub, s.server = false, false
 	// A fragment's top span (its local root never came) carries the
 	// resource too: Sentry assembles such spans without a segment span.
 	if r.parentIdx < 0 || r.res != root.res {
 		s.typedResource(ri)
-		s.resourceTyped(w, ri, &m, &l, &dropped, false)
+		s.resourceTyped(w, ri, &m, l, &dropped, false)
 	}
 	droppedMember(w, &m, dropped, true)
 	w.byte('}')
+}
 
-	s.links(w, &n, r.sp.Links(), &l)
+// segmentClaim writes sentry.segment.name and sentry.segment.id: those of
+// the local root the span belongs to.
+func (s *state) segmentClaim(w *jw, m *int, root *spanRef, l *limits) {
+	s.seen.add("sentry.segment.name")
+	w.key(m, "sentry.segment.name")
+	w.raw(`{"type":"string","value":`)
+	w.name(ownName(root), l.value)
+	w.byte('}')
+	s.seen.add("sentry.segment.id")
+	w.key(m, "sentry.segment.id")
+	w.raw(`{"type":"string","value":`)
+	w.hex(root.id[:])
 	w.byte('}')
 }
 

@@ -52,21 +52,29 @@ func TestSpanV2SegmentOnlyForLocalRoots(t *testing.T) {
 			require.Len(t, r.SpanGroups, 1)
 			require.Len(t, r.SpanGroups[0].Items, 2)
 			for i, raw := range r.SpanGroups[0].Items {
-				var it struct {
-					IsSegment  bool `json:"is_segment"`
-					Attributes map[string]struct{ Value any }
-				}
-				require.NoError(t, json.Unmarshal(raw, &it))
-				assert.Equal(t, tt.isSegment && i == 0, it.IsSegment, "item %d", i)
-				if tt.isSegment {
-					assert.Equal(t, "0200000000000000", it.Attributes["sentry.segment.id"].Value, "item %d", i)
-					assert.Equal(t, "SELECT 1", it.Attributes["sentry.segment.name"].Value, "item %d", i)
-				} else {
-					for _, k := range []string{"sentry.segment.id", "sentry.segment.name", "sentry.segment.name.source"} {
-						assert.NotContains(t, it.Attributes, k, "item %d", i)
-					}
-				}
+				assertSegmentClaim(t, raw, i, tt.isSegment)
 			}
 		})
+	}
+}
+
+// assertSegmentClaim checks item i of a two-span group whose top span is a
+// segment when isSegment: only the top is one, and both claim it (or,
+// without a segment, neither claims any).
+func assertSegmentClaim(t *testing.T, raw []byte, i int, isSegment bool) {
+	t.Helper()
+	var it struct {
+		IsSegment  bool `json:"is_segment"`
+		Attributes map[string]struct{ Value any }
+	}
+	require.NoError(t, json.Unmarshal(raw, &it))
+	assert.Equal(t, isSegment && i == 0, it.IsSegment, "item %d", i)
+	if isSegment {
+		assert.Equal(t, "0200000000000000", it.Attributes["sentry.segment.id"].Value, "item %d", i)
+		assert.Equal(t, "SELECT 1", it.Attributes["sentry.segment.name"].Value, "item %d", i)
+		return
+	}
+	for _, k := range []string{"sentry.segment.id", "sentry.segment.name", "sentry.segment.name.source"} {
+		assert.NotContains(t, it.Attributes, k, "item %d", i)
 	}
 }

@@ -316,17 +316,7 @@ func (s *state) sentryAttrs(w *jw, n *int, ri *resInfo, which int) {
 		}
 		bl.b = fw.len()
 	}
-	if bl.n == 0 {
-		return
-	}
-	b := w.b
-	if *n > 0 {
-		b = append(b, ',')
-	}
-	b = append(b, s.frag.b[bl.a:bl.b]...)
-	w.b = b
-	*n += bl.n
-	s.seen.addBlock(bl)
+	s.copyBlock(w, n, bl)
 }
 
 // fit reports whether the payload started at a is within budget.

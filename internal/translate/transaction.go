@@ -26,57 +26,81 @@ type txRec struct {
 
 // transactions renders every segment as one or more transactions.
 func (s *state) transactions(r *TracesResult) {
-	budget := s.t.o.MaxEventBytes
 	for si := range s.segs {
-		seg := &s.segs[si]
-		members := s.order[seg.a:seg.b]
-		root := &s.spans[members[0]]
-		nm := s.arenaName(root.sem.name)
-		trace := s.arenaHex(root.traceID[:])
-		segSpan := s.arenaHex(root.id[:])
-		req, code, _ := s.segmentRequest(int32(si))
-		head, i := members[0], 1
-		for {
-			a := s.out.len()
-			ev := s.eventID()
-			ok := false
-			var ra, rb int
-			for lvl := range levels {
-				s.out.truncate(a)
-				ra, rb = s.txHeader(head, root, ev, lvl, req, code)
-				if ok = s.fit(a, budget-len(txTail)); ok {
-					break
-				}
-			}
-			if !ok {
-				s.out.truncate(a)
-				r.InvalidSpans++
-			} else {
-				n := 0
-				for ; i < len(members); i++ {
-					c := s.out.len()
-					if n > 0 {
-						s.out.byte(',')
-					}
-					s.childSpan(members[i], 0, s.spans[head].scopeIdx)
-					if !s.fit(a, budget-len(txTail)) {
-						s.out.truncate(c)
-						break
-					}
-					n++
-				}
-				s.out.raw(txTail)
-				s.txs = append(s.txs, txRec{
-					ev: ev, trace: trace, name: nm, segSpan: segSpan, ri: s.spans[head].res, seg: int32(si), spans: 1 + n,
-					a: a, b: s.out.len(), reqA: ra, reqB: rb, code: code,
-				})
-			}
-			if i >= len(members) {
-				break
-			}
-			head, i = members[i], i+1
+		s.segmentTransactions(r, int32(si))
+	}
+}
+
+// segmentTransactions renders segment si as one transaction, or as several
+// when its spans do not fit MaxEventBytes: the first span that did not fit
+// heads the next. A head that does not fit even at the smallest rendering
+// is counted invalid, and the span after it heads the next.
+func (s *state) segmentTransactions(r *TracesResult, si int32) {
+	seg := &s.segs[si]
+	members := s.order[seg.a:seg.b]
+	root := &s.spans[members[0]]
+	nm := s.arenaName(root.sem.name)
+	trace := s.arenaHex(root.traceID[:])
+	segSpan := s.arenaHex(root.id[:])
+	req, code, _ := s.segmentRequest(si)
+	head, i := members[0], 1
+	for {
+		a := s.out.len()
+		ev := s.eventID()
+		if ra, rb, ok := s.fitTxHeader(head, root, ev, req, code); ok {
+			var n int
+			i, n = s.txChildren(members, i, s.spans[head].scopeIdx, a)
+			s.out.raw(txTail)
+			s.txs = append(s.txs, txRec{
+				ev: ev, trace: trace, name: nm, segSpan: segSpan, ri: s.spans[head].res, seg: si, spans: 1 + n,
+				a: a, b: s.out.len(), reqA: ra, reqB: rb, code: code,
+			})
+		} else {
+			r.InvalidSpans++
+		}
+		if i >= len(members) {
+			break
+		}
+		head, i = members[i], i+1
+	}
+}
+
+// fitTxHeader writes the header of a transaction headed by head at the
+// largest rendering that leaves room for its tail within MaxEventBytes;
+// it writes nothing and reports false when none does.
+func (s *state) fitTxHeader(head int32, root *spanRef, ev span32, req frag, code int) (reqA, reqB int, ok bool) {
+	a := s.out.len()
+	budget := s.t.o.MaxEventBytes - len(txTail)
+	for lvl := range levels {
+		s.out.truncate(a)
+		reqA, reqB = s.txHeader(head, root, ev, lvl, req, code)
+		if s.fit(a, budget) {
+			return reqA, reqB, true
 		}
 	}
+	s.out.truncate(a)
+	return 0, 0, false
+}
+
+// txChildren writes members[i:] as the child spans of the transaction that
+// starts at a in s.out, as many as fit MaxEventBytes with its tail; it
+// returns the index of the first that did not fit (len(members): all did)
+// and how many it wrote.
+func (s *state) txChildren(members []int32, i int, headScope int32, a int) (next, n int) {
+	budget := s.t.o.MaxEventBytes - len(txTail)
+	for ; i < len(members); i++ {
+		c := s.out.len()
+		if n > 0 {
+			s.out.byte(',')
+		}
+		s.childSpan(members[i], 0, headScope)
+		if !s.fit(a, budget) {
+			s.out.truncate(c)
+			break
+		}
+		n++
+	}
+	return i, n
 }
 
 // txHeader writes a transaction up to and including `"spans":[`, with head as

@@ -1,8 +1,6 @@
 package translate
 
 import (
-	"sync/atomic"
-
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -95,41 +93,6 @@ type LogsResult struct {
 // Release is TracesResult.Release for logs.
 func (r *LogsResult) Release() { r.release.release() }
 
-// releaser hands one output buffer back to the Translator, at most once.
-type releaser struct {
-	t    *Translator
-	buf  []byte
-	done atomic.Bool
-}
-
-func (rl *releaser) release() {
-	if rl == nil || rl.done.Swap(true) {
-		return
-	}
-	b := rl.buf[:0]
-	rl.buf = nil
-	rl.t.bufs.Put(&b)
-}
-
-// releaser returns nil for an empty buffer: nothing to give back.
-func (t *Translator) releaser(out []byte) *releaser {
-	if cap(out) == 0 {
-		return nil
-	}
-	return &releaser{t: t, buf: out}
-}
-
-// buffer returns an empty output buffer of at least capacity n, reusing one
-// given back by Release when it is large enough.
-func (t *Translator) buffer(n int) []byte {
-	if p, ok := t.bufs.Get().(*[]byte); ok {
-		if cap(*p) >= n {
-			return (*p)[:0]
-		}
-	}
-	return make([]byte, 0, n)
-}
-
 // Traces translates spans into transactions, span v2 groups and error events.
 func (t *Translator) Traces(td ptrace.Traces, want TracesWant) TracesResult {
 	var r TracesResult
@@ -144,14 +107,30 @@ func (t *Translator) Traces(td ptrace.Traces, want TracesWant) TracesResult {
 		}
 		return r
 	}
-
-	now := uint64(t.o.Now().UnixNano())
-	s.collect(td, now)
+	s.collect(td, uint64(t.o.Now().UnixNano()))
 	s.group()
-	n := len(s.spans)
-	if n == 0 {
+	if len(s.spans) == 0 {
 		return r
 	}
+	t.renderTraces(s, &r, want)
+	var segs []segRec
+	if want.Segments {
+		segs = s.segmentRecs()
+	}
+	out, arena := s.out.b, string(s.arena)
+	r.release = t.releaser(out)
+	r.Segments = segmentsOut(segs, out, arena)
+	r.Transactions = s.transactionsOut(out, arena)
+	r.SpanGroups = s.spanGroupsOut(out, arena)
+	r.Errors = s.errorEvents(out, arena)
+	return r
+}
+
+// renderTraces writes the wanted forms of the grouped spans into s.out, in
+// a buffer sized by the bytes per span and form of the calls before, and
+// counts what is not wanted.
+func (t *Translator) renderTraces(s *state, r *TracesResult, want TracesWant) {
+	n := len(s.spans)
 	forms := 0
 	if want.Transactions {
 		forms++
@@ -166,76 +145,20 @@ func (t *Translator) Traces(td ptrace.Traces, want TracesWant) TracesResult {
 		s.out.b = t.buffer(16 << 10) // error events only: grow as needed
 	}
 	if want.Transactions {
-		s.transactions(&r)
+		s.transactions(r)
 	} else {
 		r.SkippedTransactions = len(s.segs)
 	}
 	if want.SpanV2 {
-		s.spanGroups(&r)
+		s.spanGroups(r)
 	}
 	if forms == 0 {
 		r.SkippedSpans = n
 	}
 	if t.o.ErrorsFromSpanExceptions {
-		s.spanErrors(&r, want.Errors)
+		s.spanErrors(r, want.Errors)
 	}
 	if forms > 0 {
 		t.spanB.Store(int64(len(s.out.b)/(n*forms) + 1))
 	}
-
-	var segs []segRec
-	if want.Segments {
-		segs = s.segmentRecs()
-	}
-	out, arena := s.out.b, string(s.arena)
-	r.release = t.releaser(out)
-	r.Segments = segmentsOut(segs, out, arena)
-	if len(s.txs) > 0 {
-		r.Transactions = make([]Transaction, len(s.txs))
-		for i, x := range s.txs {
-			ri := &s.res[x.ri]
-			r.Transactions[i] = Transaction{
-				EventID: x.ev.in(arena), TraceID: x.trace.in(arena), Name: x.name.in(arena),
-				SegmentSpanID: x.segSpan.in(arena),
-				Environment:   ri.env, Release: ri.release, Spans: x.spans, Payload: out[x.a:x.b:x.b],
-				StatusCode: x.code, Segment: int(x.seg),
-			}
-			if x.reqB > x.reqA {
-				r.Transactions[i].Request = out[x.reqA:x.reqB:x.reqB]
-			}
-		}
-	}
-	if len(s.groups) > 0 {
-		items := make([][]byte, len(s.items))
-		for i, f := range s.items {
-			items[i] = out[f.a:f.b:f.b]
-		}
-		r.SpanGroups = make([]SpanGroup, len(s.groups))
-		for i, g := range s.groups {
-			ri := &s.res[g.ri]
-			r.SpanGroups[i] = SpanGroup{
-				TraceID: g.trace.in(arena), Segment: g.segment.in(arena),
-				Environment: ri.env, Release: ri.release, Items: items[g.a:g.b:g.b],
-				Container: out[g.c.a:g.c.b:g.c.b],
-			}
-		}
-	}
-	r.Errors = s.errorEvents(out, arena)
-	return r
-}
-
-func (s *state) errorEvents(out []byte, arena string) []ErrorEvent {
-	if len(s.errs) == 0 {
-		return nil
-	}
-	evs := make([]ErrorEvent, len(s.errs))
-	for i, x := range s.errs {
-		ri := &s.res[x.ri]
-		evs[i] = ErrorEvent{
-			EventID: x.ev.in(arena), TraceID: x.trace.in(arena),
-			Environment: ri.env, Release: ri.release, Payload: out[x.a:x.b:x.b],
-			ErrorRef: x.ref.export(arena),
-		}
-	}
-	return evs
 }
