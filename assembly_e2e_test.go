@@ -479,6 +479,7 @@ func (d distributedSpan) appendTo(sps ptrace.SpanSlice, i int) {
 
 // transactionsByProject is the transactions the fake Sentry received, by project.
 func transactionsByProject(t *testing.T, sentry *fakeSentry) map[string][]txOf {
+	t.Helper()
 	out := map[string][]txOf{}
 	for _, r := range sentry.envelopes() {
 		for _, it := range r.env.Items {
