@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,28 +76,7 @@ func TestStaticRoutingThreeProjects(t *testing.T) {
 		}
 	})
 	h.clock = clock
-	// Project 3 (search) is over its error quota. The first batch's two
-	// search errors are sent concurrently; the fake holds the first answer
-	// until the second has arrived, so both meet the 429 whatever the
-	// scheduler does (otherwise the second may see the limit and be dropped
-	// locally, which is correct too but not what this test counts).
-	var arrivals atomic.Int32
-	bothArrived := make(chan struct{})
-	sentry.setRespond(func(env *envelope.Envelope) answer {
-		for _, it := range env.Items {
-			if it.Type == envelope.ItemTypeEvent && env.Header.Trace != nil && sentryProjectOf(env) == "search" {
-				if arrivals.Add(1) == 2 {
-					close(bothArrived)
-				}
-				select {
-				case <-bothArrived:
-				case <-time.After(10 * time.Second): // fail on the counts below, not by hanging
-				}
-				return answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "60:error:project"}}
-			}
-		}
-		return answer{status: http.StatusOK}
-	})
+	sentry.setRespond(searchOverErrorQuota())
 	for range 2 {
 		td, ld := gatewayBatch("payments", "search", "checkout", "unknown")
 		require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
@@ -124,6 +104,31 @@ func TestStaticRoutingThreeProjects(t *testing.T) {
 	assert.EqualValues(t, 12, h.sum("otelcol_exporter_sentry_dropped_items", map[string]string{"project": "unroutable", "category": "span", "reason": "unroutable"}))
 	assert.EqualValues(t, 4, h.sum("otelcol_exporter_sentry_dropped_items", map[string]string{"project": "unroutable", "category": "error", "reason": "unroutable"}))
 	assert.EqualValues(t, 8, h.sum("otelcol_exporter_sentry_dropped_items", map[string]string{"project": "unroutable", "category": "log_item", "reason": "unroutable"}))
+}
+
+// searchOverErrorQuota answers 429 to project 3's (search) error events,
+// 200 to everything else. The first batch's two search errors are sent
+// concurrently; the fake holds the first answer until the second has
+// arrived, so both meet the 429 whatever the scheduler does (otherwise the
+// second may see the limit and be dropped locally, which is correct too but
+// not what TestStaticRoutingThreeProjects counts).
+func searchOverErrorQuota() func(*envelope.Envelope) answer {
+	var arrivals atomic.Int32
+	bothArrived := make(chan struct{})
+	return func(env *envelope.Envelope) answer {
+		if !slices.ContainsFunc(env.Items, func(it envelope.Item) bool { return it.Type == envelope.ItemTypeEvent }) ||
+			env.Header.Trace == nil || sentryProjectOf(env) != "search" {
+			return answer{status: http.StatusOK}
+		}
+		if arrivals.Add(1) == 2 {
+			close(bothArrived)
+		}
+		select {
+		case <-bothArrived:
+		case <-time.After(10 * time.Second): // fail on the counts, not by hanging
+		}
+		return answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "60:error:project"}}
+	}
 }
 
 // sentryProjectOf finds the service of an error event by its tags.
