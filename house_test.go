@@ -237,7 +237,6 @@ var oversizedFuncs = []string{
 	"internal/send/retry_test.go:TestRetryDelay",
 	"internal/send/room_test.go:TestMakeRoom",
 	"internal/tracemetric/translator_test.go:TestEveryMetricType",
-	"status_test.go:TestStatusThroughAnswers",
 }
 
 // TestFunctionsAReaderCanHold fails on a function over maxFuncLines lines
