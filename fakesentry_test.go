@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -98,32 +99,12 @@ func (f *fakeSentry) handle(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"detail":"missing authorization information"}`, http.StatusUnauthorized)
 		return
 	}
-	var body io.Reader = r.Body
-	ce := r.Header.Get("Content-Encoding")
-	f.mu.Lock()
-	if f.encodings == nil {
-		f.encodings = map[string]int{}
+	body, err := f.decoded(r)
+	if err != nil {
+		http.Error(w, fmt.Sprintf(`{"detail":%q}`, err.Error()), http.StatusBadRequest)
+		return
 	}
-	f.encodings[ce]++
-	oldRelay := f.oldRelay
-	f.mu.Unlock()
-	switch {
-	case ce == "gzip":
-		zr, err := gzip.NewReader(r.Body)
-		if err != nil {
-			http.Error(w, `{"detail":"failed to decode gzip payload"}`, http.StatusBadRequest)
-			return
-		}
-		body = zr
-	case ce == "zstd" && !oldRelay:
-		zr, err := zstd.NewReader(r.Body)
-		if err != nil {
-			http.Error(w, `{"detail":"failed to decode zstd payload"}`, http.StatusBadRequest)
-			return
-		}
-		defer zr.Close()
-		body = zr
-	}
+	defer body.Close()
 	data, err := io.ReadAll(body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -149,6 +130,11 @@ func (f *fakeSentry) handle(w http.ResponseWriter, r *http.Request) {
 	if respond != nil {
 		a = respond(env)
 	}
+	a.write(w, env)
+}
+
+// write plays the answer to env.
+func (a answer) write(w http.ResponseWriter, env *envelope.Envelope) {
 	if a.reset {
 		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
 			_ = conn.Close()
@@ -162,6 +148,34 @@ func (f *fakeSentry) handle(w http.ResponseWriter, r *http.Request) {
 	if a.status == http.StatusOK {
 		fmt.Fprintf(w, `{"id":%q}`, env.Header.EventID)
 	}
+}
+
+// decoded is r's body with its Content-Encoding undone, as the Relay f
+// plays does it; it counts the bodies by encoding.
+func (f *fakeSentry) decoded(r *http.Request) (io.ReadCloser, error) {
+	ce := r.Header.Get("Content-Encoding")
+	f.mu.Lock()
+	if f.encodings == nil {
+		f.encodings = map[string]int{}
+	}
+	f.encodings[ce]++
+	oldRelay := f.oldRelay
+	f.mu.Unlock()
+	switch {
+	case ce == "gzip":
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			return nil, errors.New("failed to decode gzip payload")
+		}
+		return zr, nil
+	case ce == "zstd" && !oldRelay:
+		zr, err := zstd.NewReader(r.Body)
+		if err != nil {
+			return nil, errors.New("failed to decode zstd payload")
+		}
+		return zr.IOReadCloser(), nil
+	}
+	return r.Body, nil
 }
 
 // firstThenOK answers first to the first envelope and 200 to every other.
