@@ -62,7 +62,6 @@ type sentryExporter struct {
 	static          map[string]*project // routing::dsns, by attribute value
 	resolver        *discovery.Resolver // routing::discovery; nil without
 	discoveryClient *http.Client        // the resolver's, built at start
-	discoveryWait   time.Duration       // longest a push waits for a look-up (discoveryWait; tests shorten it)
 	unroutable      *account.Accountant // drops of items that have no project
 
 	mu       sync.Mutex
@@ -84,16 +83,15 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		return nil, err
 	}
 	e := &sentryExporter{
-		cfg:           cfg,
-		set:           set,
-		logger:        set.Logger,
-		tb:            tb,
-		clk:           clk,
-		index:         traceindex.New(),
-		byDSN:         map[string]*project{},
-		static:        map[string]*project{},
-		stopping:      make(chan struct{}),
-		discoveryWait: discoveryWait,
+		cfg:      cfg,
+		set:      set,
+		logger:   set.Logger,
+		tb:       tb,
+		clk:      clk,
+		index:    traceindex.New(),
+		byDSN:    map[string]*project{},
+		static:   map[string]*project{},
+		stopping: make(chan struct{}),
 	}
 	e.index.NoSpanIDs = !cfg.ErrorEvents.FromSpanExceptions && !cfg.ErrorEvents.FromLogs
 	e.index.NoRequests = !cfg.ErrorEvents.FromLogs

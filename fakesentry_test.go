@@ -17,6 +17,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/config/configoptional"
@@ -65,7 +66,9 @@ type answer struct {
 // test's respond func says (200 by default).
 type fakeSentry struct {
 	t       *testing.T
-	srv     *httptest.Server
+	srv     *httptest.Server // nil when served by net
+	net     *memNet          // nil when served by srv
+	url     string           // where its envelope endpoint is
 	clock   *fakeClock
 	mu      sync.Mutex
 	got     []received
@@ -84,6 +87,20 @@ func newFakeSentry(t *testing.T, clock *fakeClock) *fakeSentry {
 	mux.HandleFunc("POST /api/{project}/envelope/", f.handle)
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
+	f.url = f.srv.URL
+	return f
+}
+
+// memSentryHost is the in-memory fake Sentry's host.
+const memSentryHost = "sentry.test"
+
+// newMemSentry is a fake Sentry on an in-memory network, for tests in a
+// synctest bubble (memnet_test.go).
+func newMemSentry(t *testing.T, clock *fakeClock) *fakeSentry {
+	f := &fakeSentry{t: t, clock: clock, net: newMemNet(), url: "http://" + memSentryHost}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/{project}/envelope/", f.handle)
+	f.net.serve(memSentryHost, mux)
 	return f
 }
 
@@ -91,7 +108,7 @@ func (f *fakeSentry) dsn() string { return f.dsnFor("1") }
 
 // dsnFor is the DSN of one project of this fake Sentry.
 func (f *fakeSentry) dsnFor(project string) string {
-	return strings.Replace(f.srv.URL, "http://", "http://publickey@", 1) + "/" + project
+	return strings.Replace(f.url, "http://", "http://publickey@", 1) + "/" + project
 }
 
 func (f *fakeSentry) handle(w http.ResponseWriter, r *http.Request) {
@@ -401,6 +418,10 @@ func newHarnessWith(t *testing.T, sentry *fakeSentry, clk clocks, configure func
 		MaxElapsedTime: time.Hour, Multiplier: 2,
 	}
 	cfg.ClientReports.Interval = time.Hour // tests flush explicitly or at shutdown
+	host := sentry.host()
+	if sentry.net != nil {
+		useMemNet(&cfg.ClientConfig)
+	}
 	if configure != nil {
 		configure(cfg)
 	}
@@ -410,17 +431,26 @@ func newHarnessWith(t *testing.T, sentry *fakeSentry, clk clocks, configure func
 	require.NoError(t, err)
 	le, err := f.CreateLogs(t.Context(), set, cfg)
 	require.NoError(t, err)
-	require.NoError(t, te.Start(t.Context(), componenttest.NewNopHost()))
-	require.NoError(t, le.Start(t.Context(), componenttest.NewNopHost()))
+	require.NoError(t, te.Start(t.Context(), host))
+	require.NoError(t, le.Start(t.Context(), host))
 	me, err := f.CreateMetrics(t.Context(), set, cfg)
 	require.NoError(t, err)
-	require.NoError(t, me.Start(t.Context(), componenttest.NewNopHost()))
+	require.NoError(t, me.Start(t.Context(), host))
 	exp := shared.byConfig[cfg].exp
 	return &harness{
 		t: t, sentry: sentry, tel: tel, exp: exp,
 		traces: settlingTraces{Traces: te, exp: exp}, logs: settlingLogs{Logs: le, exp: exp},
 		metrics: settlingMetrics{Metrics: me, exp: exp},
 	}
+}
+
+// host is the host the exporter starts with: one whose extensions serve f
+// when f is in memory.
+func (f *fakeSentry) host() component.Host {
+	if f.net == nil {
+		return componenttest.NewNopHost()
+	}
+	return memHost{Host: componenttest.NewNopHost(), net: f.net}
 }
 
 // shutdown stops the three pipelines (the final client report goes out with the last).

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -166,7 +167,7 @@ func TestStaticRoutingDefault(t *testing.T) {
 // 429 with X-Sentry-Rate-Limit-Reset when told to.
 type fakeManagement struct {
 	mu        sync.Mutex
-	srv       *httptest.Server
+	url       string            // the API's base URL
 	projects  map[string]string // slug -> project id
 	nextID    int
 	calls     int
@@ -219,9 +220,23 @@ func newFakeManagement(t *testing.T, sentry *fakeSentry, reset func() int64) *fa
 		w.WriteHeader(http.StatusCreated)
 		fmt.Fprintf(w, `{"id":%q,"slug":%q}`, m.projects[body.Slug], body.Slug)
 	})
-	m.srv = httptest.NewServer(mux)
-	t.Cleanup(m.srv.Close)
+	m.url = serveAPI(t, sentry, mux)
 	return m
+}
+
+// memAPIHost is the in-memory management API's host.
+const memAPIHost = "sentry-api.test"
+
+// serveAPI serves a fake management API where sentry is: on its in-memory
+// network, or on a test server. It returns the API's base URL.
+func serveAPI(t *testing.T, sentry *fakeSentry, h http.Handler) string {
+	if sentry.net != nil {
+		sentry.net.serve(memAPIHost, h)
+		return "http://" + memAPIHost
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // Discovery mode: known projects are resolved, unknown ones auto-created, and
@@ -234,7 +249,7 @@ func TestDiscoveryRouting(t *testing.T) {
 	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
 		c.DSN = ""
 		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{
-			URL: mgmt.srv.URL, OrgSlug: "my-org", AuthToken: "sntrys_token",
+			URL: mgmt.url, OrgSlug: "my-org", AuthToken: "sntrys_token",
 			AutoCreateProjects: true, Team: "platform", CacheTTL: defaultDiscoveryTTL,
 		})
 	})
@@ -304,30 +319,32 @@ func TestDiscoveryHangingAPIEndsWithTheDrain(t *testing.T) {
 
 // Shutting down while a look-up hangs in the background ends it: the
 // exporter's shutdown stops discovery (Resolver.Shutdown), and no goroutine
-// of it outlives the exporter (goleak).
+// of it outlives the exporter (goleak). The push gave up on the look-up
+// after discoveryWait (virtual time), which went on in the background.
 func TestDiscoveryShutdownMidLookup(t *testing.T) {
-	before := goleak.IgnoreCurrent()
-	asked := make(chan struct{}, 1)
-	api := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		select {
-		case asked <- struct{}{}:
-		default:
-		}
-		<-r.Context().Done() // never answers
-	}))
-	t.Cleanup(api.Close)
-	clock := newFakeClock()
-	h := newHarnessWith(t, newFakeSentry(t, clock), clock.clocks(), func(c *Config) {
-		c.DSN = ""
-		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: api.URL, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
+	synctest.Test(t, func(t *testing.T) {
+		before := goleak.IgnoreCurrent()
+		clock := newFakeClock()
+		sentry := newMemSentry(t, clock)
+		asked := make(chan struct{}, 1)
+		api := serveAPI(t, sentry, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			select {
+			case asked <- struct{}{}:
+			default:
+			}
+			<-r.Context().Done() // never answers
+		}))
+		h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
+			c.DSN = ""
+			c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: api, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
+		})
+		start := time.Now()
+		require.NoError(t, h.exp.pushTraces(t.Context(), makeTraces(0, 1, false)))
+		assert.Equal(t, discoveryWait, time.Since(start), "the push waited discoveryWait, no longer")
+		<-asked
+		h.shutdown()
+		goleak.VerifyNone(t, before)
 	})
-	h.exp.discoveryWait = time.Millisecond // the push gives up at once; the look-up goes on in the background
-	require.NoError(t, h.exp.pushTraces(t.Context(), makeTraces(0, 1, false)))
-	<-asked
-	h.shutdown()
-	// the test servers' own goroutines stay until their cleanup
-	goleak.VerifyNone(t, before, goleak.IgnoreAnyFunction("net/http.(*conn).serve"),
-		goleak.IgnoreAnyFunction("net/http.(*Server).Serve"))
 }
 
 // A slow management API holds a push for at most discoveryWait: the items of
@@ -335,35 +352,27 @@ func TestDiscoveryShutdownMidLookup(t *testing.T) {
 // the batch go on), and the look-up, finished in the background, serves the
 // next push from the cache.
 func TestDiscoverySlowAPIHoldsAPushBriefly(t *testing.T) {
-	clock := newFakeClock()
-	sentry := newFakeSentry(t, clock)
-	mgmt := newFakeManagement(t, sentry, func() int64 { return 0 })
-	mgmt.projects["checkout"] = "5"
-	mgmt.gate = make(chan struct{})
-	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
-		c.DSN = ""
-		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: mgmt.srv.URL, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
+	synctest.Test(t, func(t *testing.T) {
+		clock := newFakeClock()
+		sentry := newMemSentry(t, clock)
+		mgmt := newFakeManagement(t, sentry, func() int64 { return 0 })
+		mgmt.projects["checkout"] = "5"
+		mgmt.gate = make(chan struct{})
+		h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
+			c.DSN = ""
+			c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: mgmt.url, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
+		})
+		start := time.Now()
+		require.NoError(t, h.traces.ConsumeTraces(t.Context(), makeTraces(0, 2, false)))
+		assert.Equal(t, discoveryWait, time.Since(start), "the push waited discoveryWait, no longer: the look-up never ends before the gate opens")
+		assert.EqualValues(t, 2*3, h.sum("otelcol_exporter_sentry_dropped_items",
+			map[string]string{"project": "unroutable", "category": "span", "reason": "unroutable"}))
+
+		close(mgmt.gate) // the look-up in the background completes and is cached
+		synctest.Wait()
+		require.NoError(t, h.traces.ConsumeTraces(t.Context(), makeTraces(10, 1, false)))
+		assert.Positive(t, byProject(sentry)["5"]["transaction"], "a later push is routed by the cached look-up")
+		h.shutdown()
+		sentry.requireNoInvalid()
 	})
-	h.exp.discoveryWait = 20 * time.Millisecond
-
-	pushed := make(chan error, 1)
-	go func() { pushed <- h.traces.ConsumeTraces(t.Context(), makeTraces(0, 2, false)) }()
-	select {
-	case err := <-pushed:
-		require.NoError(t, err)
-	case <-time.After(2 * time.Second): // the README's bound, 100 x this test's discoveryWait; the look-up never ends before the gate opens
-		t.Fatal("the push waits on the management API")
-	}
-	assert.EqualValues(t, 2*3, h.sum("otelcol_exporter_sentry_dropped_items",
-		map[string]string{"project": "unroutable", "category": "span", "reason": "unroutable"}))
-
-	close(mgmt.gate) // the look-up in the background completes and is cached
-	require.Eventually(t, func() bool {
-		if err := h.traces.ConsumeTraces(t.Context(), makeTraces(10, 1, false)); err != nil {
-			return false
-		}
-		return byProject(sentry)["5"]["transaction"] > 0
-	}, 10*time.Second, 10*time.Millisecond, "a later push is routed by the cached look-up")
-	h.shutdown()
-	sentry.requireNoInvalid()
 }

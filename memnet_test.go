@@ -1,0 +1,115 @@
+package sentryexporter
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configmiddleware"
+	"go.opentelemetry.io/collector/extension/extensionmiddleware"
+)
+
+// memNet is an in-memory network for tests in a synctest bubble, where a
+// real socket cannot live: the fake Sentry and the fake management API are
+// handlers served by host name. The exporter's HTTP clients reach it as a
+// collector's would reach any client middleware: confighttp's ToClient
+// wraps its transport with the extension the config names (useMemNet), so
+// the clients are built as in production and no production type has a
+// hook for tests. A host it does not serve goes to the real transport.
+type memNet struct {
+	mu    sync.Mutex
+	hosts map[string]http.Handler
+}
+
+// memNetID names the extension in the client config and the host.
+var memNetID = component.MustNewID("memnet")
+
+func newMemNet() *memNet { return &memNet{hosts: map[string]http.Handler{}} }
+
+// serve answers requests to host ("name:port" or "name") with h.
+func (n *memNet) serve(host string, h http.Handler) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.hosts[host] = h
+}
+
+func (n *memNet) handler(host string) http.Handler {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.hosts[host]
+}
+
+func (*memNet) Start(context.Context, component.Host) error { return nil }
+func (*memNet) Shutdown(context.Context) error              { return nil }
+
+// GetHTTPRoundTripper makes memNet an HTTP client middleware extension.
+func (n *memNet) GetHTTPRoundTripper(context.Context) (extensionmiddleware.WrapHTTPRoundTripperFunc, error) {
+	return func(_ context.Context, base http.RoundTripper) (http.RoundTripper, error) {
+		return memTransport{net: n, base: base}, nil
+	}, nil
+}
+
+// useMemNet names memNet as a middleware of a client config.
+func useMemNet(c *confighttp.ClientConfig) {
+	c.Middlewares = append(c.Middlewares, configmiddleware.Config{ID: memNetID})
+}
+
+// memHost is a host whose extensions are n.
+type memHost struct {
+	component.Host
+	net *memNet
+}
+
+func (h memHost) GetExtensions() map[component.ID]component.Component {
+	return map[component.ID]component.Component{memNetID: h.net}
+}
+
+// errMemReset is a connection closed without an answer.
+var errMemReset = errors.New("connection reset by peer")
+
+// memTransport serves each request to a host of its net in the caller's
+// goroutine, and passes the rest to base.
+type memTransport struct {
+	net  *memNet
+	base http.RoundTripper
+}
+
+func (t memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	h := t.net.handler(req.URL.Host)
+	if h == nil {
+		return t.base.RoundTrip(req)
+	}
+	sreq := req.Clone(req.Context())
+	if sreq.Body == nil {
+		sreq.Body = http.NoBody
+	}
+	w := &memWriter{ResponseRecorder: httptest.NewRecorder()}
+	h.ServeHTTP(w, sreq)
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+	if w.reset {
+		return nil, errMemReset
+	}
+	resp := w.Result()
+	resp.Request = req
+	return resp, nil
+}
+
+// memWriter records an answer; a handler that hijacks the connection to
+// close it resets it.
+type memWriter struct {
+	*httptest.ResponseRecorder
+	reset bool
+}
+
+func (w *memWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.reset = true
+	return nil, nil, errMemReset
+}
