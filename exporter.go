@@ -141,8 +141,6 @@ func newStage(cfg *Config, set exporter.Settings, clk clocks) *send.Stage {
 		MaxProjects:           cfg.Routing.MaxProjects,
 		DrainTimeout:          cfg.Pending.DrainTimeout,
 		ReportInterval:        reportInterval,
-		FinalReportTimeout:    clk.finalReport,
-		AnswerReadTimeout:     clk.answerRead,
 	}, send.Settings{
 		Telemetry:  set.TelemetrySettings,
 		Logger:     set.Logger,
@@ -342,17 +340,14 @@ func (e *sentryExporter) every(d time.Duration, fn func()) {
 	}
 }
 
-// clocks are the exporter's time sources, and the hooks tests use: now for
+// clocks are the exporter's time sources, and the hook tests use: now for
 // Sentry's rate-limit windows; send for the send stage (retry times);
-// finalReport and answerRead bound the final client report and the reading
-// of an answer (0: the stage's defaults); clientHook adjusts each HTTP
-// client once built (tests point DNS at a local server). Tests replace them.
+// clientHook adjusts each HTTP client once built (tests point DNS at a
+// local server). Tests replace them.
 type clocks struct {
-	now         func() time.Time
-	send        send.Clock
-	finalReport time.Duration
-	answerRead  time.Duration
-	clientHook  func(*http.Client)
+	now        func() time.Time
+	send       send.Clock
+	clientHook func(*http.Client)
 }
 
 func realClocks() clocks {

@@ -59,6 +59,7 @@ type answer struct {
 	status  int
 	headers map[string]string
 	reset   bool // close the connection without an answer
+	hang    bool // no answer until the request is cancelled
 }
 
 // fakeSentry plays Sentry's envelope endpoint: it rejects (400) anything the
@@ -97,10 +98,15 @@ const memSentryHost = "sentry.test"
 // newMemSentry is a fake Sentry on an in-memory network, for tests in a
 // synctest bubble (memnet_test.go).
 func newMemSentry(t *testing.T, clock *fakeClock) *fakeSentry {
-	f := &fakeSentry{t: t, clock: clock, net: newMemNet(), url: "http://" + memSentryHost}
+	return newMemSentryOn(t, clock, newMemNet(), memSentryHost)
+}
+
+// newMemSentryOn is a fake Sentry at host of net.
+func newMemSentryOn(t *testing.T, clock *fakeClock, net *memNet, host string) *fakeSentry {
+	f := &fakeSentry{t: t, clock: clock, net: net, url: "http://" + host}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/{project}/envelope/", f.handle)
-	f.net.serve(memSentryHost, mux)
+	net.serve(host, mux)
 	return f
 }
 
@@ -146,6 +152,10 @@ func (f *fakeSentry) handle(w http.ResponseWriter, r *http.Request) {
 	a := answer{status: http.StatusOK}
 	if respond != nil {
 		a = respond(env)
+	}
+	if a.hang {
+		<-r.Context().Done()
+		return
 	}
 	a.write(w, env)
 }

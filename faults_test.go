@@ -38,14 +38,17 @@ const (
 )
 
 func newFaultHarness(t *testing.T, sickDSN string, hook func(*http.Client), configure func(*Config)) *faultHarness {
-	clock := newFakeClock()
-	healthy := newFakeSentry(t, clock)
+	return newFaultHarnessWith(t, newFakeSentry(t, newFakeClock()), sickDSN, hook, configure)
+}
+
+// newFaultHarnessWith is newFaultHarness with project 1 on healthy (in
+// memory, for a test in a synctest bubble, when healthy is).
+func newFaultHarnessWith(t *testing.T, healthy *fakeSentry, sickDSN string, hook func(*http.Client), configure func(*Config)) *faultHarness {
+	clock := healthy.clock
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.WithoutCancel(t.Context()))) }) // t.Context is done once cleanup runs
 
 	clk := clock.clocks()
-	clk.finalReport = 100 * time.Millisecond
-	clk.answerRead = 50 * time.Millisecond
 	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk, clientHook: hook}
 	f := factoryOf(shared)
 	cfg := f.CreateDefaultConfig().(*Config)
@@ -66,6 +69,9 @@ func newFaultHarness(t *testing.T, sickDSN string, hook func(*http.Client), conf
 	cfg.ClientReports.Interval = time.Hour
 	cfg.Pending.DrainTimeout = 100 * time.Millisecond
 	cfg.ErrorEvents.DedupeWindow = 0 // errors go out in their push: the counts below are per push
+	if healthy.net != nil {
+		useMemNet(&cfg.ClientConfig)
+	}
 	if configure != nil {
 		configure(cfg)
 	}
@@ -77,8 +83,8 @@ func newFaultHarness(t *testing.T, sickDSN string, hook func(*http.Client), conf
 	le, err := f.CreateLogs(t.Context(), set, cfg)
 	require.NoError(t, err)
 	exp := shared.byConfig[cfg].exp
-	require.NoError(t, te.Start(t.Context(), componenttest.NewNopHost()))
-	require.NoError(t, le.Start(t.Context(), componenttest.NewNopHost()))
+	require.NoError(t, te.Start(t.Context(), healthy.host()))
+	require.NoError(t, le.Start(t.Context(), healthy.host()))
 	return &faultHarness{
 		harness: &harness{t: t, sentry: healthy, clock: clock, tel: tel, traces: te, logs: le, exp: exp},
 		in:      map[string]*account.Counts{healthyProject: {}, sickProject: {}},

@@ -94,6 +94,9 @@ func (t memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body != nil {
 		_ = req.Body.Close()
 	}
+	if err := req.Context().Err(); err != nil {
+		return nil, err // cancelled while the handler held the request
+	}
 	if w.reset {
 		return nil, errMemReset
 	}
