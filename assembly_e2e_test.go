@@ -377,7 +377,7 @@ func TestAssemblyDedupeAtShutdown(t *testing.T) {
 // with all its own children; no fragment.
 func TestAssemblyDistributedTwoProjects(t *testing.T) {
 	clock := newFakeClock()
-	sentry := newFakeSentry(t, clock)
+	sentry := newMemSentry(t, clock)
 	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
 		noDedupe(c)
 		c.DSN = ""

@@ -92,8 +92,22 @@ func newFakeSentry(t *testing.T, clock *fakeClock) *fakeSentry {
 	return f
 }
 
-// memSentryHost is the in-memory fake Sentry's host.
-const memSentryHost = "sentry.test"
+// stop makes f refuse connections from now on.
+func (f *fakeSentry) stop() {
+	if f.srv != nil {
+		f.srv.Close()
+		return
+	}
+	f.net.serve(strings.TrimPrefix(f.url, "http://"), refused{})
+}
+
+// The in-memory fakes' hosts are loopback ports nothing listens on: a
+// client built without memNet is refused, and nothing leaves the machine.
+const (
+	memSentryHost = "127.0.0.1:1" // the fake Sentry
+	memSickHost   = "127.0.0.1:2" // a second fake Sentry
+	memAPIHost    = "127.0.0.1:3" // the fake management API
+)
 
 // newMemSentry is a fake Sentry on an in-memory network, for tests in a
 // synctest bubble (memnet_test.go).
@@ -408,7 +422,7 @@ func (s settlingLogs) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 
 func newHarness(t *testing.T, configure func(*Config)) *harness {
 	clock := newFakeClock()
-	h := newHarnessWith(t, newFakeSentry(t, clock), clock.clocks(), configure)
+	h := newHarnessWith(t, newMemSentry(t, clock), clock.clocks(), configure)
 	h.clock = clock
 	return h
 }

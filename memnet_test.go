@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"syscall"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
@@ -70,6 +71,9 @@ func (h memHost) GetExtensions() map[component.ID]component.Component {
 	return map[component.ID]component.Component{memNetID: h.net}
 }
 
+// refused is a host that refuses connections (a server that stopped).
+type refused struct{ http.Handler }
+
 // errMemReset is a connection closed without an answer.
 var errMemReset = errors.New("connection reset by peer")
 
@@ -85,17 +89,24 @@ func (t memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if h == nil {
 		return t.base.RoundTrip(req)
 	}
+	if _, ok := h.(refused); ok {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	}
 	sreq := req.Clone(req.Context())
 	if sreq.Body == nil {
 		sreq.Body = http.NoBody
 	}
 	w := &memWriter{ResponseRecorder: httptest.NewRecorder()}
-	h.ServeHTTP(w, sreq)
-	if req.Body != nil {
-		_ = req.Body.Close()
-	}
-	if err := req.Context().Err(); err != nil {
-		return nil, err // cancelled while the handler held the request
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.ServeHTTP(w, sreq)
+		_ = sreq.Body.Close()
+	}()
+	select {
+	case <-done:
+	case <-req.Context().Done():
+		return nil, req.Context().Err() // the handler still holds the request; its answer comes too late
 	}
 	if w.reset {
 		return nil, errMemReset

@@ -42,7 +42,7 @@ func TestQueueOverflowWithRouting(t *testing.T) {
 
 func testQueueOverflowWithRouting(t *testing.T) {
 	net := newMemNet()
-	sick := newMemSentryOn(t, newFakeClock(), net, "sick."+memSentryHost)
+	sick := newMemSentryOn(t, newFakeClock(), net, memSickHost)
 	arrived, release := holdFirst(sick)
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) }) // before the server closes, even on failure

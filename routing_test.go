@@ -67,7 +67,7 @@ func byProject(f *fakeSentry) map[string]map[string]int {
 // untouched.
 func TestStaticRoutingThreeProjects(t *testing.T) {
 	clock := newFakeClock()
-	sentry := newFakeSentry(t, clock)
+	sentry := newMemSentry(t, clock)
 	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
 		c.DSN = ""
 		c.Routing.DSNs = map[string]configopaque.String{
@@ -147,7 +147,7 @@ func sentryProjectOf(env *envelope.Envelope) string {
 // Values without an entry go to `dsn` when there is one.
 func TestStaticRoutingDefault(t *testing.T) {
 	clock := newFakeClock()
-	sentry := newFakeSentry(t, clock)
+	sentry := newMemSentry(t, clock)
 	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
 		c.DSN = configopaque.String(sentry.dsnFor("1"))
 		c.Routing.DSNs = map[string]configopaque.String{"payments": configopaque.String(sentry.dsnFor("2"))}
@@ -224,9 +224,6 @@ func newFakeManagement(t *testing.T, sentry *fakeSentry, reset func() int64) *fa
 	return m
 }
 
-// memAPIHost is the in-memory management API's host.
-const memAPIHost = "sentry-api.test"
-
 // serveAPI serves a fake management API where sentry is: on its in-memory
 // network, or on a test server. It returns the API's base URL.
 func serveAPI(t *testing.T, sentry *fakeSentry, h http.Handler) string {
@@ -244,7 +241,7 @@ func serveAPI(t *testing.T, sentry *fakeSentry, h http.Handler) string {
 // projects it cannot resolve instead of queueing it.
 func TestDiscoveryRouting(t *testing.T) {
 	clock := newFakeClock()
-	sentry := newFakeSentry(t, clock)
+	sentry := newMemSentry(t, clock)
 	mgmt := newFakeManagement(t, sentry, func() int64 { return clock.Now().Add(30 * time.Second).Unix() })
 	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
 		c.DSN = ""
@@ -298,7 +295,7 @@ func TestDiscoveryHangingAPIEndsWithTheDrain(t *testing.T) {
 	}))
 	t.Cleanup(func() { close(release); api.Close() })
 	clock := newFakeClock()
-	h := newHarnessWith(t, newFakeSentry(t, clock), clock.clocks(), func(c *Config) {
+	h := newHarnessWith(t, newMemSentry(t, clock), clock.clocks(), func(c *Config) {
 		c.DSN = ""
 		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: api.URL, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
 		c.Pending.DrainTimeout = 50 * time.Millisecond
