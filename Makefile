@@ -122,12 +122,12 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./internal/stacktrace/
 	$(GO) test -run='^$$' -fuzz='^FuzzAppend$$' -fuzztime=$(FUZZTIME) ./internal/jsonstr/
 
-## mutate: mutation testing of ratelimit, internal/account, internal/assemble, internal/admit and
+## mutate: mutation testing of ratelimit, internal/account, internal/assemble, internal/gate, internal/concurrency, internal/membudget and
 ## internal/send (docs/mutations.md): gremlins, then cmd/mutantcheck for the mutants gremlins
 ## reports NOT COVERED (case clauses), with a watchdog on the test binaries' memory
 ## (scripts/mutate.sh). About 20 minutes on 2 cores (internal/send is most of it); not in CI.
-## Reports in bin/mutate/. One package: make mutate MUTATE_PKGS=internal/admit
-MUTATE_PKGS  ?= ratelimit internal/account internal/assemble internal/admit internal/send
+## Reports in bin/mutate/. One package: make mutate MUTATE_PKGS=internal/gate
+MUTATE_PKGS  ?= ratelimit internal/account internal/assemble internal/gate internal/concurrency internal/membudget internal/send
 .PHONY: mutate
 mutate:
 	MUTATE_PKGS="$(MUTATE_PKGS)" GO="$(GO)" ./scripts/mutate.sh
@@ -140,9 +140,15 @@ bench:
 ## (conformance/spanstream_test.go; also part of `make test` once conformance/node has node_modules).
 spanstream:
 	npm ci --prefix conformance/node --no-audit --no-fund
-	cd conformance && SPANSTREAM_REQUIRED=1 $(GO) test -race -count=1 -run 'TestSpanStreaming' -v .
+	cd conformance && SPANSTREAM_REQUIRED=1 $(GO) test -race -count=1 -run 'TestSpanStreaming|TestNodeMetrics' -v .
 
-.PHONY: sdkapp sdktraffic otelcol-front scaleout
+## metrics-conformance: trace metrics held against sentry-go's metrics API, the same measurements
+## through the OTel Go SDK at its defaults and the built collector (conformance/metrics_*_test.go;
+## part of `make test` too, where it is skipped until bin/otelcol-sentry is built).
+metrics-conformance: otelcol
+	cd conformance && COLLECTOR_REQUIRED=1 $(GO) test -race -count=1 -run 'Metric' -v .
+
+.PHONY: sdkapp sdktraffic otelcol-front scaleout metrics-conformance
 
 ## sdkapp: bin/sdkapp and bin/sdkcheck, the real-SDK load program and its checker (loadtest/, a module of its own).
 sdkapp:
@@ -200,11 +206,12 @@ deploy-test:
 ## Issue 19's faults through the built collector, each held long enough to reach its plateau
 ## (docs/faults.md; each script's head names its *_DURATION and other variables):
 ## brownout: one project, 20 % of requests answered 503, 1,000 spans/s for 20 s: stored % at the load's end, +10 s, +120 s.
-## partition: 100 projects all hung, then all black-holed, 3 min each at 3,000 spans/s: peak RSS, RSS slope, all counted.
+## partition: 100 projects all hung, then all black-holed, 3 min each at 3,000 spans/s, then both with ~8 MB/s of
+## items near Relay's limits (otlpgen --large): peak RSS, RSS slope, all counted.
 ## heal: one project hung for 30 s, then healthy, 1,000 spans/s for 90 s: stored keeps up within 5 s of the heal.
 ## flap: Sentry 10 s up / 10 s hung for 4 min, 100 projects at 3,000 spans/s: RSS slope over the last minute, peak RSS, all counted.
 ## chaos: 10 runs of 10 projects for 10 s against random resets, 503s and 429s: in = stored + dropped, exactly.
-## faults: all five (about 15 minutes when they pass), failing at the end if any failed.
+## faults: all five (about 21 minutes when they pass), failing at the end if any failed.
 ## status: the exporter's component status through the health endpoint while one project's Sentry
 ## answers 401, then 503, then 200 (scripts/status.sh; about 2 minutes).
 .PHONY: brownout partition heal flap chaos faults status

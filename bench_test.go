@@ -14,6 +14,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
+	"github.com/otel-sentry/sentryexporter/internal/sendtest"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -36,12 +37,12 @@ func newBenchExporter(tb testing.TB, now func() time.Time, configure func(*Confi
 func newBenchExporterWith(tb testing.TB, now func() time.Time, configure func(*Config), rt http.RoundTripper) *sentryExporter {
 	clk := realClocks()
 	clk.now, clk.send.Now = now, now
-	if rt != nil {
-		clk.clientHook = func(c *http.Client) { c.Transport = rt }
-	}
 	cfg := createDefaultConfig().(*Config)
 	cfg.DSN = "https://public@o1.ingest.sentry.io/1"
 	configure(cfg)
+	if rt != nil {
+		sendtest.Use(&cfg.ClientConfig)
+	}
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = componenttest.NewNopTelemetrySettings()
 	e, err := newExporter(cfg, set, clk)
@@ -49,7 +50,7 @@ func newBenchExporterWith(tb testing.TB, now func() time.Time, configure func(*C
 		tb.Fatal(err)
 	}
 	if rt != nil {
-		if err := e.start(tb.Context(), componenttest.NewNopHost()); err != nil {
+		if err := e.start(tb.Context(), sendtest.Host(sendtest.Transport(rt))); err != nil {
 			tb.Fatal(err)
 		}
 	}

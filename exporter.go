@@ -19,13 +19,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/assemblepdata"
 	"github.com/otel-sentry/sentryexporter/internal/dedupe"
 	"github.com/otel-sentry/sentryexporter/internal/discovery"
 	"github.com/otel-sentry/sentryexporter/internal/dsn"
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/logthrottle"
+	"github.com/otel-sentry/sentryexporter/internal/membudget"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 	"github.com/otel-sentry/sentryexporter/internal/send"
@@ -52,11 +52,11 @@ type sentryExporter struct {
 	assembly    *assemblepdata.Assembly[*project] // trace assembly (assembly.go); nil when assembly::wait is 0
 	tb          *metadata.TelemetryBuilder
 	clk         clocks
-	stage       *send.Stage   // everything after an envelope is built (internal/send)
-	assemblyMem *admit.Holder // the spans held for assembly, in the stage's memory budget
+	stage       *send.Stage       // everything after an envelope is built (internal/send)
+	assemblyMem *membudget.Holder // the spans held for assembly, in the stage's memory budget
 	metrics     *tracemetric.Translator
 	streams     *tracemetric.Streams // cumulative streams' previous points (metrics::max_stream_bytes)
-	streamMem   *admit.Holder        // the streams' state, in the same budget
+	streamMem   *membudget.Holder    // the streams' state, in the same budget
 
 	def             *project            // the `dsn` project; nil when routing covers everything
 	static          map[string]*project // routing::dsns, by attribute value
@@ -68,8 +68,6 @@ type sentryExporter struct {
 	byDSN    map[string]*project // every project, static or discovered, by DSN
 	projects []*project          // the same, copied on write, for the gauges
 
-	stopping       chan struct{}
-	stopOnce       sync.Once
 	dedupeLoopWG   sync.WaitGroup
 	assemblyLoopWG sync.WaitGroup
 	statusLoopWG   sync.WaitGroup
@@ -83,15 +81,14 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		return nil, err
 	}
 	e := &sentryExporter{
-		cfg:      cfg,
-		set:      set,
-		logger:   set.Logger,
-		tb:       tb,
-		clk:      clk,
-		index:    traceindex.New(),
-		byDSN:    map[string]*project{},
-		static:   map[string]*project{},
-		stopping: make(chan struct{}),
+		cfg:    cfg,
+		set:    set,
+		logger: set.Logger,
+		tb:     tb,
+		clk:    clk,
+		index:  traceindex.New(),
+		byDSN:  map[string]*project{},
+		static: map[string]*project{},
 	}
 	e.index.NoSpanIDs = !cfg.ErrorEvents.FromSpanExceptions && !cfg.ErrorEvents.FromLogs
 	e.index.NoRequests = !cfg.ErrorEvents.FromLogs
@@ -142,11 +139,10 @@ func newStage(cfg *Config, set exporter.Settings, clk clocks) *send.Stage {
 		DrainTimeout:          cfg.Pending.DrainTimeout,
 		ReportInterval:        reportInterval,
 	}, send.Settings{
-		Telemetry:  set.TelemetrySettings,
-		Logger:     set.Logger,
-		UserAgent:  fmt.Sprintf("%s/%s (%s %s; %s/%s)", sdkinfo.Name, sdkinfo.Version, set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
-		Clock:      clk.send,
-		ClientHook: clk.clientHook,
+		Telemetry: set.TelemetrySettings,
+		Logger:    set.Logger,
+		UserAgent: fmt.Sprintf("%s/%s (%s %s; %s/%s)", sdkinfo.Name, sdkinfo.Version, set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
+		Clock:     clk.send,
 	})
 }
 
@@ -235,13 +231,13 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 		}, e.clk.now)
 	}
 	if e.dedupe != nil {
-		e.dedupeLoopWG.Go(func() { e.every(e.dedupeTick(), func() { e.releaseDue(context.Background(), false) }) })
+		e.dedupeLoopWG.Go(func() { e.stage.Every(e.dedupeTick(), func() { e.releaseDue(context.Background(), false) }) })
 	}
 	if e.assembly != nil {
-		e.assemblyLoopWG.Go(func() { e.every(e.assemblyTick(), func() { e.expireHeld(context.Background()) }) })
+		e.assemblyLoopWG.Go(func() { e.stage.Every(e.assemblyTick(), func() { e.expireHeld(context.Background()) }) })
 	}
 	e.status.addHost(host)
-	e.statusLoopWG.Go(func() { e.every(statusTick, e.reportStatus) })
+	e.statusLoopWG.Go(func() { e.stage.Every(statusTick, e.reportStatus) })
 	return nil
 }
 
@@ -250,23 +246,15 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 // are tiny JSON).
 func (e *sentryExporter) newDiscoveryClient(ctx context.Context, host component.Host) (*http.Client, error) {
 	apiCfg := e.cfg.ClientConfig
-	apiCfg.Endpoint = ""
 	apiCfg.Compression = ""
-	client, err := apiCfg.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
-	if err == nil && e.clk.clientHook != nil {
-		e.clk.clientHook(client)
-	}
-	return client, err
+	return send.NewClient(ctx, apiCfg, host, e.set.TelemetrySettings)
 }
 
 // beginShutdown runs before exporterhelper drains its queue: from then on no
 // envelope is retried, so the drain ends promptly (internal/send's
-// Stage.BeginShutdown).
+// Stage.BeginShutdown); the exporter's loops (Stage.Every) end with it.
 func (e *sentryExporter) beginShutdown() {
-	e.stopOnce.Do(func() {
-		close(e.stopping)
-		e.stage.BeginShutdown()
-	})
+	e.stage.BeginShutdown()
 }
 
 // shutdown runs last, after exporterhelper's queue drained into the send
@@ -325,29 +313,11 @@ func (e *sentryExporter) dedupeTick() time.Duration {
 	return min(max(e.dedupe.Length/4, 100*time.Millisecond), time.Second)
 }
 
-// every runs fn every d until shutdown begins: the held error events and
-// held spans are released by it while no push comes by.
-func (e *sentryExporter) every(d time.Duration, fn func()) {
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			fn()
-		case <-e.stopping:
-			return
-		}
-	}
-}
-
-// clocks are the exporter's time sources, and the hook tests use: now for
-// Sentry's rate-limit windows; send for the send stage (retry times);
-// clientHook adjusts each HTTP client once built (tests point DNS at a
-// local server). Tests replace them.
+// clocks are the exporter's time sources: now for Sentry's rate-limit
+// windows; send for the send stage (retry times). Tests replace them.
 type clocks struct {
-	now        func() time.Time
-	send       send.Clock
-	clientHook func(*http.Client)
+	now  func() time.Time
+	send send.Clock
 }
 
 func realClocks() clocks {

@@ -318,17 +318,15 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// clocks puts the exporter on this clock for rate-limit windows, and on a
-// fake wall clock that stands still for retries: a retry's wait passes at
-// once (its timer fires at once), and each envelope's retry budget counts the
-// backoff it waited, so retry budgets are exact and tests never sleep.
+// clocks puts the exporter on this clock, which moves only when a test
+// advances it: a retry's wait passes at once (its timer fires at once), and
+// each envelope's retry budget counts the backoff it waited, so retry budgets
+// are exact and tests never sleep.
 func (c *fakeClock) clocks() clocks {
-	wall := c.Now()
 	return clocks{
 		now: c.Now,
 		send: send.Clock{
-			Now:  c.Now,
-			Wall: func() time.Time { return wall },
+			Now: c.Now,
 			AfterFunc: func(_ time.Duration, f func()) func() bool {
 				go f()
 				return func() bool { return false }

@@ -2,7 +2,6 @@ package sentryexporter
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
+	"github.com/otel-sentry/sentryexporter/internal/sendtest"
 )
 
 // faultHarness is one exporter routing service "healthy" to project 1 of a
@@ -37,19 +37,19 @@ const (
 	sickProject    = "2"
 )
 
-func newFaultHarness(t *testing.T, sickDSN string, hook func(*http.Client), configure func(*Config)) *faultHarness {
-	return newFaultHarnessWith(t, newFakeSentry(t, newFakeClock()), sickDSN, hook, configure)
+func newFaultHarness(t *testing.T, sickDSN string, dial sendtest.Middleware, configure func(*Config)) *faultHarness {
+	return newFaultHarnessWith(t, newFakeSentry(t, newFakeClock()), sickDSN, dial, configure)
 }
 
 // newFaultHarnessWith is newFaultHarness with project 1 on healthy (in
 // memory, for a test in a synctest bubble, when healthy is).
-func newFaultHarnessWith(t *testing.T, healthy *fakeSentry, sickDSN string, hook func(*http.Client), configure func(*Config)) *faultHarness {
+func newFaultHarnessWith(t *testing.T, healthy *fakeSentry, sickDSN string, dial sendtest.Middleware, configure func(*Config)) *faultHarness {
 	clock := healthy.clock
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.WithoutCancel(t.Context()))) }) // t.Context is done once cleanup runs
 
 	clk := clock.clocks()
-	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk, clientHook: hook}
+	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk}
 	f := factoryOf(shared)
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.Routing.DSNs = map[string]configopaque.String{
@@ -75,6 +75,11 @@ func newFaultHarnessWith(t *testing.T, healthy *fakeSentry, sickDSN string, hook
 	if configure != nil {
 		configure(cfg)
 	}
+	host := healthy.host()
+	if dial != nil {
+		sendtest.Use(&cfg.ClientConfig)
+		host = sendtest.Host(dial)
+	}
 	require.NoError(t, cfg.Validate())
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
@@ -83,8 +88,8 @@ func newFaultHarnessWith(t *testing.T, healthy *fakeSentry, sickDSN string, hook
 	le, err := f.CreateLogs(t.Context(), set, cfg)
 	require.NoError(t, err)
 	exp := shared.byConfig[cfg].exp
-	require.NoError(t, te.Start(t.Context(), healthy.host()))
-	require.NoError(t, le.Start(t.Context(), healthy.host()))
+	require.NoError(t, te.Start(t.Context(), host))
+	require.NoError(t, le.Start(t.Context(), host))
 	return &faultHarness{
 		harness: &harness{t: t, sentry: healthy, clock: clock, tel: tel, traces: te, logs: le, exp: exp},
 		in:      map[string]*account.Counts{healthyProject: {}, sickProject: {}},
@@ -159,12 +164,12 @@ func (h *faultHarness) shutdownTimed() time.Duration {
 //   - in = sent + dropped for each project and category.
 func TestNetworkFaults(t *testing.T) {
 	type fault struct {
-		dsn     string // of project 2
-		hook    func(*http.Client)
-		met     <-chan struct{} // closed once the fault was met; nil: not observable
-		hangs   bool            // the first request stays open until shutdown cancels it
-		stored  bool            // Sentry's status (200) arrived: the items count as sent
-		retried bool            // each envelope was tried 3 times before counted
+		dsn     string              // of project 2
+		dial    sendtest.Middleware // nil: net/http's own
+		met     <-chan struct{}     // closed once the fault was met; nil: not observable
+		hangs   bool                // the first request stays open until shutdown cancels it
+		stored  bool                // Sentry's status (200) arrived: the items count as sent
+		retried bool                // each envelope was tried 3 times before counted
 	}
 	var hugeWritten atomic.Int64
 	rows := []struct {
@@ -180,11 +185,11 @@ func TestNetworkFaults(t *testing.T) {
 		}},
 		{"DNS never answers", func(t *testing.T) fault {
 			addr, met := fakeDNS(t, false)
-			return fault{dsn: "http://publickey@sentry.sick.example:9/2", hook: dnsThrough(t, addr), met: met, hangs: true}
+			return fault{dsn: "http://publickey@sentry.sick.example:9/2", dial: dnsThrough(t, addr), met: met, hangs: true}
 		}},
 		{"DNS NXDOMAIN", func(t *testing.T) fault {
 			addr, _ := fakeDNS(t, true)
-			return fault{dsn: "http://publickey@sentry.sick.example:9/2", hook: dnsThrough(t, addr), retried: true}
+			return fault{dsn: "http://publickey@sentry.sick.example:9/2", dial: dnsThrough(t, addr), retried: true}
 		}},
 		{"TLS handshake never finishes", func(t *testing.T) fault {
 			addr, met := blackhole(t)
@@ -206,7 +211,7 @@ func TestNetworkFaults(t *testing.T) {
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
 			f := row.fault(t)
-			h := newFaultHarness(t, f.dsn, f.hook, nil)
+			h := newFaultHarness(t, f.dsn, f.dial, nil)
 			h.push("sick", sickProject) // returns at once: handed over
 			if f.met != nil {
 				<-f.met

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/otel-sentry/sentryexporter/internal/sendtest"
 )
 
 // The servers below each play one network fault on 127.0.0.1, for the fault
@@ -141,7 +143,7 @@ func nxdomainReply(q []byte) []byte {
 // server at addr, and only there: no query leaves the machine. Go's resolver
 // keeps a lookup going after its caller gave up (up to its own timeout), so
 // the test's end closes the lookups' sockets and refuses new ones.
-func dnsThrough(t *testing.T, addr string) func(*http.Client) {
+func dnsThrough(t *testing.T, addr string) sendtest.Middleware {
 	var mu sync.Mutex
 	var conns []net.Conn
 	done := false
@@ -153,7 +155,7 @@ func dnsThrough(t *testing.T, addr string) func(*http.Client) {
 			_ = c.Close()
 		}
 	})
-	return func(c *http.Client) {
+	return func(http.RoundTripper) http.RoundTripper {
 		dialer := &net.Dialer{Resolver: &net.Resolver{
 			PreferGo: true,
 			Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -170,7 +172,7 @@ func dnsThrough(t *testing.T, addr string) func(*http.Client) {
 				return conn, err
 			},
 		}}
-		c.Transport = &http.Transport{DialContext: dialer.DialContext}
+		return &http.Transport{DialContext: dialer.DialContext}
 	}
 }
 

@@ -1,6 +1,7 @@
 // One project's pipeline, wiring the stages for one DSN: a routed push goes
 // through assembly (assembly.go, internal/assemblepdata), is gated on the
-// project's rate limits before translation (internal/admit), translated (internal/translate),
+// project's rate limits before translation (internal/gate), translated
+// (internal/translate),
 // shaped and deduplicated (internal/errorshape, internal/dedupe), encoded
 // (internal/encode) and offered to the project's lane of the send stage
 // (internal/send), which queues, sends, retries and accounts for them
@@ -18,10 +19,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/dedupe"
 	"github.com/otel-sentry/sentryexporter/internal/dsn"
 	"github.com/otel-sentry/sentryexporter/internal/encode"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
 	"github.com/otel-sentry/sentryexporter/internal/send"
 	"github.com/otel-sentry/sentryexporter/internal/tracemetric"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
@@ -72,9 +73,9 @@ func (p *project) translateTraces(ctx context.Context, td ptrace.Traces) {
 	limits := p.limits.Load()
 	mode := p.exp.cfg.TracesAs
 	res := p.exp.translator.Traces(td, translate.TracesWant{
-		Transactions: mode == TracesAsTransactions && !admit.GateTransaction.Limited(limits, now),
-		SpanV2:       mode == TracesAsSpans && !admit.GateSpan.Limited(limits, now),
-		Errors:       p.exp.cfg.ErrorEvents.FromSpanExceptions && !admit.GateError.Limited(limits, now),
+		Transactions: mode == TracesAsTransactions && !gate.GateTransaction.Limited(limits, now),
+		SpanV2:       mode == TracesAsSpans && !gate.GateSpan.Limited(limits, now),
+		Errors:       p.exp.cfg.ErrorEvents.FromSpanExceptions && !gate.GateError.Limited(limits, now),
 		Segments:     true,
 	})
 	facts := p.exp.facts.Get()
@@ -104,8 +105,8 @@ func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
 	now := p.exp.clk.now()
 	limits := p.limits.Load()
 	res := p.exp.translator.Logs(ld, translate.LogsWant{
-		Logs:   !admit.GateLogs.Limited(limits, now),
-		Errors: p.exp.cfg.ErrorEvents.FromLogs && !admit.GateError.Limited(limits, now),
+		Logs:   !gate.GateLogs.Limited(limits, now),
+		Errors: p.exp.cfg.ErrorEvents.FromLogs && !gate.GateError.Limited(limits, now),
 	})
 	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, skippedLogs(&res))
 	p.acct.Dropped(ctx, account.ReasonInvalid, account.Counts{account.CatLogItem: int64(res.InvalidLogs), account.CatError: int64(res.InvalidErrors)})
@@ -128,7 +129,7 @@ func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
 func (p *project) pushMetrics(ctx context.Context, md pmetric.Metrics) error {
 	e := p.exp
 	now := e.clk.now()
-	want := !admit.GateTraceMetric.Limited(p.limits.Load(), now)
+	want := !gate.GateTraceMetric.Limited(p.limits.Load(), now)
 	res := e.metrics.Metrics(md, e.streams, uint64(now.UnixNano()), tracemetric.Want{Items: want})
 	e.streamMem.Add(res.HeldDelta)
 	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, account.Counts{account.CatTraceMetric: res.Skipped})

@@ -8,7 +8,6 @@ package sentryexporter
 
 import (
 	"context"
-	"net/http"
 	"sync"
 
 	"go.opentelemetry.io/collector/component"
@@ -21,8 +20,6 @@ type sharedExporters struct {
 	mu       sync.Mutex
 	byConfig map[*Config]*sharedExporter
 	clk      clocks
-	// clientHook is given to every exporter (tests: DNS through a local server).
-	clientHook func(*http.Client)
 }
 
 type sharedExporter struct {
@@ -43,11 +40,7 @@ func (s *sharedExporters) acquire(cfg *Config, set exporter.Settings) (*sharedEx
 		e.users++
 		return e, nil
 	}
-	clk := s.clk
-	if s.clientHook != nil {
-		clk.clientHook = s.clientHook
-	}
-	exp, err := newExporter(cfg, set, clk)
+	exp, err := newExporter(cfg, set, s.clk)
 	if err != nil {
 		return nil, err
 	}

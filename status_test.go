@@ -143,7 +143,6 @@ func TestStatusThroughAnswers(t *testing.T) {
 	healthy, sick := newFakeSentry(t, clock), newFakeSentry(t, clock)
 	setStatus := answerStatus(sick, http.StatusUnauthorized)
 	clk := clock.clocks()
-	clk.send.Wall = clock.Now // health is judged on the test's clock
 	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk}
 	f := factoryOf(shared)
 	cfg := f.CreateDefaultConfig().(*Config)

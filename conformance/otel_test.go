@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/config/configoptional"
@@ -18,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
@@ -238,9 +240,10 @@ func (o *otelSDK) flush(t *testing.T, logsFirst bool) {
 // exporterUnderTest is this exporter, built through its factory, behind an
 // in-test OTLP/HTTP receiver.
 type exporterUnderTest struct {
-	traces exporter.Traces
-	logs   exporter.Logs
-	otlp   *httptest.Server
+	traces  exporter.Traces
+	logs    exporter.Logs
+	metrics exporter.Metrics
+	otlp    *httptest.Server
 }
 
 func newExporterUnderTest(t *testing.T, dsn string) *exporterUnderTest {
@@ -268,16 +271,20 @@ func newExporterUnderTestWith(t *testing.T, dsn string, edit func(*sentryexporte
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := te.Start(ctx, componenttest.NewNopHost()); err != nil {
+	me, err := f.CreateMetrics(ctx, set, cfg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := le.Start(ctx, componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
+	for _, c := range []component.Component{te, le, me} {
+		if err := c.Start(ctx, componenttest.NewNopHost()); err != nil {
+			t.Fatal(err)
+		}
 	}
-	e := &exporterUnderTest{traces: te, logs: le}
+	e := &exporterUnderTest{traces: te, logs: le, metrics: me}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/traces", e.receiveTraces)
 	mux.HandleFunc("POST /v1/logs", e.receiveLogs)
+	mux.HandleFunc("POST /v1/metrics", e.receiveMetrics)
 	e.otlp = httptest.NewServer(mux)
 	t.Cleanup(e.otlp.Close)
 	return e
@@ -307,6 +314,18 @@ func (e *exporterUnderTest) receiveLogs(w http.ResponseWriter, r *http.Request) 
 	answer(w, err, func() ([]byte, error) { return plogotlp.NewExportResponse().MarshalProto() })
 }
 
+func (e *exporterUnderTest) receiveMetrics(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	req := pmetricotlp.NewExportRequest()
+	if err == nil {
+		err = req.UnmarshalProto(body)
+	}
+	if err == nil {
+		err = e.metrics.ConsumeMetrics(r.Context(), req.Metrics())
+	}
+	answer(w, err, func() ([]byte, error) { return pmetricotlp.NewExportResponse().MarshalProto() })
+}
+
 func answer(w http.ResponseWriter, err error, resp func() ([]byte, error)) {
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -325,6 +344,9 @@ func (e *exporterUnderTest) shutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := e.logs.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.metrics.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

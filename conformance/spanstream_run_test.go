@@ -128,7 +128,7 @@ func runOTelNode(t *testing.T) nodeRun {
 		"OTEL_EXPORTER_OTLP_ENDPOINT="+exp.otlp.URL,
 		"OTEL_SERVICE_NAME=shop",
 		fmt.Sprintf("OTEL_RESOURCE_ATTRIBUTES=service.version=%s,deployment.environment.name=%s", nodeRelease, nodeEnvironment),
-		"OTEL_METRICS_EXPORTER=none", "OTEL_LOGS_EXPORTER=none")
+		"OTEL_LOGS_EXPORTER=none")
 	exp.shutdown(t)
 	return nodeRun{sinkEnvelopes(t, sink), port}
 }

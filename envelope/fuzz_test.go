@@ -14,6 +14,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(withEventID(transactionItem(transactionJSON)).AppendTo(nil))
 	f.Add(withDSC(logItem(logJSON), reportItem(reportJSON)).AppendTo(nil))
 	f.Add(withDSC(spanItem(spanJSON)).AppendTo(nil))
+	f.Add(withDSC(metricItem(metricJSON, metricJSON)).AppendTo(nil))
 	f.Add([]byte("{}\n{\"type\":\"a\"}\nhello\n{\"type\":\"b\",\"length\":1}\nx"))
 	f.Add([]byte(`{"event_id":"fc6d8c0c-43fc-4630-ad85-0ee518f1b9d0","sent_at":"2026-11-30T22:58:19.123456789+01:00","sdk":{"name":"n"},"trace":{"sample_rate":0.5,"sampled":"maybe","release":1}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {

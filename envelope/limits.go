@@ -26,7 +26,8 @@ type Limits struct {
 	// MaxSpanSize bounds the average size of one span in a span container, and each legacy
 	// standalone span item.
 	MaxSpanSize int
-	// MaxTraceMetricSize bounds the average size of one metric in a trace_metric container.
+	// MaxTraceMetricSize bounds the average size of one metric in a trace_metric container;
+	// Relay checks each metric against it again once parsed.
 	MaxTraceMetricSize int
 	// MaxContainerSize bounds a whole log, span or trace_metric container item.
 	MaxContainerSize int
@@ -37,6 +38,14 @@ type Limits struct {
 	// MaxClientReportsCount bounds the client report items per envelope.
 	MaxClientReportsCount int
 }
+
+// SentryTraceMetricSize is max_trace_metric_size as sentry.io runs Relay: 2 KiB ("Each
+// metric has a 2KB size limit. If you exceed this, the metric will be dropped":
+// docs.sentry.io, JavaScript "Set Up Metrics"; sentry-cocoa's tests call it Relay's
+// max_trace_metric_size), not the self-hosted default in [RelayDefaults]. Relay holds a
+// container's bytes per metric to it (413) and each parsed metric's canonical size
+// (dropped, invalid).
+const SentryTraceMetricSize = 2 * kib
 
 // RelayDefaults returns Relay's defaults (relay-config/src/config.rs, Limits::default, with
 // max_span_size raised to 10 MiB by relay PR #5780). sentry.io may configure other values.

@@ -13,6 +13,7 @@ func TestRelayDefaults(t *testing.T) {
 	assert.Equal(t, 1<<20, l.MaxEventSize, "max_event_size")
 	assert.Equal(t, 2<<20, l.MaxLogSize, "max_log_size")
 	assert.Equal(t, 10<<20, l.MaxSpanSize, "max_span_size")
+	assert.Equal(t, 1<<20, l.MaxTraceMetricSize, "max_trace_metric_size")
 	assert.Equal(t, 12<<20, l.MaxContainerSize, "max_container_size")
 	assert.Equal(t, 25, l.MaxStandaloneSpanCount, "max_standalone_span_count")
 	assert.Equal(t, 100<<10, l.MaxClientReportsSize, "max_client_reports_size")
@@ -22,7 +23,7 @@ func TestRelayDefaults(t *testing.T) {
 // TestCheck mirrors relay-server/src/utils/sizes.rs with small limits.
 func TestCheck(t *testing.T) {
 	small := Limits{
-		MaxEnvelopeSize: 1000, MaxEventSize: 100, MaxLogSize: 10, MaxSpanSize: 10, MaxContainerSize: 200,
+		MaxEnvelopeSize: 1000, MaxEventSize: 100, MaxLogSize: 10, MaxSpanSize: 10, MaxTraceMetricSize: 10, MaxContainerSize: 200,
 		MaxStandaloneSpanCount: 2, MaxClientReportsSize: 50, MaxClientReportsCount: 2,
 	}
 	p := func(n int) []byte { return bytes.Repeat([]byte("x"), n) }
@@ -32,6 +33,9 @@ func TestCheck(t *testing.T) {
 	}
 	spans := func(count, n int) Item {
 		return Item{Type: ItemTypeSpan, ContentType: ContentTypeSpanContainer, ItemCount: count, Payload: p(n)}
+	}
+	metrics := func(count, n int) Item {
+		return Item{Type: ItemTypeTraceMetric, ContentType: ContentTypeTraceMetricContainer, ItemCount: count, Payload: p(n)}
 	}
 	report := func(n int) Item { return Item{Type: ItemTypeClientReport, Payload: p(n)} }
 	tests := []struct {
@@ -54,12 +58,16 @@ func TestCheck(t *testing.T) {
 		{"two span containers", []Item{spans(1, 5), spans(1, 5)}, false},
 		{"legacy spans under count", []Item{{Type: ItemTypeSpan, Payload: p(5)}, {Type: ItemTypeSpan, Payload: p(5)}}, true},
 		{"legacy spans over count", []Item{{Type: ItemTypeSpan, Payload: p(5)}, {Type: ItemTypeSpan, Payload: p(5)}, {Type: ItemTypeSpan, Payload: p(5)}}, false},
+		{"trace_metric average at limit", []Item{metrics(10, 109)}, true},
+		{"trace_metric average over limit", []Item{metrics(10, 110)}, false},
+		{"trace_metric container over container size", []Item{metrics(50, 201)}, false},
+		{"two trace_metric containers", []Item{metrics(1, 5), metrics(1, 5)}, false},
 		{"client reports within limits", []Item{report(25), report(25)}, true},
 		{"client reports over count", []Item{report(1), report(1), report(1)}, false},
 		{"client reports over total size", []Item{report(30), report(30)}, false},
 		{"unknown items are not sized", []Item{{Type: "attachment", Payload: p(500)}}, true},
 		{"envelope over limit", []Item{{Type: "attachment", Payload: p(1000)}}, false},
-		{"log, span, event and report together", []Item{event(50), logs(5, 50), spans(5, 50), report(10)}, true},
+		{"log, span, event and report together", []Item{event(50), logs(5, 50), spans(5, 50), metrics(5, 50), report(10)}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,12 +13,12 @@ import (
 // containers, and unknown item types are errors.
 //
 // Envelope rules: an event or transaction needs the envelope `event_id` and a payload
-// `event_id`, if any, equal to it; at most one event or transaction, at most one log and one
-// span container; a container needs `item_count` equal to len(items) and its own content type;
+// `event_id`, if any, equal to it; at most one event or transaction, at most one log, one
+// span and one trace_metric container; a container needs `item_count` equal to len(items) and its own content type;
 // a DSC needs a valid `trace_id`, a `public_key`, a string `sample_rate` and a bool `sampled`.
 // The payload rules of each item type live in validate_<type>.go.
 func Validate(e *Envelope, l Limits) error {
-	v := &validator{env: e}
+	v := &validator{env: e, limits: l}
 	v.header()
 	v.mixing()
 	for i := range e.Items {
@@ -32,8 +32,9 @@ func Validate(e *Envelope, l Limits) error {
 
 // validator collects the problems of one envelope.
 type validator struct {
-	env  *Envelope
-	errs []error
+	env    *Envelope
+	limits Limits
+	errs   []error
 }
 
 // failf records one problem. where names the part of the envelope, such as
@@ -137,7 +138,7 @@ func (v *validator) item(i int) {
 	case ItemTypeTraceMetric:
 		v.contentType(where, it, ContentTypeTraceMetricContainer)
 		if items, ok := v.container(where, it); ok {
-			v.traceMetrics(where, items)
+			v.traceMetrics(where, it.Payload, items)
 		}
 	default:
 		v.failf(where, "unknown item type %q", it.Type)

@@ -33,6 +33,9 @@ const (
 		`"start_timestamp":1742921669.158209,"end_timestamp":1742921669.180536,` +
 		`"attributes":{"sentry.op":{"type":"string","value":"http.server"}},` +
 		`"links":[{"trace_id":"` + testTraceID + `","span_id":"f1196292f76e45c0","sampled":true}]}`
+	metricJSON = `{"timestamp":"2026-12-03T11:42:29.019Z","trace_id":"` + testTraceID + `","span_id":"` + testSpanID + `",` +
+		`"type":"distribution","name":"http.server.duration","value":12.5,"unit":"millisecond",` +
+		`"attributes":{"http.route":{"type":"string","value":"/cart"},"sentry.sdk.name":{"type":"string","value":"sentry.go"}}}`
 	reportJSON = `{"timestamp":"2020-02-07T14:16:00Z","discarded_events":[{"reason":"queue_overflow","category":"error","quantity":23}]}`
 )
 
@@ -59,6 +62,13 @@ func spanItem(spans ...string) Item {
 	return Item{
 		Type: ItemTypeSpan, ContentType: ContentTypeSpanContainer, ItemCount: len(spans),
 		Payload: []byte(`{"items":[` + strings.Join(spans, ",") + `]}`),
+	}
+}
+
+func metricItem(metrics ...string) Item {
+	return Item{
+		Type: ItemTypeTraceMetric, ContentType: ContentTypeTraceMetricContainer, ItemCount: len(metrics),
+		Payload: []byte(`{"items":[` + strings.Join(metrics, ",") + `]}`),
 	}
 }
 
@@ -91,9 +101,17 @@ func TestValidateBaselines(t *testing.T) {
 		"log":                            withDSC(logItem(logJSON, logJSON)),
 		"logs of two traces, no DSC": {Items: []Item{logItem(logJSON,
 			strings.Replace(logJSON, testTraceID, "0123456789abcdef0123456789abcdef", 1))}},
-		"span":               withDSC(spanItem(spanJSON, spanJSON)),
-		"client report only": {Items: []Item{reportItem(reportJSON), reportItem(`{"discarded_events":[]}`)}},
-		"empty":              {},
+		"span": withDSC(spanItem(spanJSON, spanJSON)),
+		"metrics": withDSC(metricItem(metricJSON,
+			edit(t, edit(t, metricJSON, `"type":"distribution"`, `"type":"counter"`), `"value":12.5`, `"value":3`),
+			edit(t, edit(t, metricJSON, `"type":"distribution"`, `"type":"gauge"`), `,"unit":"millisecond"`, ``),
+			edit(t, metricJSON, `"millisecond"`, `"Request_1"`),
+			edit(t, metricJSON, `"2026-12-03T11:42:29.019Z"`, `1764762149.019`))),
+		"metrics of two traces, no DSC, no span_id": {Items: []Item{metricItem(metricJSON,
+			edit(t, edit(t, metricJSON, testTraceID, "0123456789abcdef0123456789abcdef"), `,"span_id":"`+testSpanID+`"`, ``))}},
+		"metrics, logs and spans": withDSC(spanItem(spanJSON), logItem(logJSON), metricItem(metricJSON)),
+		"client report only":      {Items: []Item{reportItem(reportJSON), reportItem(`{"discarded_events":[]}`)}},
+		"empty":                   {},
 		"writer output": {Header: Header{Trace: testDSC()}, Items: []Item{
 			{Type: ItemTypeLog, ContentType: ContentTypeLogContainer, ItemCount: 100, Payload: AppendContainer(nil, benchLogs(100))},
 		}},
@@ -125,6 +143,10 @@ func editedLog(t *testing.T, old, repl string) *Envelope {
 
 func editedSpan(t *testing.T, old, repl string) *Envelope {
 	return withDSC(spanItem(edit(t, spanJSON, old, repl)))
+}
+
+func editedMetric(t *testing.T, old, repl string) *Envelope {
+	return withDSC(metricItem(edit(t, metricJSON, old, repl)))
 }
 
 func editedReport(t *testing.T, old, repl string) *Envelope {
@@ -361,6 +383,60 @@ var validateRuleCases = []struct {
 	{"logs of two traces with DSC", func(_ *testing.T) *Envelope {
 		return withDSC(logItem(logJSON, strings.Replace(logJSON, testTraceID, "0123456789abcdef0123456789abcdef", 1)))
 	}, "logs from 2 traces", 0},
+
+	// Trace metrics.
+	{"two trace_metric containers", func(_ *testing.T) *Envelope {
+		return withDSC(metricItem(metricJSON), metricItem(metricJSON))
+	}, "2 trace_metric containers", 2}, // and Relay's 413
+	{"trace_metric content type mismatch", func(_ *testing.T) *Envelope {
+		e := withDSC(metricItem(metricJSON))
+		e.Items[0].ContentType = ContentTypeLogContainer
+		return e
+	}, "content_type", 0},
+	{"trace_metric item_count mismatch", func(_ *testing.T) *Envelope {
+		e := withDSC(metricItem(metricJSON, metricJSON))
+		e.Items[0].ItemCount = 3
+		return e
+	}, "item_count 3 but 2 items", 0},
+	{"metric not an object", func(_ *testing.T) *Envelope { return withDSC(metricItem(`[]`)) }, "is not an object", 0},
+	{"metric without timestamp", func(t *testing.T) *Envelope {
+		return editedMetric(t, `"timestamp":"2026-12-03T11:42:29.019Z",`, ``)
+	}, "timestamp is missing", 0},
+	{"metric without trace_id", func(t *testing.T) *Envelope { return editedMetric(t, `"trace_id":"`+testTraceID+`",`, ``) }, "trace_id is missing", 0},
+	{"metric trace_id all zero", func(t *testing.T) *Envelope { return editedMetric(t, testTraceID, zeroTraceID) }, "trace_id is all zeros", 0},
+	{"metric span_id bad", func(t *testing.T) *Envelope { return editedMetric(t, testSpanID, "b0e6f15b45c36b1") }, "span_id", 0},
+	{"metric without name", func(t *testing.T) *Envelope { return editedMetric(t, `"name":"http.server.duration",`, ``) }, "name is missing", 0},
+	{"metric with empty name", func(t *testing.T) *Envelope { return editedMetric(t, `"http.server.duration"`, `""`) }, "name is empty", 0},
+	{"metric without type", func(t *testing.T) *Envelope { return editedMetric(t, `"type":"distribution",`, ``) }, "type is missing", 0},
+	{"metric of type histogram", func(t *testing.T) *Envelope {
+		return editedMetric(t, `"distribution"`, `"histogram"`)
+	}, `type "histogram" is not one of`, 0},
+	{"metric of type set", func(t *testing.T) *Envelope { return editedMetric(t, `"distribution"`, `"set"`) }, `type "set"`, 0},
+	{"metric without value", func(t *testing.T) *Envelope { return editedMetric(t, `"value":12.5,`, ``) }, "value is missing", 0},
+	{"metric value a string", func(t *testing.T) *Envelope { return editedMetric(t, `12.5`, `"12.5"`) }, "value is not a number", 0},
+	{"metric value an array", func(t *testing.T) *Envelope { return editedMetric(t, `12.5`, `[1,2]`) }, "value is not a number", 0},
+	{"metric value huge", func(t *testing.T) *Envelope { return editedMetric(t, `12.5`, `1e400`) }, "not a finite number", 0},
+	{"metric unit with braces", func(t *testing.T) *Envelope { return editedMetric(t, `"millisecond"`, `"{request}"`) }, `unit "{request}"`, 0},
+	{"metric unit too long", func(t *testing.T) *Envelope {
+		return editedMetric(t, `"millisecond"`, `"requests_per_sec"`)
+	}, `unit "requests_per_sec"`, 0},
+	{"metric unit with a slash", func(t *testing.T) *Envelope { return editedMetric(t, `"millisecond"`, `"By/s"`) }, `unit "By/s"`, 0},
+	{"metric unit a number", func(t *testing.T) *Envelope { return editedMetric(t, `"millisecond"`, `1`) }, "unit is not a string", 0},
+	{"metric attribute mistyped", func(t *testing.T) *Envelope {
+		return editedMetric(t, `{"type":"string","value":"/cart"}`, `{"type":"integer","value":"/cart"}`)
+	}, "type integer but", 0},
+	{"metric over max_trace_metric_size", func(t *testing.T) *Envelope {
+		return editedMetric(t, `"/cart"`, `"`+strings.Repeat("x", 1<<20)+`"`)
+	}, "max_trace_metric_size", 4}, // Relay's size over sentry.io's 2 KiB, its average, and Relay's 413 on the average
+	{"metric over sentry.io's 2 KiB", func(t *testing.T) *Envelope {
+		return editedMetric(t, `"/cart"`, `"`+strings.Repeat("x", 2<<10)+`"`)
+	}, "over sentry.io's max_trace_metric_size 2048 (dropped)", 2}, // and the container's bytes per metric
+	{"metric array over sentry.io's 2 KiB in Relay's size only", func(t *testing.T) *Envelope {
+		return editedMetric(t, `"/cart"}`, `"/cart"},"shards":{"type":"array","value":[`+strings.TrimSuffix(strings.Repeat("1,", 300), ",")+`]}`)
+	}, "Relay's size 2", 0}, // 300 × 8 bytes; 600 in JSON
+	{"metrics of two traces with DSC", func(t *testing.T) *Envelope {
+		return withDSC(metricItem(metricJSON, edit(t, metricJSON, testTraceID, "0123456789abcdef0123456789abcdef")))
+	}, "metrics from 2 traces", 0},
 
 	// Attributes.
 	{"attribute not an object", func(t *testing.T) *Envelope {

@@ -13,14 +13,19 @@
 # (utime+stime in /proc/<pid>/stat) over COMPARE_WINDOW seconds, and the sink's items and
 # wire bytes over the same window (from its summary file, which carries its own clock).
 # It prints, as medians over the rounds: CPU per span, CPU per log record, bytes on the wire
-# per span and per log record, with the ratios sentry/otlphttp. Then one throughput run:
+# per span and per log record, with the ratios sentry/otlphttp; and, with the metrics modes, CPU
+# per metric data point (otlpgen --signals metrics: every OTLP kind, cumulative, as an SDK
+# exports them; the Sentry sink's trace metric items are turned back into data points by
+# otlpgen's own ratio of points to items). Then one throughput run:
 # envelopes/s at a 50 ms round trip with the exporter's defaults (COMPARE_THROUGHPUT=0 skips it).
 #
 # CPU per item = (collector CPU seconds / wall seconds) / (items per second at the sink), so
 # a run whose exporter falls behind shows as a lower rate, not as a cheaper item.
 # Everything listens on 127.0.0.1 only. Not run in CI (it measures; it does not check much).
 #
-# Environment: COMPARE_ROUNDS (3), COMPARE_RATE (items/s offered, 10000; the issue used 20000), COMPARE_WARMUP (4),
+# Environment: COMPARE_ROUNDS (3), COMPARE_RATE (items/s offered, 10000; the issue used 20000),
+# COMPARE_METRICS_RATE (data points/s offered in the metrics modes, 1500: each becomes 2 to 3
+# trace metrics of ~700 bytes, which the strict sink must keep up with), COMPARE_WARMUP (4),
 # COMPARE_WINDOW (10), COMPARE_MODES (all: "sentry otlphttp sentry-spans sentry-logs
 # otlphttp-logs"), COMPARE_SENTRY_EXTRA (YAML added to the sentry exporter, e.g.
 # "compression: gzip"), COMPARE_OTELCOL (another build of the compare collector, e.g. an older
@@ -43,9 +48,10 @@ ALT=${COMPARE_ALT:-}
 OSINK="$BIN/otlpsink"
 ROUNDS=${COMPARE_ROUNDS:-3}
 RATE=${COMPARE_RATE:-10000}
+METRICS_RATE=${COMPARE_METRICS_RATE:-1500}
 WARMUP=${COMPARE_WARMUP:-4}
 WINDOW=${COMPARE_WINDOW:-10}
-MODES=${COMPARE_MODES:-sentry otlphttp sentry-spans sentry-logs otlphttp-logs}
+MODES=${COMPARE_MODES:-sentry otlphttp sentry-spans sentry-logs otlphttp-logs sentry-metrics otlphttp-metrics}
 SENTRY_EXTRA=${COMPARE_SENTRY_EXTRA:-}
 PROFILE_DIR=${COMPARE_PROFILE:-}
 SPANS=${COMPARE_SPANS:-10}
@@ -88,10 +94,12 @@ wait_summary() {
 	die "the sink wrote no summary file ($file)"
 }
 
-# write_config FILE HTTP_PORT EXPORTER SINK_PORT [PPROF_PORT] [CA_FILE]: with CA_FILE, the
-# sink serves HTTPS with that certificate and the exporter trusts it.
+# write_config FILE HTTP_PORT METRICS_PORT EXPORTER SINK_PORT [PPROF_PORT] [CA_FILE]: the
+# collector's own metrics at its default level, normal, as operators run it (the dropped
+# counts are the point), served for scraping on METRICS_PORT (no one scrapes it here). With
+# CA_FILE, the sink serves HTTPS with that certificate and the exporter trusts it.
 write_config() {
-	local file=$1 http=$2 exporter=$3 sink=$4 pprof=${5:-} ca=${6:-} ext="" extlist="" scheme=http tls=""
+	local file=$1 http=$2 metrics=$3 exporter=$4 sink=$5 pprof=${6:-} ca=${7:-} ext="" extlist="" scheme=http tls=""
 	if [[ -n "$ca" ]]; then
 		scheme=https
 		tls=$'\n    tls:\n      ca_file: '"$ca"
@@ -135,12 +143,21 @@ $extlist
     logs:
       level: warn
     metrics:
-      level: none
+      level: normal
+      readers:
+        - pull:
+            exporter:
+              prometheus:
+                host: 127.0.0.1
+                port: $metrics
   pipelines:
     traces:
       receivers: [otlp]
       exporters: [$name]
     logs:
+      receivers: [otlp]
+      exporters: [$name]
+    metrics:
       receivers: [otlp]
       exporters: [$name]
 EOF
@@ -166,6 +183,8 @@ run() {
 	sentry | sentry-spans | otlphttp) exporter=$mode signal=traces ;;
 	sentry-logs) exporter=sentry signal=logs ;;
 	otlphttp-logs) exporter=otlphttp signal=logs ;;
+	sentry-metrics) exporter=sentry signal=metrics ;;
+	otlphttp-metrics) exporter=otlphttp signal=metrics ;;
 	*) die "unknown mode $mode" ;;
 	esac
 	if [[ "$exporter" == otlphttp ]]; then
@@ -176,25 +195,27 @@ run() {
 	fi
 	wait_addr_file "$dir/sink.addr" "$PID_sink" "$dir/sink.log"
 	wait_summary "$dir/sink.json" "$PID_sink" "$dir/sink.log"
-	local sink_addr http pprof=""
+	local sink_addr http metrics pprof=""
 	sink_addr=$(<"$dir/sink.addr")
 	if [[ -n "$prof" ]]; then
-		read -r http pprof <<<"$(free_ports 2)"
+		read -r http metrics pprof <<<"$(free_ports 3)"
 	else
-		read -r http <<<"$(free_ports 1)"
+		read -r http metrics <<<"$(free_ports 2)"
 	fi
-	write_config "$dir/collector.yaml" "$http" "$exporter" "${sink_addr##*:}" "$pprof" "$ca"
+	write_config "$dir/collector.yaml" "$http" "$metrics" "$exporter" "${sink_addr##*:}" "$pprof" "$ca"
 	start collector "$dir/collector.log" "$otelcol" --config "$dir/collector.yaml"
 	wait_port "$http" "$PID_collector" "the collector (see $dir/collector.log)" 60
 
-	local dur=$((WARMUP + WINDOW + 3))
-	start gen "$dir/gen.log" "$GEN" --endpoint "127.0.0.1:$http" --duration "${dur}s" --rate "$RATE" \
+	local dur=$((WARMUP + WINDOW + 3)) rate=$RATE
+	[[ "$signal" != metrics ]] || rate=$METRICS_RATE
+	start gen "$dir/gen.log" "$GEN" --endpoint "127.0.0.1:$http" --duration "${dur}s" --rate "$rate" \
 		--signals "$signal" --spans-per-trace "$SPANS" --logs-per-trace 2 --exception-ratio 0.05 \
-		--workers 4 --batch 200 --quiet --summary-file "$dir/gen.json"
+		--workers 4 --batch 200 --metric-streams 30 --quiet --summary-file "$dir/gen.json"
 	local gen_pid=$PID_gen
 	nap "$WARMUP"
 	local c0 w0 c1 w1 i0 b0 u0 i1 b1 u1 key=spans prof_pid=""
 	[[ "$signal" == logs ]] && key=logs
+	[[ "$signal" != metrics ]] || key=$([[ "$exporter" == sentry ]] && echo trace_metrics || echo metric_points)
 	if [[ -n "$prof" ]]; then
 		curl -s -o "$prof" "http://127.0.0.1:$pprof/debug/pprof/profile?seconds=$WINDOW" &
 		prof_pid=$!
@@ -226,6 +247,10 @@ run() {
 	stop_pid "$gen_pid" 5
 	stop_pid "$PID_collector" 10
 	stop_pid "$PID_sink" 10
+	if [[ "$key" == trace_metrics ]]; then # items back to data points, by otlpgen's own ratio
+		read -r i0 i1 <<<"$(awk -v a="$i0" -v b="$i1" -v p="$("$SINK" --query "$dir/gen.json" metric_points)" \
+			-v t="$("$SINK" --query "$dir/gen.json" trace_metric_items)" 'BEGIN { printf "%.0f %.0f\n", a * p / t, b * p / t }')"
+	fi
 
 	local res
 	res=$(awk -v c0="$c0" -v c1="$c1" -v w0="$w0" -v w1="$w1" -v hz="$TICKS" \
@@ -292,10 +317,10 @@ throughput() {
 	start sink "$dir/sink.log" "$SINK" --listen 127.0.0.1:0 --addr-file "$dir/sink.addr" \
 		--delay 50ms --quiet --stats-every 0 --summary-file "$dir/sink.json"
 	wait_addr_file "$dir/sink.addr" "$PID_sink" "$dir/sink.log"
-	local sink_addr http
+	local sink_addr http metrics
 	sink_addr=$(<"$dir/sink.addr")
-	read -r http <<<"$(free_ports 1)"
-	write_config "$dir/collector.yaml" "$http" sentry "${sink_addr##*:}"
+	read -r http metrics <<<"$(free_ports 2)"
+	write_config "$dir/collector.yaml" "$http" "$metrics" sentry "${sink_addr##*:}"
 	start collector "$dir/collector.log" "$OTELCOL" --config "$dir/collector.yaml"
 	wait_port "$http" "$PID_collector" "the collector (see $dir/collector.log)" 60
 	start gen "$dir/gen.log" "$GEN" --endpoint "127.0.0.1:$http" --duration "$((WARMUP + WINDOW + 3))s" --rate 20000 \
@@ -329,7 +354,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; els
 has() { [[ " $MODES " == *" $1 "* ]]; }
 
 echo
-echo "make compare: medians of $ROUNDS alternating rounds, ${RATE} items/s offered, ${WINDOW}s window after ${WARMUP}s warm-up, traces of $SPANS spans$([[ "$TLS" != 1 ]] || echo ", over TLS")"
+echo "make compare: medians of $ROUNDS alternating rounds, ${RATE} items/s offered (metrics: $METRICS_RATE data points/s), ${WINDOW}s window after ${WARMUP}s warm-up, traces of $SPANS spans$([[ "$TLS" != 1 ]] || echo ", over TLS")"
 [[ -z "$SENTRY_EXTRA" ]] || echo "sentry exporter extra settings: $(tr '\n' ' ' <<<"$SENTRY_EXTRA")"
 printf '%-40s %12s %12s %8s\n' "per item" "otlphttp" "sentry" "ratio"
 row() { # LABEL SENTRY_MODE PEER_MODE FIELD UNIT
@@ -342,20 +367,24 @@ row() { # LABEL SENTRY_MODE PEER_MODE FIELD UNIT
 row "CPU per span" sentry otlphttp cpu " µs"
 row "CPU per span, traces_as: spans" sentry-spans otlphttp cpu " µs"
 row "CPU per log record" sentry-logs otlphttp-logs cpu " µs"
+row "CPU per metric data point" sentry-metrics otlphttp-metrics cpu " µs"
 row "CPU per span, COMPARE_ALT build" sentry@alt otlphttp cpu " µs"
 row "CPU per span, spans mode, COMPARE_ALT" sentry-spans@alt otlphttp cpu " µs"
 row "CPU per log record, COMPARE_ALT build" sentry-logs@alt otlphttp-logs cpu " µs"
 row "bytes on the wire per span" sentry otlphttp bytes " B"
 row "bytes on the wire per span, spans mode" sentry-spans otlphttp bytes " B"
 row "bytes on the wire per log record" sentry-logs otlphttp-logs bytes " B"
+row "bytes on the wire per metric data point" sentry-metrics otlphttp-metrics bytes " B"
 echo
 printf '%-40s' "items/s at the sink (median)"
 for m in "${mode_list[@]}"; do printf ' %s=%s' "$m" "$(median "$m" rate)"; done
 echo
 for m in "${mode_list[@]}"; do
 	((ROUNDS > 0)) || break
-	if awk -v a="$(median "$m" rate)" -v r="$RATE" 'BEGIN { exit !(a < 0.9 * r) }'; then
-		echo "WARNING: $m delivered under 90 % of the offered rate: its figures include refused input (lower COMPARE_RATE)"
+	offered=$RATE
+	[[ "$m" != *metrics* ]] || offered=$METRICS_RATE
+	if awk -v a="$(median "$m" rate)" -v r="$offered" 'BEGIN { exit !(a < 0.9 * r) }'; then
+		echo "WARNING: $m delivered under 90 % of the offered rate: its figures include refused input (lower COMPARE_RATE or COMPARE_METRICS_RATE)"
 	fi
 done
 [[ -z "$THROUGHPUT" ]] || echo "throughput, sentry exporter at defaults, sink answering after 50 ms: $THROUGHPUT envelopes/s (make load has the single-worker peer)"

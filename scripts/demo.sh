@@ -5,7 +5,8 @@
 # invalid envelope or nothing arrived. Everything listens on 127.0.0.1 only.
 #
 # Environment: DEMO_DURATION (60s), DEMO_RATE (spans/s, 500), DEMO_LOGS_PER_TRACE (2),
-# DEMO_EXCEPTION_RATIO (0.05), DEMO_TRACES_AS (transactions|spans), KEEP_WORKDIR=1 to keep
+# DEMO_EXCEPTION_RATIO (0.05), DEMO_TRACES_AS (transactions|spans), DEMO_METRICS_INTERVAL (1s:
+# every service's metrics, all six OTLP kinds, as an SDK exports them), KEEP_WORKDIR=1 to keep
 # the logs and configs.
 set -euo pipefail
 
@@ -42,7 +43,7 @@ log "sink http://$SINK_ADDR  collector otlp grpc :$GRPC_PORT http :$HTTP_PORT  m
 log "sending $DURATION of traffic ($RATE spans/s)"
 start gen "$WORKDIR/gen.log" "$GEN" --endpoint "127.0.0.1:$HTTP_PORT" --duration "$DURATION" --rate "$RATE" \
 	--services 3 --logs-per-trace "${DEMO_LOGS_PER_TRACE:-2}" --exception-ratio "${DEMO_EXCEPTION_RATIO:-0.05}" \
-	--workers 2 --batch 100 --summary-file "$WORKDIR/gen.json"
+	--workers 2 --batch 100 --metrics-interval "${DEMO_METRICS_INTERVAL:-1s}" --summary-file "$WORKDIR/gen.json"
 # wait, not a foreground run: a signal to this script then runs the cleanup trap at once
 wait "$PID_gen" || log "otlpgen reported failures"
 forget_pid "$PID_gen"
@@ -73,7 +74,7 @@ if grep -Eq '"level":"(error|warn)"|	(error|warn)	' "$WORKDIR/collector.log"; th
 fi
 echo
 
-read -r ENVELOPES INVALID SPANS LOGS <<<"$("$SINK" --query "$WORKDIR/sink.json" envelopes invalid_envelopes spans logs)"
+read -r ENVELOPES INVALID SPANS LOGS METRICS <<<"$("$SINK" --query "$WORKDIR/sink.json" envelopes invalid_envelopes spans logs trace_metrics)"
 if [[ "$INVALID" != 0 ]]; then
 	log "FAIL: the sink rejected $INVALID invalid envelopes (last: $("$SINK" --query "$WORKDIR/sink.json" last_invalid))"
 	exit 1
@@ -82,4 +83,11 @@ if [[ "$ENVELOPES" == 0 || "$SPANS" == 0 ]]; then
 	log "FAIL: nothing arrived at the sink (envelopes=$ENVELOPES spans=$SPANS)"
 	exit 1
 fi
-log "OK: $ENVELOPES envelopes, $SPANS spans, $LOGS logs, 0 invalid"
+# every trace metric item the points became is stored or counted (docs/mapping.md#metrics--trace-metrics)
+M_IN=$("$SINK" --query "$WORKDIR/gen.json" trace_metric_items)
+M_DROPPED=$(metric_sum "$WORKDIR/metrics.prom" otelcol_exporter_sentry_dropped_items 'category="trace_metric"')
+if [[ "$METRICS" == 0 || $((METRICS + M_DROPPED)) != "$M_IN" ]]; then
+	log "FAIL: trace metrics: $M_IN items from otlpgen's points, $METRICS stored, $M_DROPPED counted dropped"
+	exit 1
+fi
+log "OK: $ENVELOPES envelopes, $SPANS spans, $LOGS logs, $METRICS trace metrics (+ $M_DROPPED counted of $M_IN), 0 invalid"

@@ -9,13 +9,14 @@
 #   inventory-2 -> project 14, whose Sentry hangs (the sink reads every envelope and never
 #                answers): a hung self-hosted Sentry, a stuck proxy
 #   checkout-2 -> no project: counted as unroutable
+# Every service also exports its metrics each second (all six OTLP kinds, cumulative).
 # Then it checks, from otlpgen's totals by service, the sinks' totals by project and the
 # exporter's own counters, that:
-#   - each project received exactly its own service's spans, logs and errors;
+#   - each project received exactly its own service's spans, logs, errors and trace metrics;
 #   - the error quota on project 13 dropped (and counted) its errors and nothing else,
 #     and touched neither of the other projects;
 #   - the client reports to project 13 carry exactly its local drops;
-#   - the unroutable service's spans, logs and errors were all counted, none sent;
+#   - the unroutable service's spans, logs, errors and trace metrics were all counted, none sent;
 #   - no sink saw an invalid envelope;
 #   - while project 14 hangs, the exporter's queue stays small (sampled every second) and
 #     the healthy projects have all their spans and logs within 5 s of the traffic's end;
@@ -84,7 +85,7 @@ wait_port "$METRICS_PORT" "$PID_collector" "the collector's metrics endpoint" 30
 log "sending $DURATION of traffic ($RATE spans/s) from ${SERVICES[*]} and $UNROUTED"
 start gen "$WORKDIR/gen.log" "$GEN" --endpoint "127.0.0.1:$HTTP_PORT" --duration "$DURATION" --rate "$RATE" \
 	--services 5 --logs-per-trace 2 --exception-ratio 0.1 --workers 2 --batch 100 --quiet \
-	--summary-file "$WORKDIR/gen.json"
+	--metrics-interval 1s --summary-file "$WORKDIR/gen.json"
 max_queue=0
 while kill -0 "$PID_gen" 2>/dev/null; do
 	scrape "$METRICS_PORT" "$WORKDIR/during.prom"
@@ -103,6 +104,7 @@ healthy_done() {
 		p=${PROJECT[$svc]}
 		[[ "$("$SINK" --query "$WORKDIR/sink-$p.json" by_project."$p".spans 2>/dev/null)" == "$("$SINK" --query "$WORKDIR/gen.json" by_service."$svc".spans)" ]] || return 1
 		[[ "$("$SINK" --query "$WORKDIR/sink-$p.json" by_project."$p".logs 2>/dev/null)" == "$("$SINK" --query "$WORKDIR/gen.json" by_service."$svc".logs)" ]] || return 1
+		[[ "$("$SINK" --query "$WORKDIR/sink-$p.json" by_project."$p".trace_metrics 2>/dev/null)" == "$("$SINK" --query "$WORKDIR/gen.json" by_service."$svc".trace_metric_items)" ]] || return 1
 	done
 }
 caught_up_ms=-1
@@ -154,6 +156,7 @@ for svc in "${HEALTHY[@]}"; do
 	check "project $p: invalid envelopes" "$(sink "$svc" invalid_envelopes)" 0
 	check "project $p: spans sent by $svc" "$(sink "$svc" by_project."$p".spans)" "$(gen "$svc" spans)"
 	check "project $p: logs sent by $svc" "$(sink "$svc" by_project."$p".logs)" "$(gen "$svc" logs)"
+	check "project $p: trace metrics of $svc's points" "$(sink "$svc" by_project."$p".trace_metrics)" "$(gen "$svc" trace_metric_items)"
 	if [[ "$svc" != "$LIMITED" ]]; then
 		check "project $p: errors = exceptions sent by $svc" "$(sink "$svc" by_project."$p".errors)" "$(gen "$svc" exceptions)"
 		check "project $p: nothing dropped" "$(dropped "$p")" 0
@@ -168,7 +171,7 @@ check "project $p: errors stored" "$(sink "$LIMITED" by_project."$p".errors)" 0
 check "project $p: errors rate_limited + ratelimit_backoff" "$((rate_limited + backoff))" "$(gen "$LIMITED" exceptions)"
 check "project $p: rate_limited = events the sink answered 429" "$rate_limited" "$(sink "$LIMITED" rate_limited_items.event)"
 check "project $p: client reports = local drops" "$(sink "$LIMITED" by_project."$p".client_report_discarded.ratelimit_backoff/error)" "$backoff"
-check "project $p: spans and logs dropped" "$(($(dropped "$p" 'category="span"') + $(dropped "$p" 'category="log_item"')))" 0
+check "project $p: spans, logs and trace metrics dropped" "$(($(dropped "$p" 'category="span"') + $(dropped "$p" 'category="log_item"') + $(dropped "$p" 'category="trace_metric"')))" 0
 if ((rate_limited < 1)); then
 	check "project $p: at least one error met the 429" "$rate_limited" ">= 1"
 fi
@@ -179,7 +182,7 @@ log "max exporter queue during the outage: $max_queue items; healthy projects co
 check "exporter queue at most $MAX_QUEUE items during the outage (max sampled)" "$((max_queue <= MAX_QUEUE ? 1 : 0))" 1
 check "healthy projects complete within ${CATCH_UP_S}s of the traffic's end" "$((caught_up_ms >= 0 ? 1 : 0))" 1
 check "project $p: requests held open by its Sentry" "$((held > 0 ? 1 : 0))" 1
-check "project $p: spans/logs stored" "$(sink "$HUNG" by_project."$p".spans)/$(sink "$HUNG" by_project."$p".logs)" 0/0
+check "project $p: spans/logs/trace metrics stored" "$(sink "$HUNG" by_project."$p".spans)/$(sink "$HUNG" by_project."$p".logs)/$(sink "$HUNG" by_project."$p".trace_metrics)" 0/0/0
 check "project $p: invalid envelopes" "$(sink "$HUNG" invalid_envelopes)" 0
 check "collector stopped within ${STOP_S}s of SIGTERM" "$((stop_ms <= STOP_S * 1000 ? 1 : 0))" 1
 # Its final client report cannot be sent, so it is logged with every count of the project:
@@ -191,12 +194,14 @@ final_sum() { # final_sum CATEGORY: the sum over reasons of one category in that
 check "project $p: spans counted (final report)" "$(final_sum span)" "$(gen "$HUNG" spans)"
 check "project $p: logs counted (final report)" "$(final_sum log_item)" "$(gen "$HUNG" logs)"
 check "project $p: errors counted (final report)" "$(final_sum error)" "$(gen "$HUNG" exceptions)"
+check "project $p: trace metrics counted (final report)" "$(final_sum trace_metric)" "$(gen "$HUNG" trace_metric_items)"
 
 echo "=== $UNROUTED has no route and there is no dsn: counted, never sent"
 u='project="unroutable"'
 check "$UNROUTED: spans counted unroutable" "$(metric_sum "$M" otelcol_exporter_sentry_dropped_items "$u" 'category="span"' 'reason="unroutable"')" "$(gen "$UNROUTED" spans)"
 check "$UNROUTED: logs counted unroutable" "$(metric_sum "$M" otelcol_exporter_sentry_dropped_items "$u" 'category="log_item"' 'reason="unroutable"')" "$(gen "$UNROUTED" logs)"
 check "$UNROUTED: errors counted unroutable" "$(metric_sum "$M" otelcol_exporter_sentry_dropped_items "$u" 'category="error"' 'reason="unroutable"')" "$(gen "$UNROUTED" exceptions)"
+check "$UNROUTED: trace metrics counted unroutable" "$(metric_sum "$M" otelcol_exporter_sentry_dropped_items "$u" 'category="trace_metric"' 'reason="unroutable"')" "$(gen "$UNROUTED" trace_metric_items)"
 echo
 
 if ((failures > 0)); then

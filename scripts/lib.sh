@@ -233,6 +233,10 @@ $(telemetry_yaml "$metrics")
       receivers: [otlp]
       processors: [$processors]
       exporters: [sentry]
+    metrics:
+      receivers: [otlp]
+      processors: [$processors]
+      exporters: [sentry]
 EOF
 }
 

@@ -1,14 +1,18 @@
-// Command otlpgen sends realistic OTLP/HTTP traffic (traces and logs, protobuf) to a
+// Command otlpgen sends realistic OTLP/HTTP traffic (traces, logs and metrics, protobuf) to a
 // collector: traces of an http.server root span with db and http.client children from a
 // few services, some failing with an `exception` span event (Go, Java and Python stack
 // traces), and logs at various severities carrying trace and span ids, some with
-// exception.* attributes. It prints the totals at the end.
+// exception.* attributes, and metrics of every OTLP kind as an SDK exports them
+// (cumulative; metrics.go). It prints the totals at the end.
 //
 //	otlpgen --endpoint 127.0.0.1:4318 --duration 60s --rate 2000 --services 3
 //	otlpgen --rate 0 --workers 8 --batch 1000     # as fast as the collector takes it
 //	otlpgen --spans-per-trace 10 --signals traces # request-shaped traces of 10 spans only (make compare)
 //	otlpgen --signals logs --rate 20000           # logs only, 20,000 records/s
 //	otlpgen --seed 7 --timeline-file gen.tl       # repeatable traces; what was delivered, second by second
+//	otlpgen --metrics-interval 1s                 # and every service's metrics each second
+//	otlpgen --signals metrics --rate 20000        # metrics only, 20,000 data points/s
+//	otlpgen --large --batch 84 --rate 300         # items near Relay's limits (make partition's large cases)
 package main
 
 import (
@@ -57,6 +61,9 @@ type options struct {
 	seed            uint64
 	exceptionOnSpan bool
 	quiet           bool
+	metricsInterval time.Duration
+	metricStreams   int
+	large           bool
 }
 
 func main() {
@@ -79,13 +86,16 @@ func run(args []string) error {
 	fs.IntVar(&o.batch, "batch", 200, "spans per traces request (whole traces, so slightly more)")
 	fs.BoolVar(&o.gzip, "gzip", false, "gzip the request bodies")
 	fs.IntVar(&o.spansPerTrace, "spans-per-trace", 0, "make every trace this long (>= 3: server root, db and http.client children, from 4 on an internal span); 0: 3 or 4 spans")
-	fs.StringVar(&o.signals, "signals", "both", "what to send: traces, logs or both; with logs alone --rate counts log records")
+	fs.StringVar(&o.signals, "signals", "both", "what to send: traces, logs, both or metrics; with logs alone --rate counts log records, with metrics alone data points")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "per-request timeout")
 	fs.StringVar(&o.summaryFile, "summary-file", "", "also write the totals as JSON to this file")
 	fs.StringVar(&o.timelineFile, "timeline-file", "", "also write one line per second of the wall clock (Unix seconds) to this file: requests answered, spans, logs and exceptions delivered, and what failed (columns named in its first line)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the generated traces (worker w uses seed + w·7919); 0: from the clock")
 	fs.BoolVar(&o.exceptionOnSpan, "exception-log-on-span", false, "log each exception with the span id of the span that records it, so that the exporter merges the two into one error event (by default the log names the db span: two events)")
 	fs.BoolVar(&o.quiet, "quiet", false, "print only the final totals")
+	fs.DurationVar(&o.metricsInterval, "metrics-interval", 0, "also export every service's metrics (cumulative, all six OTLP kinds) this often, and once at the end, as an SDK's periodic reader does; 0: no metrics")
+	fs.IntVar(&o.metricStreams, "metric-streams", 2, "attribute sets per instrument and service (with --signals metrics, per worker)")
+	fs.BoolVar(&o.large, "large", false, "items near Relay's limits, one service per request (large.go): 16 kB log bodies, 48 KiB stack traces, error events near 1 MB")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -95,8 +105,11 @@ func run(args []string) error {
 	if o.spansPerTrace != 0 && o.spansPerTrace < 3 {
 		return errors.New("--spans-per-trace must be 0 or at least 3")
 	}
-	if o.signals != "traces" && o.signals != "logs" && o.signals != "both" {
-		return errors.New("--signals must be traces, logs or both")
+	if o.signals != "traces" && o.signals != "logs" && o.signals != "both" && o.signals != "metrics" {
+		return errors.New("--signals must be traces, logs, both or metrics")
+	}
+	if o.metricsInterval < 0 || o.metricStreams < 1 {
+		return errors.New("--metrics-interval must not be negative and --metric-streams must be positive")
 	}
 	if o.signals == "logs" && o.logsPerTrace < 1 {
 		return errors.New("--signals logs needs --logs-per-trace of at least 1")
@@ -120,7 +133,7 @@ func run(args []string) error {
 			IdleConnTimeout:     90 * time.Second,
 		},
 	}
-	s := &sender{opts: o, client: client, tracesURL: base + "/v1/traces", logsURL: base + "/v1/logs"}
+	s := &sender{opts: o, client: client, tracesURL: base + "/v1/traces", logsURL: base + "/v1/logs", metricsURL: base + "/v1/metrics"}
 	if o.timelineFile != "" {
 		s.timeline = map[int64]*genBucket{}
 	}
@@ -136,18 +149,33 @@ func run(args []string) error {
 		seed = uint64(time.Now().UnixNano())
 	}
 	var wg sync.WaitGroup
+	if o.metricsInterval > 0 && o.signals != "metrics" {
+		wg.Go(func() {
+			s.runMetricsEvery(ctx, newMeter(seed, o.services, o.metricStreams, 0, start), o.metricsInterval)
+		})
+	}
 	for w := range o.workers {
+		if o.signals == "metrics" {
+			wg.Go(func() {
+				s.metricsAtRate(ctx, lim, newMeter(seed+uint64(w)*7919, o.services, o.metricStreams, w, start))
+			})
+			continue
+		}
 		wg.Go(func() {
 			g := newGenerator(seed+uint64(w)*7919, o.services, o.logsPerTrace, o.exceptionRatio)
 			g.spansPerTrace = o.spansPerTrace
 			g.exceptionLogOnSpan = o.exceptionOnSpan
+			next := g.batch
+			if o.large {
+				next = newLargeGen(g).batch
+			}
 			logsOnly := o.signals == "logs"
 			minSpans := o.batch
 			if logsOnly { // --batch counts log records: about logsPerTrace of them per trace
 				minSpans = max(1, o.batch*max(g.spansPerTrace, 3)/o.logsPerTrace)
 			}
 			for ctx.Err() == nil {
-				td, ld, c := g.batch(minSpans, time.Now())
+				td, ld, c := next(minSpans, time.Now())
 				n := c.spans
 				if logsOnly {
 					n = c.logs
@@ -229,9 +257,10 @@ func (l *limiter) wait(ctx context.Context, n int) bool {
 
 // sender POSTs the batches and counts the outcome.
 type sender struct {
-	opts               options
-	client             *http.Client
-	tracesURL, logsURL string
+	opts                           options
+	client                         *http.Client
+	tracesURL, logsURL, metricsURL string
+	metricTotals
 
 	traces, spans, logs, exceptions           atomic.Int64
 	requests, bytes                           atomic.Int64
@@ -314,21 +343,33 @@ type Totals struct {
 	RejectedLogs  int64   `json:"rejected_logs"`
 	// FailedSpans, FailedLogs and FailedExceptions are what the requests that
 	// failed (HTTPErrors) carried: offered, never accepted.
-	FailedSpans      int64            `json:"failed_spans"`
-	FailedLogs       int64            `json:"failed_logs"`
-	FailedExceptions int64            `json:"failed_exceptions"`
-	HTTPErrors       map[string]int64 `json:"http_errors"`
-	SpansPerSecond   float64          `json:"spans_per_second"`
+	FailedSpans      int64 `json:"failed_spans"`
+	FailedLogs       int64 `json:"failed_logs"`
+	FailedExceptions int64 `json:"failed_exceptions"`
+	// MetricPoints are the metric data points delivered, and Rejected and Failed
+	// those refused in a partial success or by a failed request.
+	MetricPoints int64 `json:"metric_points"`
+	// TraceMetricItems are the trace metric items the delivered points become in Sentry
+	// (docs/mapping.md#metrics--trace-metrics): what the exporter stores or counts in category trace_metric.
+	TraceMetricItems     int64            `json:"trace_metric_items"`
+	RejectedMetricPoints int64            `json:"rejected_metric_points"`
+	FailedMetricPoints   int64            `json:"failed_metric_points"`
+	HTTPErrors           map[string]int64 `json:"http_errors"`
+	SpansPerSecond       float64          `json:"spans_per_second"`
 	// ByService is what was delivered for each service.name.
 	ByService map[string]ServiceTotals `json:"by_service"`
 }
 
-// ServiceTotals is what was delivered for one service: spans, logs, and
-// exceptions (each one a Sentry error event, from a span event or a log).
+// ServiceTotals is what was delivered for one service: spans, logs,
+// exceptions (each one a Sentry error event, from a span event or a log) and
+// metric data points.
 type ServiceTotals struct {
-	Spans      int64 `json:"spans"`
-	Logs       int64 `json:"logs"`
-	Exceptions int64 `json:"exceptions"`
+	Spans        int64 `json:"spans"`
+	Logs         int64 `json:"logs"`
+	Exceptions   int64 `json:"exceptions"`
+	MetricPoints int64 `json:"metric_points"`
+	// TraceMetricItems are the trace metric items its points become.
+	TraceMetricItems int64 `json:"trace_metric_items"`
 }
 
 func (t Totals) failedRequests() int64 {
@@ -436,20 +477,24 @@ func (s *sender) totals(d time.Duration) Totals {
 		fails = map[string]int64{}
 	}
 	t := Totals{
-		Seconds:          d.Seconds(),
-		Traces:           s.traces.Load(),
-		Spans:            s.spans.Load(),
-		Logs:             s.logs.Load(),
-		Exceptions:       s.exceptions.Load(),
-		Requests:         s.requests.Load(),
-		Bytes:            s.bytes.Load(),
-		RejectedSpans:    s.rejectedSpans.Load(),
-		RejectedLogs:     s.rejectedLogs.Load(),
-		FailedSpans:      s.failedSpans.Load(),
-		FailedLogs:       s.failedLogs.Load(),
-		FailedExceptions: s.failedExceptions.Load(),
-		HTTPErrors:       fails,
-		ByService:        byService,
+		Seconds:              d.Seconds(),
+		Traces:               s.traces.Load(),
+		Spans:                s.spans.Load(),
+		Logs:                 s.logs.Load(),
+		Exceptions:           s.exceptions.Load(),
+		Requests:             s.requests.Load(),
+		Bytes:                s.bytes.Load(),
+		RejectedSpans:        s.rejectedSpans.Load(),
+		RejectedLogs:         s.rejectedLogs.Load(),
+		FailedSpans:          s.failedSpans.Load(),
+		FailedLogs:           s.failedLogs.Load(),
+		FailedExceptions:     s.failedExceptions.Load(),
+		MetricPoints:         s.metricPoints.Load(),
+		TraceMetricItems:     s.traceMetricItems.Load(),
+		RejectedMetricPoints: s.rejectedMetricPoints.Load(),
+		FailedMetricPoints:   s.failedMetricPoints.Load(),
+		HTTPErrors:           fails,
+		ByService:            byService,
 	}
 	if t.Seconds > 0 {
 		t.SpansPerSecond = float64(t.Spans) / t.Seconds
@@ -475,8 +520,8 @@ func (s *sender) progress(done <-chan struct{}, start time.Time) {
 }
 
 func printTotals(w io.Writer, t Totals) {
-	fmt.Fprintf(w, "otlpgen totals: %.1fs traces=%d spans=%d (%.0f/s) logs=%d exceptions=%d requests=%d bytes=%d rejected_spans=%d rejected_logs=%d http_errors=",
-		t.Seconds, t.Traces, t.Spans, t.SpansPerSecond, t.Logs, t.Exceptions, t.Requests, t.Bytes, t.RejectedSpans, t.RejectedLogs)
+	fmt.Fprintf(w, "otlpgen totals: %.1fs traces=%d spans=%d (%.0f/s) logs=%d exceptions=%d metric_points=%d requests=%d bytes=%d rejected_spans=%d rejected_logs=%d rejected_metric_points=%d http_errors=",
+		t.Seconds, t.Traces, t.Spans, t.SpansPerSecond, t.Logs, t.Exceptions, t.MetricPoints, t.Requests, t.Bytes, t.RejectedSpans, t.RejectedLogs, t.RejectedMetricPoints)
 	if len(t.HTTPErrors) == 0 {
 		fmt.Fprintln(w, "0")
 		return

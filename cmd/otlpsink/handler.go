@@ -11,6 +11,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 )
 
@@ -28,7 +29,7 @@ func newHandler(st *stats) *handler {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || (r.URL.Path != "/v1/traces" && r.URL.Path != "/v1/logs") {
+	if r.Method != http.MethodPost || (r.URL.Path != "/v1/traces" && r.URL.Path != "/v1/logs" && r.URL.Path != "/v1/metrics") {
 		http.NotFound(w, r)
 		return
 	}
@@ -42,28 +43,42 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "%v", err)
 		return
 	}
-	var spans, logs int
-	var resp []byte
-	if r.URL.Path == "/v1/traces" {
-		req := ptraceotlp.NewExportRequest()
-		if err := req.UnmarshalProto(body); err != nil {
-			h.fail(w, "traces: %v", err)
-			return
-		}
-		spans = req.Traces().SpanCount()
-		resp, _ = ptraceotlp.NewExportResponse().MarshalProto()
-	} else {
-		req := plogotlp.NewExportRequest()
-		if err := req.UnmarshalProto(body); err != nil {
-			h.fail(w, "logs: %v", err)
-			return
-		}
-		logs = req.Logs().LogRecordCount()
-		resp, _ = plogotlp.NewExportResponse().MarshalProto()
+	n, resp, err := count(r.URL.Path, body)
+	if err != nil {
+		h.fail(w, "%v", err)
+		return
 	}
-	h.stats.accepted(spans, logs, len(wire), len(body))
+	h.stats.accepted(n, len(wire), len(body))
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	_, _ = w.Write(resp)
+}
+
+// count reads one OTLP/HTTP protobuf request of the signal path names and returns what
+// it carried and the answer.
+func count(path string, body []byte) (items, []byte, error) {
+	switch path {
+	case "/v1/traces":
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalProto(body); err != nil {
+			return items{}, nil, fmt.Errorf("traces: %w", err)
+		}
+		resp, _ := ptraceotlp.NewExportResponse().MarshalProto()
+		return items{spans: req.Traces().SpanCount()}, resp, nil
+	case "/v1/logs":
+		req := plogotlp.NewExportRequest()
+		if err := req.UnmarshalProto(body); err != nil {
+			return items{}, nil, fmt.Errorf("logs: %w", err)
+		}
+		resp, _ := plogotlp.NewExportResponse().MarshalProto()
+		return items{logs: req.Logs().LogRecordCount()}, resp, nil
+	default:
+		req := pmetricotlp.NewExportRequest()
+		if err := req.UnmarshalProto(body); err != nil {
+			return items{}, nil, fmt.Errorf("metrics: %w", err)
+		}
+		resp, _ := pmetricotlp.NewExportResponse().MarshalProto()
+		return items{points: req.Metrics().DataPointCount()}, resp, nil
+	}
 }
 
 func (h *handler) decode(enc string, wire []byte) ([]byte, error) {

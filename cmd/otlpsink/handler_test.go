@@ -11,6 +11,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 )
@@ -59,8 +61,26 @@ func TestCountsSpansLogsAndWireBytes(t *testing.T) {
 		t.Fatalf("unknown encoding: %d", c)
 	}
 
+	md := pmetric.NewMetrics()
+	g := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+	g.SetName("queue.depth")
+	points := g.SetEmptyGauge().DataPoints()
+	for range 4 {
+		points.AppendEmpty().SetDoubleValue(7)
+	}
+	mb, _ := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
+	if c := post(t, h, "/v1/metrics", "", mb); c != http.StatusOK {
+		t.Fatalf("metrics: %d", c)
+	}
+	if c := post(t, h, "/v1/metrics", "", []byte("not protobuf")); c != http.StatusBadRequest {
+		t.Fatalf("bad metrics: %d", c)
+	}
+
 	got := st.snapshot(time.Now())
-	want := Totals{Requests: 3, Spans: 3, Logs: 2, WireBytes: uint64(gz.Len() + len(zb)), DecodedBytes: uint64(len(tb) + len(lb)), Invalid: 1}
+	want := Totals{
+		Requests: 5, Spans: 3, Logs: 2, MetricPoints: 4, WireBytes: uint64(gz.Len() + len(zb) + len(mb)),
+		DecodedBytes: uint64(len(tb) + len(lb) + len(mb)), Invalid: 2,
+	}
 	got.UptimeSeconds = 0
 	if got != want {
 		t.Fatalf("totals %+v, want %+v", got, want)

@@ -13,6 +13,8 @@ type Totals struct {
 	Requests      uint64  `json:"requests"`
 	Spans         uint64  `json:"spans"`
 	Logs          uint64  `json:"logs"`
+	// MetricPoints counts metric data points.
+	MetricPoints uint64 `json:"metric_points"`
 	// WireBytes sums the bodies as sent (compressed); DecodedBytes after decompression.
 	WireBytes    uint64 `json:"wire_bytes"`
 	DecodedBytes uint64 `json:"envelope_bytes"`
@@ -28,11 +30,15 @@ type stats struct {
 
 func newStats(now time.Time) *stats { return &stats{start: now} }
 
-func (s *stats) accepted(spans, logs, wire, decoded int) {
+// items are what one request carried.
+type items struct{ spans, logs, points int }
+
+func (s *stats) accepted(n items, wire, decoded int) {
 	s.mu.Lock()
 	s.t.Requests++
-	s.t.Spans += uint64(spans)
-	s.t.Logs += uint64(logs)
+	s.t.Spans += uint64(n.spans)
+	s.t.Logs += uint64(n.logs)
+	s.t.MetricPoints += uint64(n.points)
 	s.t.WireBytes += uint64(wire)
 	s.t.DecodedBytes += uint64(decoded)
 	s.mu.Unlock()

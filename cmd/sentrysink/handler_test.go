@@ -52,7 +52,9 @@ var (
 		`{"items":[{"timestamp":1746456149.019,"trace_id":"`+traceID+`","level":"info","severity_number":9,"body":"hello","attributes":{"n":{"type":"integer","value":1}}},`+
 			`{"timestamp":1746456149.020,"trace_id":"`+traceID+`","span_id":"b0e6f15b45c36b12","level":"error","body":"boom"}]}`,
 	)
-	errorEnv = build(`{"event_id":"`+eventID+`"}`,
+	// metricEnv is a trace_metric container as sentry-go v0.50.0 writes one.
+	metricEnv = buildMetrics(metricPayload)
+	errorEnv  = build(`{"event_id":"`+eventID+`"}`,
 		`{"type":"event","content_type":"application/json"}`,
 		`{"event_id":"`+eventID+`","timestamp":1746456149.019,"level":"error","exception":{"values":[{"type":"*errors.errorString","value":"connection refused","mechanism":{"type":"generic","handled":true}}]}}`,
 	)
@@ -61,6 +63,17 @@ var (
 		`{"items":[{"trace_id":"`+traceID+`","span_id":"438f40bd3b4a41ee","name":"GET /","status":"ok","is_segment":true,"start_timestamp":1742921669.158,"end_timestamp":1742921669.180}]}`,
 	)
 )
+
+const metricPayload = `{"items":[{"timestamp":"2026-01-01T00:00:00.123456789Z","trace_id":"` + traceID + `","type":"counter","name":"orders","value":3,` +
+	`"attributes":{"sentry.sdk.name":{"type":"string","value":"sentry.go"}}},` +
+	`{"timestamp":"2026-01-01T00:00:00.2Z","trace_id":"` + traceID + `","span_id":"b0e6f15b45c36b12","type":"gauge","name":"queue.depth","value":12.5},` +
+	`{"timestamp":"2026-01-01T00:00:00.3Z","trace_id":"` + traceID + `","type":"distribution","name":"latency","value":0.25,"unit":"second"}]}`
+
+// buildMetrics is an envelope of one trace_metric container of three metrics.
+func buildMetrics(payload string) []byte {
+	return build(`{"event_id":"`+eventID+`","sent_at":"2026-01-01T00:00:00Z","sdk":{"name":"sentry.go","version":"0.50.0"}}`,
+		`{"type":"trace_metric","item_count":3,"content_type":"application/vnd.sentry.items.trace-metric+json"}`, payload)
+}
 
 type result struct {
 	status int
@@ -99,30 +112,30 @@ func newTestHandler(cfg handlerConfig) (*handler, *stats, *[]string) {
 
 func TestAcceptsValidEnvelopes(t *testing.T) {
 	h, st, lines := newTestHandler(handlerConfig{})
-	for _, env := range [][]byte{transactionEnv, logEnv, errorEnv, spanEnv} {
+	for _, env := range [][]byte{transactionEnv, logEnv, errorEnv, spanEnv, metricEnv} {
 		r := post(t, h, "/api/1/envelope/", env, nil)
 		if r.status != http.StatusOK {
 			t.Fatalf("status %d, body %v, envelope:\n%s", r.status, r.body, env)
 		}
 	}
 	tot := st.snapshot(time.Now())
-	want := map[string]uint64{"transaction": 1, "client_report": 1, "log": 1, "event": 1, "span": 1}
+	want := map[string]uint64{"transaction": 1, "client_report": 1, "log": 1, "event": 1, "span": 1, "trace_metric": 1}
 	for k, v := range want {
 		if tot.Items[k] != v {
 			t.Errorf("items[%s] = %d, want %d (all: %v)", k, tot.Items[k], v, tot.Items)
 		}
 	}
-	if tot.Envelopes != 4 || tot.Invalid != 0 || tot.Requests != 4 || tot.RequestsStatus["200"] != 4 {
+	if tot.Envelopes != 5 || tot.Invalid != 0 || tot.Requests != 5 || tot.RequestsStatus["200"] != 5 {
 		t.Errorf("envelopes=%d invalid=%d requests=%v", tot.Envelopes, tot.Invalid, tot.RequestsStatus)
 	}
-	if tot.TransactionSpans != 2 || tot.Spans != 4 || tot.Logs != 2 || tot.Errors != 1 {
-		t.Errorf("transaction_spans=%d spans=%d logs=%d errors=%d", tot.TransactionSpans, tot.Spans, tot.Logs, tot.Errors)
+	if tot.TransactionSpans != 2 || tot.Spans != 4 || tot.Logs != 2 || tot.Errors != 1 || tot.TraceMetrics != 3 || tot.ItemCount["trace_metric"] != 3 {
+		t.Errorf("transaction_spans=%d spans=%d logs=%d errors=%d trace_metrics=%d", tot.TransactionSpans, tot.Spans, tot.Logs, tot.Errors, tot.TraceMetrics)
 	}
 	if tot.ClientReports["ratelimit_backoff/span"] != 40 || tot.ClientReports["queue_overflow/log_item"] != 3 {
 		t.Errorf("client reports %v", tot.ClientReports)
 	}
 	p := tot.ByProject["1"]
-	if p.Envelopes != 4 || p.Transactions != 1 || p.Spans != 4 || p.Logs != 2 || p.Errors != 1 || p.ClientReports["ratelimit_backoff/span"] != 40 || len(tot.ByProject) != 1 {
+	if p.Envelopes != 5 || p.Transactions != 1 || p.Spans != 4 || p.Logs != 2 || p.TraceMetrics != 3 || p.Errors != 1 || p.ClientReports["ratelimit_backoff/span"] != 40 || len(tot.ByProject) != 1 {
 		t.Errorf("by project %+v", tot.ByProject)
 	}
 	wantLines := []string{
@@ -130,6 +143,7 @@ func TestAcceptsValidEnvelopes(t *testing.T) {
 		`envelope project=1 items=log(item_count=2)`,
 		`envelope project=1 event_id=` + eventID + ` items=event(exception="*errors.errorString: connection refused")`,
 		`envelope project=1 items=span(item_count=1)`,
+		`envelope project=1 event_id=` + eventID + ` items=trace_metric(item_count=3)`,
 	}
 	if strings.Join(*lines, "\n") != strings.Join(wantLines, "\n") {
 		t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(*lines, "\n"), strings.Join(wantLines, "\n"))
@@ -203,6 +217,8 @@ func TestZstdAndOldRelay(t *testing.T) {
 func TestRejects(t *testing.T) {
 	badLength := bytes.Replace(logEnv, []byte(`"length":`), []byte(`"length":1`), 1)
 	badCount := bytes.Replace(logEnv, []byte(`"item_count":2`), []byte(`"item_count":3`), 1)
+	metricType := buildMetrics(strings.Replace(metricPayload, `"type":"gauge"`, `"type":"histogram"`, 1))
+	metricUnit := buildMetrics(strings.Replace(metricPayload, `"unit":"second"`, `"unit":"{request}"`, 1))
 	noEventID := bytes.Replace(errorEnv, []byte(`{"event_id":"`+eventID+`"}`), []byte(`{}`), 1)
 	cases := []struct {
 		name   string
@@ -210,15 +226,18 @@ func TestRejects(t *testing.T) {
 		body   []byte
 		hdr    map[string]string
 		status int
+		want   string // in the cause, when set
 	}{
-		{"bad length", "/api/1/envelope/", badLength, nil, 400},
-		{"item_count mismatch", "/api/1/envelope/", badCount, nil, 400},
-		{"event without event_id", "/api/1/envelope/", noEventID, nil, 400},
-		{"empty body", "/api/1/envelope/", nil, nil, 400},
-		{"no auth", "/api/1/envelope/", logEnv, map[string]string{"X-Sentry-Auth": ""}, 401},
-		{"no key", "/api/1/envelope/", logEnv, map[string]string{"X-Sentry-Auth": "Sentry sentry_version=7"}, 401},
-		{"old version", "/api/1/envelope/", logEnv, map[string]string{"X-Sentry-Auth": "Sentry sentry_version=6, sentry_key=k"}, 400},
-		{"wrong path", "/api/1/store/", logEnv, nil, 404},
+		{"bad length", "/api/1/envelope/", badLength, nil, 400, ""},
+		{"item_count mismatch", "/api/1/envelope/", badCount, nil, 400, ""},
+		{"event without event_id", "/api/1/envelope/", noEventID, nil, 400, ""},
+		{"trace metric of type histogram", "/api/1/envelope/", metricType, nil, 400, `type "histogram"`},
+		{"trace metric with a UCUM annotation for unit", "/api/1/envelope/", metricUnit, nil, 400, `unit "{request}"`},
+		{"empty body", "/api/1/envelope/", nil, nil, 400, ""},
+		{"no auth", "/api/1/envelope/", logEnv, map[string]string{"X-Sentry-Auth": ""}, 401, ""},
+		{"no key", "/api/1/envelope/", logEnv, map[string]string{"X-Sentry-Auth": "Sentry sentry_version=7"}, 401, ""},
+		{"old version", "/api/1/envelope/", logEnv, map[string]string{"X-Sentry-Auth": "Sentry sentry_version=6, sentry_key=k"}, 400, ""},
+		{"wrong path", "/api/1/store/", logEnv, nil, 404, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -236,6 +255,9 @@ func TestRejects(t *testing.T) {
 			}
 			if c.status == 400 && c.hdr == nil && tot.Invalid != 1 {
 				t.Errorf("invalid = %d, want 1", tot.Invalid)
+			}
+			if c.want != "" && !strings.Contains(tot.LastInvalid, c.want) {
+				t.Errorf("last invalid %q, want it to say %q", tot.LastInvalid, c.want)
 			}
 		})
 	}

@@ -80,6 +80,7 @@ func printSummary(w io.Writer, path string) error {
 	fmt.Fprintf(w, "  transactions      %s (with %s child spans)\n", g("items.transaction"), g("transaction_spans"))
 	fmt.Fprintf(w, "  spans             %s (roots + children + span v2)\n", g("spans"))
 	fmt.Fprintf(w, "  logs              %s\n", g("logs"))
+	fmt.Fprintf(w, "  trace metrics     %s\n", g("trace_metrics"))
 	fmt.Fprintf(w, "  error events      %s\n", g("errors"))
 	fmt.Fprintf(w, "  client reports    %s  discarded %s\n", g("items.client_report"), sortedMap(m["client_report_discarded"]))
 	fmt.Fprintf(w, "  content encoding  %s  wire %s bytes, envelopes %s bytes\n", sortedMap(m["content_encoding"]), g("wire_bytes"), g("envelope_bytes"))

@@ -23,7 +23,7 @@ type Totals struct {
 	Envelopes uint64 `json:"envelopes"`
 	// Items counts the accepted items by type.
 	Items map[string]uint64 `json:"items"`
-	// ItemCount sums item_count of accepted containers by type (log, span).
+	// ItemCount sums item_count of accepted containers by type (log, span, trace_metric).
 	ItemCount map[string]uint64 `json:"item_count"`
 	// TransactionSpans sums the child spans of accepted transactions.
 	TransactionSpans uint64 `json:"transaction_spans"`
@@ -32,12 +32,14 @@ type Totals struct {
 	Spans uint64 `json:"spans"`
 	// Logs sums item_count of accepted log containers.
 	Logs uint64 `json:"logs"`
+	// TraceMetrics sums item_count of accepted trace_metric containers.
+	TraceMetrics uint64 `json:"trace_metrics"`
 	// Errors counts accepted error events.
 	Errors uint64 `json:"errors"`
 	// ClientReports are the discarded_events of ingested client reports, summed
 	// by "reason/category".
 	ClientReports map[string]uint64 `json:"client_report_discarded"`
-	// ByProject is what each project (by id) received; Spans, Logs, Errors and
+	// ByProject is what each project (by id) received; Spans, Logs, TraceMetrics, Errors and
 	// ClientReports above are its sums.
 	ByProject map[string]ProjectTotals `json:"by_project"`
 	// ContentEncoding counts accepted envelopes by Content-Encoding ("identity" if none).
@@ -70,6 +72,7 @@ type ProjectTotals struct {
 	Transactions  uint64            `json:"transactions"`
 	Spans         uint64            `json:"spans"`
 	Logs          uint64            `json:"logs"`
+	TraceMetrics  uint64            `json:"trace_metrics"`
 	Errors        uint64            `json:"errors"`
 	ClientReports map[string]uint64 `json:"client_report_discarded"`
 }
@@ -194,6 +197,9 @@ func (s *stats) accepted(project, encoding string, wire, size int, sum *envSumma
 		case envelope.ItemTypeLog:
 			t.ItemCount[it.typ] += uint64(it.itemCount)
 			p.Logs += uint64(it.itemCount)
+		case envelope.ItemTypeTraceMetric:
+			t.ItemCount[it.typ] += uint64(it.itemCount)
+			p.TraceMetrics += uint64(it.itemCount)
 		case envelope.ItemTypeEvent:
 			p.Errors++
 		case envelope.ItemTypeClientReport:
@@ -220,6 +226,7 @@ func (s *stats) snapshot(now time.Time) Totals {
 	for k, p := range t.ByProject {
 		t.Spans += p.Spans
 		t.Logs += p.Logs
+		t.TraceMetrics += p.TraceMetrics
 		t.Errors += p.Errors
 		for r, n := range p.ClientReports {
 			t.ClientReports[r] += n
@@ -242,10 +249,10 @@ func statsLine(cur, prev Totals) string {
 		}
 		return float64(a-b) / dt
 	}
-	return fmt.Sprintf("stats t=%.0fs requests=%d envelopes=%d (%.0f/s) transactions=%d spans=%d (%.0f/s) logs=%d (%.0f/s) errors=%d client_reports=%d invalid=%d rate_limited=%d",
+	return fmt.Sprintf("stats t=%.0fs requests=%d envelopes=%d (%.0f/s) transactions=%d spans=%d (%.0f/s) logs=%d (%.0f/s) trace_metrics=%d (%.0f/s) errors=%d client_reports=%d invalid=%d rate_limited=%d",
 		cur.UptimeSeconds, cur.Requests, cur.Envelopes, rate(cur.Envelopes, prev.Envelopes),
 		cur.Items[envelope.ItemTypeTransaction], cur.Spans, rate(cur.Spans, prev.Spans),
-		cur.Logs, rate(cur.Logs, prev.Logs), cur.Errors, cur.Items[envelope.ItemTypeClientReport],
+		cur.Logs, rate(cur.Logs, prev.Logs), cur.TraceMetrics, rate(cur.TraceMetrics, prev.TraceMetrics), cur.Errors, cur.Items[envelope.ItemTypeClientReport],
 		cur.Invalid, cur.RateLimited)
 }
 

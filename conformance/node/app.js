@@ -5,7 +5,9 @@
 // OpenTelemetry JS SDK, OTLP/HTTP exporter at its defaults). The HTTP server
 // and client spans come from each one's HTTP instrumentation; the database
 // span from globalThis.dbSpan, which each instrument file defines with its
-// own SDK's documented API (Sentry.startSpan, tracer.startActiveSpan).
+// own SDK's documented API (Sentry.startSpan, tracer.startActiveSpan); the
+// metrics from globalThis.shopMetrics, with each SDK's metrics API
+// (Sentry.metrics, an OTel Meter): metrics_node_test.go compares those.
 //
 // The test (spanstream_test.go) reads the port from the first stdout line,
 // sends the requests, and closes stdin: the program then flushes and exits.
@@ -39,6 +41,10 @@ const server = http.createServer(async (req, res) => {
   switch (url.pathname) {
     case '/users': {
       await query('SELECT id, name FROM users WHERE id = $1', 'SELECT', 'users');
+      // inside the request's server span: a counter, a gauge and a distribution
+      globalThis.shopMetrics.count('shop.orders', 3, { 'shop.region': 'eu-west', 'shop.express': true, 'shop.items': 3 });
+      globalThis.shopMetrics.gauge('shop.queue.depth', 12.5, { 'shop.region': 'eu-west' });
+      globalThis.shopMetrics.distribution('shop.checkout.duration', 120, 'millisecond', { 'shop.region': 'eu-west' });
       await get(port, '/inventory?item=42');
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{"users":[]}');

@@ -10,3 +10,8 @@ Sentry.init({
 });
 globalThis.flushTelemetry = () => Sentry.close(5000);
 globalThis.dbSpan = (name, attributes, fn) => Sentry.startSpan({ name, op: 'db', attributes }, fn);
+globalThis.shopMetrics = {
+  count: (name, value, attributes) => Sentry.metrics.count(name, value, { attributes }),
+  gauge: (name, value, attributes) => Sentry.metrics.gauge(name, value, { attributes }),
+  distribution: (name, value, unit, attributes) => Sentry.metrics.distribution(name, value, { unit, attributes }),
+};

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/errorshape"
+	"github.com/otel-sentry/sentryexporter/internal/membudget"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
@@ -50,7 +50,7 @@ type Window[P comparable] struct {
 	// an event is held only once its bytes are reserved there, and sent at
 	// once (Overflow) when the budget has no room; each release gives its
 	// bytes back.
-	Mem *admit.Holder
+	Mem *membudget.Holder
 }
 
 type key[P comparable] struct {

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/errorshape/errorshapetest"
+	"github.com/otel-sentry/sentryexporter/internal/membudget"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
@@ -112,7 +112,7 @@ func TestDedupeBound(t *testing.T) {
 func TestDedupeReservesBeforeItHolds(t *testing.T) {
 	ev := errorshapetest.SpanEvent(false)
 	n := int64(len(ev.Payload))
-	mem := admit.NewMemory(n+n/2, 1)
+	mem := membudget.NewMemory(n+n/2, 1)
 	d := New[*project](time.Second)
 	d.Mem = mem.NewHolder()
 	p := &project{}

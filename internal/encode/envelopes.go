@@ -6,8 +6,8 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/errorshape"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 	"github.com/otel-sentry/sentryexporter/internal/traceindex"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
@@ -30,7 +30,7 @@ const (
 // accounting.
 type Outgoing struct {
 	Env    envelope.Envelope
-	Gate   admit.Gate
+	Gate   gate.Gate
 	Counts account.Counts
 	items  [][]byte // container items, kept so a 413 can split the container once
 }
@@ -85,7 +85,7 @@ func (e *Encoder) Transaction(tx *translate.Transaction, facts []traceindex.Fact
 			Header: envelope.Header{EventID: tx.EventID, SDK: sdkinfo.Envelope(), Trace: trace},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeTransaction, Payload: tx.Payload}},
 		},
-		Gate:   admit.GateTransaction,
+		Gate:   gate.GateTransaction,
 		Counts: account.Counts{account.CatTransaction: 1, account.CatSpan: int64(tx.Spans)},
 	}
 }
@@ -111,7 +111,7 @@ func (e *Encoder) Error(ev *translate.ErrorEvent) Outgoing {
 			Header: envelope.Header{EventID: ev.EventID, SDK: sdkinfo.Envelope(), Trace: e.dsc(ev.TraceID, ev.Environment, ev.Release, tx)},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeEvent, Payload: payload}},
 		},
-		Gate:   admit.GateError,
+		Gate:   gate.GateError,
 		Counts: account.Counts{account.CatError: 1},
 	}
 }
@@ -147,7 +147,7 @@ func spanOutgoing(trace *envelope.TraceContext, items [][]byte, payload []byte) 
 				ItemCount: len(items), Payload: payload,
 			}},
 		},
-		Gate:   admit.GateSpan,
+		Gate:   gate.GateSpan,
 		Counts: account.Counts{account.CatSpan: int64(len(items))},
 		items:  items,
 	}
@@ -180,7 +180,7 @@ func logOutgoing(items [][]byte, payload []byte) Outgoing {
 				ItemCount: len(items), Payload: payload,
 			}},
 		},
-		Gate:  admit.GateLogs,
+		Gate:  gate.GateLogs,
 		items: items,
 	}
 	o.Counts[account.CatLogItem] = int64(len(items))
@@ -237,9 +237,9 @@ func (o *Outgoing) Halves() [2]Outgoing {
 	mid := len(o.items) / 2
 	build := func(items [][]byte) Outgoing {
 		switch o.Gate {
-		case admit.GateLogs:
+		case gate.GateLogs:
 			return logOutgoing(items, envelope.Container(items))
-		case admit.GateTraceMetric:
+		case gate.GateTraceMetric:
 			return traceMetricOutgoing(items, envelope.Container(items))
 		}
 		return spanOutgoing(o.Env.Header.Trace, items, envelope.SpanContainer(items))

@@ -11,7 +11,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
 	"github.com/otel-sentry/sentryexporter/internal/traceindex"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
@@ -87,7 +87,7 @@ func TestTransaction(t *testing.T) {
 			}
 			o := f.enc.Transaction(tx, facts)
 
-			assert.Equal(t, admit.GateTransaction, o.Gate)
+			assert.Equal(t, gate.GateTransaction, o.Gate)
 			assert.Equal(t, account.Counts{account.CatTransaction: 1, account.CatSpan: 7}, o.Counts)
 			assert.False(t, o.Splittable())
 			p := writeAndParse(t, &o.Env)
@@ -170,7 +170,7 @@ func TestError(t *testing.T) {
 			ev := &translate.ErrorEvent{EventID: testEventID, TraceID: testTraceID, Environment: "prod", Release: "r1", Payload: payload, ErrorRef: tt.ref}
 			o := f.enc.Error(ev)
 
-			assert.Equal(t, admit.GateError, o.Gate)
+			assert.Equal(t, gate.GateError, o.Gate)
 			assert.Equal(t, account.Counts{account.CatError: 1}, o.Counts)
 			assert.False(t, o.Splittable())
 			p := writeAndParse(t, &o.Env)
@@ -278,7 +278,7 @@ func checkLogEnvelopes(t *testing.T, out []Outgoing, logs [][]byte) {
 	var got []json.RawMessage
 	for i := range out {
 		o := &out[i]
-		assert.Equal(t, admit.GateLogs, o.Gate)
+		assert.Equal(t, gate.GateLogs, o.Gate)
 		assert.Zero(t, o.Counts[account.CatError]+o.Counts[account.CatTransaction]+o.Counts[account.CatSpan])
 		p := writeAndParse(t, &o.Env)
 		assert.Nil(t, p.Header.Trace, "logs of many traces share a container: no trace header")
@@ -405,7 +405,7 @@ func TestAppendSpans(t *testing.T) {
 			var got []json.RawMessage
 			for i := range out {
 				o := &out[i]
-				assert.Equal(t, admit.GateSpan, o.Gate)
+				assert.Equal(t, gate.GateSpan, o.Gate)
 				assert.Equal(t, account.Counts{account.CatSpan: int64(tt.wantSizes[i])}, o.Counts)
 				assert.Equal(t, tt.wantSizes[i] > 1, o.Splittable())
 				p := writeAndParse(t, &o.Env)

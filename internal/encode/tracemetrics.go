@@ -5,7 +5,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 )
 
@@ -17,9 +17,12 @@ const (
 	// maxTraceMetricContainerBytes keeps a container far under Relay's
 	// max_container_size (12 MiB), as logs' bound does.
 	maxTraceMetricContainerBytes = 2 << 20
-	// maxTraceMetricBytes is Relay's max_trace_metric_size (1 MiB): a metric
-	// over it is dropped by Relay, so it is counted invalid here.
-	maxTraceMetricBytes = 1 << 20
+	// maxTraceMetricBytes is max_trace_metric_size as sentry.io runs Relay
+	// (2 KiB, not the self-hosted 1 MiB): a metric over it is dropped by
+	// Relay, so it is counted invalid here. internal/tracemetric already
+	// holds each metric to a little less (tracemetric.MaxItemBytes, which
+	// also counts Relay's 8 bytes per array element), so this is a guard.
+	maxTraceMetricBytes = envelope.SentryTraceMetricSize
 )
 
 // AppendTraceMetrics packs trace metric items into one trace_metric
@@ -62,7 +65,7 @@ func traceMetricOutgoing(items [][]byte, payload []byte) Outgoing {
 				ItemCount: len(items), Payload: payload,
 			}},
 		},
-		Gate:   admit.GateTraceMetric,
+		Gate:   gate.GateTraceMetric,
 		Counts: account.Counts{account.CatTraceMetric: int64(len(items))},
 		items:  items,
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
 )
 
 // metricItems are n trace metrics as internal/tracemetric writes them,
@@ -40,7 +40,7 @@ func TestAppendTraceMetrics(t *testing.T) {
 		assert.Equal(t, envelope.ItemTypeTraceMetric, p.Items[0].Type)
 		assert.Equal(t, envelope.ContentTypeTraceMetricContainer, p.Items[0].ContentType)
 		assert.Nil(t, p.Header.Trace)
-		assert.Equal(t, admit.GateTraceMetric, o.Gate)
+		assert.Equal(t, gate.GateTraceMetric, o.Gate)
 		assert.Equal(t, int64(p.Items[0].ItemCount), o.Counts[account.CatTraceMetric])
 		total += p.Items[0].ItemCount
 	}
@@ -52,7 +52,7 @@ func TestAppendTraceMetrics(t *testing.T) {
 	var n int64
 	for i := range halves {
 		writeAndParse(t, &halves[i].Env)
-		assert.Equal(t, admit.GateTraceMetric, halves[i].Gate)
+		assert.Equal(t, gate.GateTraceMetric, halves[i].Gate)
 		n += halves[i].Counts[account.CatTraceMetric]
 	}
 	assert.Equal(t, int64(500), n)

@@ -39,9 +39,9 @@ func limitAnswerHeader(rt http.RoundTripper) {
 	}
 }
 
-// bodyCutter closes an answer's body when reading it takes too long (a body
+// answerReader closes an answer's body when reading it takes too long (a body
 // that dribbles or never ends), ending the read. One timer, reused.
-type bodyCutter struct {
+type answerReader struct {
 	t    *time.Timer
 	mu   sync.Mutex
 	body io.Closer
@@ -51,7 +51,7 @@ type bodyCutter struct {
 
 // drain reads at most maxResponseRead bytes of body, closes it, and returns
 // the first maxErrorSnippet bytes (in c's buffer: valid until c is reused).
-func (c *bodyCutter) drain(body io.ReadCloser) []byte {
+func (c *answerReader) drain(body io.ReadCloser) []byte {
 	defer body.Close()
 	n, _ := io.ReadFull(body, c.head[:])
 	c.rest = io.LimitedReader{R: body, N: maxResponseRead - int64(n)}
@@ -60,14 +60,14 @@ func (c *bodyCutter) drain(body io.ReadCloser) []byte {
 	return bytes.TrimSpace(c.head[:n])
 }
 
-func newBodyCutter() *bodyCutter {
-	c := &bodyCutter{}
+func newAnswerReader() *answerReader {
+	c := &answerReader{}
 	c.t = time.AfterFunc(time.Hour, c.fire)
 	c.t.Stop()
 	return c
 }
 
-func (c *bodyCutter) fire() {
+func (c *answerReader) fire() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.body != nil {
@@ -76,14 +76,14 @@ func (c *bodyCutter) fire() {
 }
 
 // arm closes body after d unless disarm comes first.
-func (c *bodyCutter) arm(body io.Closer, d time.Duration) {
+func (c *answerReader) arm(body io.Closer, d time.Duration) {
 	c.mu.Lock()
 	c.body = body
 	c.mu.Unlock()
 	c.t.Reset(d)
 }
 
-func (c *bodyCutter) disarm() {
+func (c *answerReader) disarm() {
 	c.t.Stop()
 	c.mu.Lock()
 	c.body = nil

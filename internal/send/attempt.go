@@ -38,23 +38,23 @@ func (r Result) retryable() bool {
 	return !r.Delivered && (r.Reason == account.ReasonNetworkError || r.Reason == account.ReasonSendError && r.Status >= 500)
 }
 
-// poster is the only code that speaks HTTP: one POST of one envelope to its
+// httpSender is the only code that speaks HTTP: one POST of one envelope to its
 // project's envelope URL and the reading of the answer. It merges the rate
 // limits of every answer (200 included) into the project's state and
 // classifies the answer; it never retries, waits or queues.
-type poster struct {
-	client  atomic.Pointer[http.Client] // built at start (confighttp needs the host's extensions)
-	request requestTemplate
-	body    *BodyEncoder // compression of envelope bodies (compress.go); nil: confighttp's
-	limits  *ratelimit.State
-	acct    *account.Accountant
-	now     func() time.Time
-	timeout time.Duration // `timeout`: one POST, its answer included (0: none)
-	readFor time.Duration // maxAnswerRead, unless the stage's config shortens it
-	logger  *zap.Logger
-	bufs    *bufferPools
-	cutters sync.Pool // *bodyCutter, so that bounding a read allocates nothing
-	errLog  logthrottle.Throttle
+type httpSender struct {
+	client            atomic.Pointer[http.Client] // built at start (confighttp needs the host's extensions)
+	request           requestTemplate
+	body              *BodyEncoder // compression of envelope bodies (compress.go); nil: confighttp's
+	limits            *ratelimit.State
+	acct              *account.Accountant
+	now               func() time.Time
+	timeout           time.Duration // `timeout`: one POST, its answer included (0: none)
+	answerReadTimeout time.Duration // maxAnswerRead, unless the stage's config shortens it
+	logger            *zap.Logger
+	bufs              *bufferPools
+	answerReaders     sync.Pool // *answerReader, so that bounding a read allocates nothing
+	errLog            logthrottle.Throttle
 }
 
 // bufferPools are the stage's body buffers, shared by its lanes: the encoded
@@ -85,52 +85,67 @@ func (*bufferPools) put(p *sync.Pool, buf *[]byte) {
 }
 
 // attemptEncoded makes one POST with the body in enc (attempt, in
-// compress.go, picks it) and classifies the answer.
-func (p *poster) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc BodyEncoding) Result {
+// compress.go, picks it), bounded by `timeout`, and classifies the answer.
+func (p *httpSender) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc BodyEncoding) Result {
 	env.Header.SentAt = p.now()
-	raw := p.bufs.get(&p.bufs.raw, 64<<10)
-	*raw = env.AppendTo((*raw)[:0])
-	var body io.ReadCloser
-	n, used := len(*raw), EncodingByClient
-	if enc != EncodingByClient && p.body != nil {
-		scratch := p.bufs.get(&p.bufs.wire, 16<<10)
-		*scratch = p.body.comp.Compress(enc, *raw, (*scratch)[:0])
-		p.bufs.put(&p.bufs.raw, raw)
-		// The request gets a copy of its own, read through a bytes.Reader
-		// behind io.NopCloser: net/http knows that body to be in memory and
-		// writes it with the request's headers in one write. Any other body
-		// type costs a write of its own for the headers (isKnownInMemoryReader,
-		// net/http/transfer.go), and so a second syscall and a second read by
-		// Sentry per envelope. No buffer then waits for the transport to close
-		// the body.
-		wire := slices.Clone(*scratch)
-		p.bufs.put(&p.bufs.wire, scratch)
-		body, n, used = io.NopCloser(bytes.NewReader(wire)), len(wire), enc
-	} else {
-		rc := &requestBody{}
-		rc.Reset(*raw)
-		body = rc
-		defer func() {
-			// The transport may still be writing the body after the answer
-			// came (a server can answer early); reuse the buffer only once
-			// it closed it.
-			if rc.closed.Load() {
-				p.bufs.put(&p.bufs.raw, raw)
-			}
-		}()
-	}
-
+	body := p.encodeBody(env, enc)
+	defer p.recycle(&body) // after the request was cancelled: the transport is done with it or never will be
 	if p.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, p.timeout)
 		defer cancel() // after the answer was read
 	}
-	req := p.request.new(ctx, body, int64(n), used)
-	cut, _ := p.cutters.Get().(*bodyCutter)
-	if cut == nil {
-		cut = newBodyCutter()
+	return p.exchange(ctx, p.request.new(ctx, body.r, int64(body.n), body.enc))
+}
+
+// requestBodyOf is one request's body and the pooled buffer behind it.
+type requestBodyOf struct {
+	r   io.ReadCloser
+	n   int
+	enc BodyEncoding
+	// raw, when set, is the pooled buffer r reads (an uncompressed body);
+	// it goes back to its pool only once the transport closed sent.
+	raw  *[]byte
+	sent *requestBody
+}
+
+// encodeBody writes env out in a pooled buffer and, when enc is one of the
+// stage's own, compresses it into a body of the request's own.
+func (p *httpSender) encodeBody(env *envelope.Envelope, enc BodyEncoding) requestBodyOf {
+	raw := p.bufs.get(&p.bufs.raw, 64<<10)
+	*raw = env.AppendTo((*raw)[:0])
+	if enc == EncodingLeftToConfighttp || p.body == nil {
+		sent := &requestBody{}
+		sent.Reset(*raw)
+		return requestBodyOf{r: sent, n: len(*raw), enc: EncodingLeftToConfighttp, raw: raw, sent: sent}
 	}
-	defer p.cutters.Put(cut) // after the snippet in cut's buffer was logged
+	scratch := p.bufs.get(&p.bufs.wire, 16<<10)
+	*scratch = p.body.comp.Compress(enc, *raw, (*scratch)[:0])
+	p.bufs.put(&p.bufs.raw, raw)
+	// The request gets a copy of its own, read through a bytes.Reader behind
+	// io.NopCloser: net/http knows that body to be in memory and writes it
+	// with the request's headers in one write. Any other body type costs a
+	// write of its own for the headers (isKnownInMemoryReader,
+	// net/http/transfer.go), and so a second syscall and a second read by
+	// Sentry per envelope. No buffer then waits for the transport to close
+	// the body.
+	wire := slices.Clone(*scratch)
+	p.bufs.put(&p.bufs.wire, scratch)
+	return requestBodyOf{r: io.NopCloser(bytes.NewReader(wire)), n: len(wire), enc: enc}
+}
+
+// recycle puts b's buffer back in its pool once the transport closed the
+// body: it may still be writing it after the answer came (a server can
+// answer early).
+func (p *httpSender) recycle(b *requestBodyOf) {
+	if b.raw != nil && b.sent.closed.Load() {
+		p.bufs.put(&p.bufs.raw, b.raw)
+	}
+}
+
+// exchange sends req, reads its answer (bounded in bytes and time), merges
+// the answer's rate limits (every answer's, 200 included) and classifies it.
+func (p *httpSender) exchange(ctx context.Context, req *http.Request) Result {
 	client := p.client.Load()
 	if client == nil { // not started
 		p.acct.Request(ctx, 0)
@@ -142,12 +157,16 @@ func (p *poster) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc
 		p.errLog.Log(p.logger, "network", "Sending to Sentry failed", zap.String("error", redactedError(err)))
 		return Result{Reason: account.ReasonNetworkError}
 	}
-	cut.arm(resp.Body, p.readFor)
-	snippet := cut.drain(resp.Body)
-	cut.disarm()
+	reader, _ := p.answerReaders.Get().(*answerReader)
+	if reader == nil {
+		reader = newAnswerReader()
+	}
+	defer p.answerReaders.Put(reader) // after the snippet in its buffer was logged
+	reader.arm(resp.Body, p.answerReadTimeout)
+	snippet := reader.drain(resp.Body)
+	reader.disarm()
 	p.acct.Request(ctx, resp.StatusCode)
 
-	// Limits count on every answer, 200 included.
 	answered := p.now()
 	res := p.classify(resp, snippet, answered)
 	if l, capped := ratelimit.FromResponse(resp.StatusCode, resp.Header, answered); !l.Empty() {
@@ -175,7 +194,7 @@ func roundTrip(c *http.Client, req *http.Request) (*http.Response, error) {
 }
 
 // classify says what an answer means for the envelope.
-func (p *poster) classify(resp *http.Response, snippet []byte, answered time.Time) Result {
+func (p *httpSender) classify(resp *http.Response, snippet []byte, answered time.Time) Result {
 	switch code := resp.StatusCode; {
 	case code >= 200 && code < 300:
 		return Result{Delivered: true, Status: code}
@@ -198,7 +217,7 @@ func (p *poster) classify(resp *http.Response, snippet []byte, answered time.Tim
 }
 
 // mergeLimits adds l to the DSN's limits and logs once per newly started window.
-func (p *poster) mergeLimits(l ratelimit.Limits, capped bool, now time.Time) {
+func (p *httpSender) mergeLimits(l ratelimit.Limits, capped bool, now time.Time) {
 	before := p.limits.Load()
 	p.limits.Merge(l)
 	l.Each(func(c ratelimit.Category, deadline time.Time) {
@@ -211,7 +230,7 @@ func (p *poster) mergeLimits(l ratelimit.Limits, capped bool, now time.Time) {
 
 // logRejected logs a failed answer with Sentry's X-Sentry-Error or a short body
 // snippet, at most once per errorLogInterval per status.
-func (p *poster) logRejected(status int, h http.Header, snippet []byte) {
+func (p *httpSender) logRejected(status int, h http.Header, snippet []byte) {
 	detail := h.Get("X-Sentry-Error")
 	if detail == "" {
 		detail = string(snippet)

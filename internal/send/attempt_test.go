@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -25,20 +26,34 @@ import (
 // Retry-After counts as a limit only on a 429, and as the retry's floor on a
 // 5xx.
 func TestAnswers(t *testing.T) {
-	type limit struct {
-		category ratelimit.Category
-		lasts    time.Duration
+	for _, tt := range slices.Concat(answers2xx3xxAnd429(), answers429to5xx(), answers5xxAnd4xx()) {
+		runInBubble(t, tt.name, func(t *testing.T) { checkAnswer(t, tt) })
 	}
-	httpDate := func(d time.Duration) string { return time.Now().Add(d).UTC().Format(http.TimeFormat) }
-	tests := []struct {
-		name      string
-		answer    func() answer // run in the bubble (an HTTP date is relative to its clock)
-		want      Result
-		retryable bool
-		limits    []limit // the categories limited afterwards, and for how long
-		free      []ratelimit.Category
-		logged    string // the detail of the "Sentry rejected an envelope" line; "" none
-	}{
+}
+
+// answerLimit is a category limited after an answer, and for how long.
+type answerLimit struct {
+	category ratelimit.Category
+	lasts    time.Duration
+}
+
+// answerCase is one answer of TestAnswers and what it must come to.
+type answerCase struct {
+	name      string
+	answer    func() answer // run in the bubble (an HTTP date is relative to its clock)
+	want      Result
+	retryable bool
+	limits    []answerLimit // the categories limited afterwards, and for how long
+	free      []ratelimit.Category
+	logged    string // the detail of the "Sentry rejected an envelope" line; "" none
+}
+
+// httpDate is an HTTP date d from now (the bubble's clock).
+func httpDate(d time.Duration) string { return time.Now().Add(d).UTC().Format(http.TimeFormat) }
+
+// answers2xx3xxAnd429 are the 2xx, the 3xx and a 429 with its limits.
+func answers2xx3xxAnd429() []answerCase {
+	return []answerCase{
 		{
 			name:   "200",
 			answer: func() answer { return answer{status: 200} },
@@ -56,7 +71,7 @@ func TestAnswers(t *testing.T) {
 				return answer{status: 200, headers: map[string]string{"X-Sentry-Rate-Limits": "120:log_item:organization"}}
 			},
 			want:   Result{Delivered: true, Status: 200, NewLimits: true},
-			limits: []limit{{ratelimit.CategoryLogItem, 120 * time.Second}},
+			limits: []answerLimit{{ratelimit.CategoryLogItem, 120 * time.Second}},
 			free:   []ratelimit.Category{ratelimit.CategoryTransaction},
 		},
 		{
@@ -85,20 +100,26 @@ func TestAnswers(t *testing.T) {
 				return answer{status: 429, headers: map[string]string{"X-Sentry-Rate-Limits": "60:transaction:key"}}
 			},
 			want:   Result{Reason: account.ReasonRateLimited, Status: 429, NewLimits: true},
-			limits: []limit{{ratelimit.CategoryTransaction, time.Minute}},
+			limits: []answerLimit{{ratelimit.CategoryTransaction, time.Minute}},
 			free:   []ratelimit.Category{ratelimit.CategoryError},
 		},
+	}
+}
+
+// answers429to5xx are the other 429s, a 413 and the 5xx with Retry-After.
+func answers429to5xx() []answerCase {
+	return []answerCase{
 		{
 			name:   "429 with Retry-After: every category",
 			answer: func() answer { return answer{status: 429, headers: map[string]string{"Retry-After": "30"}} },
 			want:   Result{Reason: account.ReasonRateLimited, Status: 429, NewLimits: true},
-			limits: []limit{{ratelimit.CategoryAll, 30 * time.Second}, {ratelimit.CategoryError, 30 * time.Second}},
+			limits: []answerLimit{{ratelimit.CategoryAll, 30 * time.Second}, {ratelimit.CategoryError, 30 * time.Second}},
 		},
 		{
 			name:   "429 with neither: every category for the default",
 			answer: func() answer { return answer{status: 429} },
 			want:   Result{Reason: account.ReasonRateLimited, Status: 429, NewLimits: true},
-			limits: []limit{{ratelimit.CategoryAll, ratelimit.DefaultRetryAfter}},
+			limits: []answerLimit{{ratelimit.CategoryAll, ratelimit.DefaultRetryAfter}},
 		},
 		{
 			name: "413",
@@ -133,6 +154,12 @@ func TestAnswers(t *testing.T) {
 			logged:    "{}",
 			free:      []ratelimit.Category{ratelimit.CategoryAll},
 		},
+	}
+}
+
+// answers5xxAnd4xx are a 5xx with limits and the 4xx that are logged.
+func answers5xxAnd4xx() []answerCase {
+	return []answerCase{
 		{
 			name: "503 announcing a limit",
 			answer: func() answer {
@@ -140,7 +167,7 @@ func TestAnswers(t *testing.T) {
 			},
 			want:      Result{Reason: account.ReasonSendError, Status: 503, NewLimits: true},
 			retryable: true,
-			limits:    []limit{{ratelimit.CategoryError, 10 * time.Second}},
+			limits:    []answerLimit{{ratelimit.CategoryError, 10 * time.Second}},
 			logged:    "{}",
 		},
 		{
@@ -164,35 +191,34 @@ func TestAnswers(t *testing.T) {
 			logged: strings.Repeat("x", maxErrorSnippet),
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newFixture(t, 1, nil, false)
-				a := tt.answer()
-				f.sentry.respond = func(string, int, *envelope.Envelope) answer { return a }
-				o := tx(1)
-				res := f.lanes[0].post.attempt(t.Context(), &o.Env)
-				assert.Equal(t, tt.want, res)
-				assert.Equal(t, tt.retryable, res.retryable(), "retryable")
-				assert.Len(t, f.sentry.got(), 1, "one request")
-				limits, now := f.limits[0].Load(), time.Now()
-				for _, l := range tt.limits {
-					assert.Equal(t, now.Add(l.lasts), limits.Deadline(l.category), "%q limited", l.category)
-				}
-				for _, c := range tt.free {
-					assert.False(t, limits.Active(c, now), "%q not limited", c)
-				}
-				rejected := f.logs.FilterMessage("Sentry rejected an envelope").All()
-				if tt.logged == "" {
-					assert.Empty(t, rejected)
-				} else if assert.Len(t, rejected, 1) {
-					assert.Equal(t, tt.logged, rejected[0].ContextMap()["detail"])
-					assert.Equal(t, int64(tt.want.Status), rejected[0].ContextMap()["status"])
-				}
-				f.shutdown()
-			})
-		})
+}
+
+// checkAnswer makes one attempt answered as tt says and checks its result,
+// the limits it leaves and what it logs.
+func checkAnswer(t *testing.T, tt answerCase) {
+	f := newFixture(t, 1, nil, false)
+	a := tt.answer()
+	f.sentry.respond = func(string, int, *envelope.Envelope) answer { return a }
+	o := tx(1)
+	res := f.lanes[0].http.attempt(t.Context(), &o.Env)
+	assert.Equal(t, tt.want, res)
+	assert.Equal(t, tt.retryable, res.retryable(), "retryable")
+	assert.Len(t, f.sentry.got(), 1, "one request")
+	limits, now := f.limits[0].Load(), time.Now()
+	for _, l := range tt.limits {
+		assert.Equal(t, now.Add(l.lasts), limits.Deadline(l.category), "%q limited", l.category)
 	}
+	for _, c := range tt.free {
+		assert.False(t, limits.Active(c, now), "%q not limited", c)
+	}
+	rejected := f.logs.FilterMessage("Sentry rejected an envelope").All()
+	if tt.logged == "" {
+		assert.Empty(t, rejected)
+	} else if assert.Len(t, rejected, 1) {
+		assert.Equal(t, tt.logged, rejected[0].ContextMap()["detail"])
+		assert.Equal(t, int64(tt.want.Status), rejected[0].ContextMap()["status"])
+	}
+	f.shutdown()
 }
 
 // TestNetworkError: no answer is a network error, retryable, counted as a
@@ -203,7 +229,7 @@ func TestNetworkError(t *testing.T) {
 		f.sentry.respond = func(string, int, *envelope.Envelope) answer { return answer{hang: true} }
 		o := tx(1)
 		start := time.Now()
-		res := f.lanes[0].post.attempt(t.Context(), &o.Env)
+		res := f.lanes[0].http.attempt(t.Context(), &o.Env)
 		assert.Equal(t, 2*time.Second, time.Since(start), "bounded by timeout")
 		assert.Equal(t, Result{Reason: account.ReasonNetworkError}, res)
 		assert.True(t, res.retryable())
@@ -276,7 +302,7 @@ func TestAnswerReadBounded(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			body := &countingBody{r: strings.NewReader(tt.body)}
-			c := newBodyCutter()
+			c := newAnswerReader()
 			got := c.drain(body)
 			assert.Equal(t, tt.wantRead, body.read, "bytes read")
 			assert.True(t, body.closed)
@@ -324,19 +350,17 @@ func TestAnswerReadTimeout(t *testing.T) {
 		{"default", 0, maxAnswerRead},
 		{"configured", 3 * time.Second, 3 * time.Second},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newFixture(t, 1, func(c *Config) { c.AnswerReadTimeout = tt.configured }, false)
-				f.sentry.respond = func(string, int, *envelope.Envelope) answer {
-					return answer{status: 200, stream: newEndlessBody()}
-				}
-				o := tx(1)
-				start := time.Now()
-				res := f.lanes[0].post.attempt(t.Context(), &o.Env)
-				assert.Equal(t, tt.want, time.Since(start))
-				assert.True(t, res.Delivered)
-				f.shutdown()
-			})
+		runInBubble(t, tt.name, func(t *testing.T) {
+			f := newFixture(t, 1, func(c *Config) { c.AnswerReadTimeout = tt.configured }, false)
+			f.sentry.respond = func(string, int, *envelope.Envelope) answer {
+				return answer{status: 200, stream: newEndlessBody()}
+			}
+			o := tx(1)
+			start := time.Now()
+			res := f.lanes[0].http.attempt(t.Context(), &o.Env)
+			assert.Equal(t, tt.want, time.Since(start))
+			assert.True(t, res.Delivered)
+			f.shutdown()
 		})
 	}
 }

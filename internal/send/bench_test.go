@@ -22,9 +22,9 @@ import (
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/account/accounttest"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/cputime"
 	"github.com/otel-sentry/sentryexporter/internal/encode"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -181,7 +181,7 @@ func benchTransaction() encode.Outgoing {
 			},
 			Items: []envelope.Item{{Type: envelope.ItemTypeTransaction, Payload: []byte(p.String())}},
 		},
-		Gate:   admit.GateTransaction,
+		Gate:   gate.GateTransaction,
 		Counts: account.Counts{account.CatTransaction: 1, account.CatSpan: 10},
 	}
 }
@@ -212,26 +212,29 @@ func BenchmarkPostTLS(b *testing.B) {
 				tr.MaxIdleConnsPerHost = inFlight
 				client := &http.Client{Transport: tr}
 				b.Cleanup(client.CloseIdleConnections)
-				url := srv.URL + "/api/1/envelope/"
-				post := func() {
-					req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(wire))
-					req.Header.Set("Content-Type", envelope.ContentType)
-					req.Header.Set("Content-Encoding", "zstd")
-					resp, err := client.Do(req)
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					if resp.ProtoMajor != map[string]int{"h1": 1, "h2": 2}[proto] {
-						b.Errorf("answered over %s", resp.Proto)
-					}
-					_, _ = io.Copy(io.Discard, resp.Body)
-					_ = resp.Body.Close()
-				}
+				post := func() { postTLS(b, client, srv.URL+"/api/1/envelope/", wire, map[string]int{"h1": 1, "h2": 2}[proto]) }
 				benchPosts(b, inFlight, func() { inParallel(inFlight, post) })
 			})
 		}
 	}
+}
+
+// postTLS posts wire to url with client and reads the answer, which must
+// come over HTTP/major.
+func postTLS(b *testing.B, client *http.Client, url string, wire []byte, major int) {
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(wire))
+	req.Header.Set("Content-Type", envelope.ContentType)
+	req.Header.Set("Content-Encoding", "zstd")
+	resp, err := client.Do(req)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	if resp.ProtoMajor != major {
+		b.Errorf("answered over %s", resp.Proto)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
 }
 
 // inParallel runs op n times, all at once, and returns when all ended.

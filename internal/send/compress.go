@@ -49,13 +49,13 @@ import (
 type BodyEncoding uint8
 
 const (
-	// EncodingByClient: confighttp compresses (or not), as configured.
-	EncodingByClient BodyEncoding = iota
+	// EncodingLeftToConfighttp: confighttp compresses (or not), as configured.
+	EncodingLeftToConfighttp BodyEncoding = iota
 	EncodingGzip
 	EncodingZstd
 )
 
-// ContentEncoding is the Content-Encoding header of e ("" for EncodingByClient).
+// ContentEncoding is the Content-Encoding header of e ("" for EncodingLeftToConfighttp).
 func (e BodyEncoding) ContentEncoding() string {
 	switch e {
 	case EncodingGzip:
@@ -68,7 +68,7 @@ func (e BodyEncoding) ContentEncoding() string {
 }
 
 // OwnEncoding is the encoding this exporter applies itself for a configured
-// `compression`; EncodingByClient for the others (deflate, br, none...), which
+// `compression`; EncodingLeftToConfighttp for the others (deflate, br, none...), which
 // stay with confighttp.
 func OwnEncoding(t configcompression.Type) BodyEncoding {
 	switch t {
@@ -77,7 +77,7 @@ func OwnEncoding(t configcompression.Type) BodyEncoding {
 	case configcompression.TypeGzip:
 		return EncodingGzip
 	default:
-		return EncodingByClient
+		return EncodingLeftToConfighttp
 	}
 }
 
@@ -280,9 +280,9 @@ func refusedEncoding(enc BodyEncoding, res Result) bool {
 // see the top of this file). A zstd body refused as a Relay without zstd
 // refuses it is sent once more with gzip; so is one whose refusal made the
 // project fall back, unless it will be retried anyway.
-func (p *poster) attempt(ctx context.Context, env *envelope.Envelope) Result {
+func (p *httpSender) attempt(ctx context.Context, env *envelope.Envelope) Result {
 	if p.body == nil {
-		return p.attemptEncoded(ctx, env, EncodingByClient)
+		return p.attemptEncoded(ctx, env, EncodingLeftToConfighttp)
 	}
 	t := p.body.choose()
 	res := p.attemptEncoded(ctx, env, t.enc)

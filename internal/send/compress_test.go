@@ -30,32 +30,47 @@ func TestCompressorsRoundTrip(t *testing.T) {
 	defer dec.Close()
 	var wg sync.WaitGroup
 	for g := range 8 {
-		wg.Go(func() {
-			var buf []byte // reused, as the sender reuses its buffers
-			for i := range 50 {
-				body := bytes.Repeat([]byte{byte('a' + (g+i)%26), '{', '"', '}'}, 100+i*37)
-				for _, enc := range []BodyEncoding{EncodingZstd, EncodingGzip} {
-					buf = c.Compress(enc, body, buf[:0])
-					out := buf
-					var got []byte
-					var err error
-					if enc == EncodingZstd {
-						got, err = dec.DecodeAll(out, nil)
-					} else {
-						var zr *gzip.Reader
-						if zr, err = gzip.NewReader(bytes.NewReader(out)); err == nil {
-							got, err = io.ReadAll(zr)
-						}
-					}
-					if err != nil || !bytes.Equal(got, body) {
-						t.Errorf("%s round trip: %v (%d bytes, want %d)", enc.ContentEncoding(), err, len(got), len(body))
-						return
-					}
-				}
-			}
-		})
+		wg.Go(func() { roundTrips(t, c, dec, g) })
 	}
 	wg.Wait()
+}
+
+// roundTrips compresses 50 bodies of goroutine g's with each encoding, in
+// one reused buffer as the sender reuses its buffers, and decompresses them.
+func roundTrips(t *testing.T, c *Compressors, dec *zstd.Decoder, g int) {
+	var buf []byte
+	for i := range 50 {
+		body := bytes.Repeat([]byte{byte('a' + (g+i)%26), '{', '"', '}'}, 100+i*37)
+		for _, enc := range []BodyEncoding{EncodingZstd, EncodingGzip} {
+			buf = c.Compress(enc, body, buf[:0])
+			got, err := decompress(dec, enc, buf)
+			if err != nil || !bytes.Equal(got, body) {
+				t.Errorf("%s round trip: %v (%d bytes, want %d)", enc.ContentEncoding(), err, len(got), len(body))
+				return
+			}
+		}
+	}
+}
+
+// compressingFixture is one project whose client is configured with
+// compression and timeout.
+func compressingFixture(t *testing.T, compression configcompression.Type, timeout time.Duration) *fixture {
+	return newFixture(t, 1, func(c *Config) {
+		c.Client.Compression = compression
+		c.Client.Timeout = timeout
+	}, false)
+}
+
+// decompress is body, compressed with enc, decompressed (zstd by dec).
+func decompress(dec *zstd.Decoder, enc BodyEncoding, body []byte) ([]byte, error) {
+	if enc == EncodingZstd {
+		return dec.DecodeAll(body, nil)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
 }
 
 // TestCompressorLevels: the configured level, or the fastest for 0 and the
@@ -93,7 +108,7 @@ func TestRefusedEncoding(t *testing.T) {
 		{EncodingZstd, 0, false},
 		{EncodingGzip, 400, false},
 		{EncodingGzip, 415, false},
-		{EncodingByClient, 400, false},
+		{EncodingLeftToConfighttp, 400, false},
 	} {
 		assert.Equal(t, tt.want, refusedEncoding(tt.enc, Result{Status: tt.status}), "%s answered %d", tt.enc.ContentEncoding(), tt.status)
 	}
@@ -130,34 +145,29 @@ func TestCompressionFallback(t *testing.T) {
 		{"none configured", "", answer{status: 400}, answer{status: 400}, []string{"none", "none"}, false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newFixture(t, 1, func(c *Config) {
-					c.Client.Compression = tt.configured
-					c.Client.Timeout = 2 * time.Second
-				}, false)
-				f.sentry.respond = func(_ string, n int, _ *envelope.Envelope) answer {
-					if f.sentry.got()[n].encoding == "zstd" {
-						return tt.toZstd
-					}
-					return tt.toGzip
+		runInBubble(t, tt.name, func(t *testing.T) {
+			f := compressingFixture(t, tt.configured, 2*time.Second)
+			f.sentry.respond = func(_ string, n int, _ *envelope.Envelope) answer {
+				if f.sentry.got()[n].encoding == "zstd" {
+					return tt.toZstd
 				}
-				for i := range 2 { // one envelope after the other: the second shows the project's encoding
-					o := tx(i)
-					f.lanes[0].post.attempt(t.Context(), &o.Env)
-				}
-				assert.Equal(t, tt.want, f.sentry.encodings())
-				fallbacks := f.sums("compression_fallbacks")
-				warned := f.logs.FilterMessageSnippet("refused zstd-compressed envelopes").Len()
-				if tt.fallback {
-					assert.Equal(t, map[string]int64{"project=1": 1}, fallbacks, "counted once")
-					assert.Equal(t, 1, warned, "logged once")
-				} else {
-					assert.Empty(t, fallbacks)
-					assert.Zero(t, warned)
-				}
-				f.shutdown()
-			})
+				return tt.toGzip
+			}
+			for i := range 2 { // one envelope after the other: the second shows the project's encoding
+				o := tx(i)
+				f.lanes[0].http.attempt(t.Context(), &o.Env)
+			}
+			assert.Equal(t, tt.want, f.sentry.encodings())
+			fallbacks := f.sums("compression_fallbacks")
+			warned := f.logs.FilterMessageSnippet("refused zstd-compressed envelopes").Len()
+			if tt.fallback {
+				assert.Equal(t, map[string]int64{"project=1": 1}, fallbacks, "counted once")
+				assert.Equal(t, 1, warned, "logged once")
+			} else {
+				assert.Empty(t, fallbacks)
+				assert.Zero(t, warned)
+			}
+			f.shutdown()
 		})
 	}
 }
@@ -223,6 +233,45 @@ func byEncoding(toZstd int) func(string, time.Duration, []string) reply {
 	}
 }
 
+// zstdOnceThen500 delivers the first body, then refuses zstd with a 500.
+func zstdOnceThen500(enc string, _ time.Duration, before []string) reply {
+	if len(before) == 0 || enc != "zstd" {
+		return reply{status: http.StatusOK}
+	}
+	return reply{status: http.StatusInternalServerError}
+}
+
+// brownoutStart answers 503 to the first two zstd bodies.
+func brownoutStart(enc string, _ time.Duration, before []string) reply {
+	if enc == "zstd" && len(before) < 3 {
+		return reply{status: http.StatusServiceUnavailable}
+	}
+	return reply{status: http.StatusOK}
+}
+
+// outageEnding answers 503 to zstd until a gzip body came.
+func outageEnding(enc string, _ time.Duration, before []string) reply {
+	if enc == "zstd" && !slices.Contains(before, "gzip") {
+		return reply{status: http.StatusServiceUnavailable}
+	}
+	return reply{status: http.StatusOK}
+}
+
+// assertFallback: the fallback to gzip counted and logged (with its reason)
+// once when fallback, else neither.
+func assertFallback(t *testing.T, f *fixture, fallback bool) {
+	fallbacks := f.sums("compression_fallbacks")
+	warned := f.logs.FilterMessageSnippet("refused zstd-compressed envelopes")
+	if !fallback {
+		assert.Empty(t, fallbacks)
+		assert.Zero(t, warned.Len())
+		return
+	}
+	assert.Equal(t, map[string]int64{"project=1": 1}, fallbacks, "counted once")
+	require.Equal(t, 1, warned.Len(), "logged once")
+	assert.NotEmpty(t, warned.All()[0].ContextMap()["reason"], "with its reason")
+}
+
 // TestCompressionProbe: a zstd project whose zstd bodies were all refused
 // (any answer but 429, 401 or 403), none ever delivered, probes with gzip and
 // falls back when the receiver takes gzip and still refuses zstd; a real
@@ -244,58 +293,29 @@ func TestCompressionProbe(t *testing.T) {
 		{"500 to zstd only (Spotlight)", byEncoding(500), true, true, "gzip", 120},
 		{"400 to zstd only (a Relay without zstd)", byEncoding(400), true, true, "gzip", 120},
 		{"503 to zstd only", byEncoding(503), true, true, "gzip", 120},
-		{"zstd delivered once, then 500 to zstd only", func(enc string, _ time.Duration, before []string) reply {
-			if len(before) == 0 || enc != "zstd" {
-				return reply{status: http.StatusOK}
-			}
-			return reply{status: http.StatusInternalServerError}
-		}, false, false, "zstd", 1},
-		{"503 to the first two zstd bodies, a gzip probe between them delivered (a brownout's start)", func(enc string, _ time.Duration, before []string) reply {
-			if enc == "zstd" && len(before) < 3 {
-				return reply{status: http.StatusServiceUnavailable}
-			}
-			return reply{status: http.StatusOK}
-		}, false, true, "zstd", 120},
-		{"503 until a gzip probe is delivered, then 200 (an outage ending)", func(enc string, _ time.Duration, before []string) reply {
-			if enc == "zstd" && !slices.Contains(before, "gzip") {
-				return reply{status: http.StatusServiceUnavailable}
-			}
-			return reply{status: http.StatusOK}
-		}, false, true, "zstd", 120},
+		{"zstd delivered once, then 500 to zstd only", zstdOnceThen500, false, false, "zstd", 1},
+		{"503 to the first two zstd bodies, a gzip probe between them delivered (a brownout's start)", brownoutStart, false, true, "zstd", 120},
+		{"503 until a gzip probe is delivered, then 200 (an outage ending)", outageEnding, false, true, "zstd", 120},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newFixture(t, 1, func(c *Config) {
-					c.Client.Compression = configcompression.TypeZstd
-					c.Client.Timeout = 5 * time.Second
-				}, false)
-				rx := &encodingReceiver{start: time.Now(), answer: tt.answer}
-				f.lanes[0].post.client.Store(&http.Client{Transport: rx})
-				for i := range 120 {
-					f.lanes[0].Offer(t.Context(), txs(i+1, 1), nil)
-					time.Sleep(time.Second)
-				}
-				time.Sleep(10 * time.Minute) // every retry is over
-				synctest.Wait()
+		runInBubble(t, tt.name, func(t *testing.T) {
+			f := compressingFixture(t, configcompression.TypeZstd, 5*time.Second)
+			rx := &encodingReceiver{start: time.Now(), answer: tt.answer}
+			f.lanes[0].http.client.Store(&http.Client{Transport: rx})
+			for i := range 120 {
+				f.lanes[0].Offer(t.Context(), txs(i+1, 1), nil)
+				time.Sleep(time.Second)
+			}
+			time.Sleep(10 * time.Minute) // every retry is over
+			synctest.Wait()
 
-				got := rx.encodings()
-				require.NotEmpty(t, got)
-				assert.Equal(t, tt.last, got[len(got)-1], "the last body's encoding")
-				assert.Equal(t, tt.probes, slices.Contains(got, "gzip"), "gzip bodies went out")
-				assert.Equal(t, tt.delivered, f.sums("sent_items")["category=transaction,project=1"], "stored")
-				fallbacks := f.sums("compression_fallbacks")
-				warned := f.logs.FilterMessageSnippet("refused zstd-compressed envelopes")
-				if tt.fallback {
-					assert.Equal(t, map[string]int64{"project=1": 1}, fallbacks, "counted once")
-					require.Equal(t, 1, warned.Len(), "logged once")
-					assert.NotEmpty(t, warned.All()[0].ContextMap()["reason"], "with its reason")
-				} else {
-					assert.Empty(t, fallbacks)
-					assert.Zero(t, warned.Len())
-				}
-				f.shutdown()
-			})
+			got := rx.encodings()
+			require.NotEmpty(t, got)
+			assert.Equal(t, tt.last, got[len(got)-1], "the last body's encoding")
+			assert.Equal(t, tt.probes, slices.Contains(got, "gzip"), "gzip bodies went out")
+			assert.Equal(t, tt.delivered, f.sums("sent_items")["category=transaction,project=1"], "stored")
+			assertFallback(t, f, tt.fallback)
+			f.shutdown()
 		})
 	}
 }

@@ -59,10 +59,11 @@ func TestCompressionByWhom(t *testing.T) {
 			assert.Equal(t, tt.own, s.comp != nil, "the stage's encoders")
 			l, err := s.NewLane(LaneOptions{URL: "http://sentry.test/api/1/envelope/", Acct: nil})
 			require.NoError(t, err)
-			assert.Equal(t, tt.own, l.post.body != nil, "the lane's encoder")
+			assert.Equal(t, tt.own, l.http.body != nil, "the lane's encoder")
 			client, err := s.newClient(t.Context(), componenttest.NewNopHost())
 			require.NoError(t, err)
 			assert.Equal(t, tt.transport, transportKind(client.Transport))
+			assert.Zero(t, client.Timeout, "`timeout` is on each request's context, not the client")
 		})
 	}
 }

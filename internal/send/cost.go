@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/concurrency"
 )
 
 const (
@@ -59,15 +59,15 @@ func (s *Stage) inFlightExtra(size int64) int64 {
 }
 
 // verdictOf is what res tells the project's concurrency limit.
-func verdictOf(ctx context.Context, res Result) admit.Verdict {
+func verdictOf(ctx context.Context, res Result) concurrency.Verdict {
 	switch {
 	case res.Status >= 500:
-		return admit.VerdictOverload
+		return concurrency.VerdictOverload
 	case res.Status > 0:
-		return admit.VerdictOK
+		return concurrency.VerdictOK
 	case ctx.Err() != nil: // shutdown's drain time is over: cancelled by us
-		return admit.VerdictIgnore
+		return concurrency.VerdictIgnore
 	default:
-		return admit.VerdictNone
+		return concurrency.VerdictNone
 	}
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/concurrency"
 )
 
 // TestVerdictOf: what an attempt tells the project's concurrency limit: a
@@ -19,18 +19,18 @@ func TestVerdictOf(t *testing.T) {
 	for _, tt := range []struct {
 		ctx    context.Context
 		status int
-		want   admit.Verdict
+		want   concurrency.Verdict
 	}{
-		{live, 200, admit.VerdictOK},
-		{live, 429, admit.VerdictOK},
-		{live, 413, admit.VerdictOK},
-		{live, 499, admit.VerdictOK},
-		{live, 500, admit.VerdictOverload},
-		{live, 503, admit.VerdictOverload},
-		{live, 0, admit.VerdictNone},
-		{cancelled, 0, admit.VerdictIgnore},
-		{cancelled, 503, admit.VerdictOverload},
-		{cancelled, 200, admit.VerdictOK},
+		{live, 200, concurrency.VerdictOK},
+		{live, 429, concurrency.VerdictOK},
+		{live, 413, concurrency.VerdictOK},
+		{live, 499, concurrency.VerdictOK},
+		{live, 500, concurrency.VerdictOverload},
+		{live, 503, concurrency.VerdictOverload},
+		{live, 0, concurrency.VerdictNone},
+		{cancelled, 0, concurrency.VerdictIgnore},
+		{cancelled, 503, concurrency.VerdictOverload},
+		{cancelled, 200, concurrency.VerdictOK},
 	} {
 		assert.Equal(t, tt.want, verdictOf(tt.ctx, Result{Status: tt.status}), "status %d, cancelled %v", tt.status, tt.ctx.Err() != nil)
 	}

@@ -6,9 +6,10 @@
 // In between it owns, for every project, the queue of envelopes waiting to
 // go, the delay queue of those waiting to retry (a failed envelope waits
 // there with a not-before time; no worker ever sleeps in a retry), the
-// workers and their adaptive concurrency (internal/admit), the memory held
-// (one budget for the exporter, shared fairly by projects: when it is full
-// the oldest envelopes not in flight are dropped as queue_overflow), the
+// workers and their adaptive concurrency (internal/concurrency), the memory
+// held (internal/membudget: one budget for the exporter, shared fairly by
+// projects; when it is full the oldest envelopes not in flight are dropped
+// as queue_overflow), the
 // one HTTP POST per attempt (compression, the rate limits of every answer,
 // the answer's classification), and the client reports that tell Sentry what
 // was dropped.

@@ -37,69 +37,44 @@ func (l *Lane) evictOldest() bool {
 // instead of when a worker reaches them.
 func (l *Lane) dropLimited() {
 	limits, now := l.limits.Load(), l.stage.set.Clock.Now()
-	var dropped []*job
-	keep := func(q *fifo) {
-		kept := q.jobs[:q.head]
-		for _, j := range q.jobs[q.head:] {
-			if j.out.Gate.Limited(limits, now) {
-				dropped = append(dropped, j)
-				continue
-			}
-			kept = append(kept, j)
-		}
-		clear(q.jobs[len(kept):])
-		q.jobs = kept
-	}
-	l.mu.Lock()
-	keep(&l.ready)
-	keep(&l.due)
-	var waiting delayed
-	for _, j := range l.waiting.takeAll() {
-		if j.out.Gate.Limited(limits, now) {
-			dropped = append(dropped, j)
-			continue
-		}
-		waiting.add(j)
-	}
-	l.waiting = waiting
-	l.armLocked()
-	l.mu.Unlock()
-	for _, j := range dropped {
-		l.settle(j, Result{Reason: account.ReasonRateLimitBackoff})
-	}
+	l.settleAll(l.removeQueued(true, func(j *job) bool { return j.out.Gate.Limited(limits, now) }), func(*job) account.Reason {
+		return account.ReasonRateLimitBackoff
+	})
 }
 
 // stopRetries settles every envelope waiting to retry or due, with its last
-// failure, and makes every later failure final: shutdown began.
+// failure: shutdown began, and from then on retry settles every failure.
 func (l *Lane) stopRetries() {
-	l.mu.Lock()
-	l.noRetry = true
-	l.stopTimerLocked()
-	settled := l.waiting.takeAll()
-	for j := l.due.pop(); j != nil; j = l.due.pop() {
-		settled = append(settled, j)
-	}
-	l.mu.Unlock()
-	for _, j := range settled {
-		l.settle(j, Result{Reason: j.last})
-	}
+	l.settleAll(l.removeQueued(false, anyJob), func(j *job) account.Reason { return j.last })
 }
 
 // failQueued settles every queued envelope as network_error: the drain time
 // after shutdown is over, nothing more is sent.
 func (l *Lane) failQueued() {
+	l.settleAll(l.removeQueued(true, anyJob), func(*job) account.Reason { return account.ReasonNetworkError })
+}
+
+func anyJob(*job) bool { return true }
+
+// removeQueued takes the jobs that match out of the lane's queues: those
+// waiting to retry and due, and the new ones when ready is set.
+func (l *Lane) removeQueued(ready bool, match func(*job) bool) []*job {
 	l.mu.Lock()
-	var all []*job
-	for _, q := range []*fifo{&l.due, &l.ready} {
-		for j := q.pop(); j != nil; j = q.pop() {
-			all = append(all, j)
-		}
+	defer l.mu.Unlock()
+	var out []*job
+	out = l.due.remove(match, out)
+	if ready {
+		out = l.ready.remove(match, out)
 	}
-	all = append(all, l.waiting.takeAll()...)
-	l.stopTimerLocked()
-	l.mu.Unlock()
-	for _, j := range all {
-		l.settle(j, Result{Reason: account.ReasonNetworkError})
+	out = l.waiting.remove(match, out)
+	l.armLocked() // for the earliest left waiting; none: the timer stops
+	return out
+}
+
+// settleAll settles each of jobs, none of them sent, with its reason.
+func (l *Lane) settleAll(jobs []*job, why func(*job) account.Reason) {
+	for _, j := range jobs {
+		l.settle(j, Result{Reason: why(j)})
 	}
 }
 

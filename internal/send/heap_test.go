@@ -24,8 +24,8 @@ import (
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/account/accounttest"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/encode"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 
@@ -63,33 +63,7 @@ func TestHeapWithinBudget(t *testing.T) {
 	const projects, maxBytes = 12, 96 << 20
 	srv := newMisbehavingSentry(t)
 	tel := accounttest.New(t)
-	cfg := testConfig()
-	cfg.Client.Timeout = 0 // a hang lasts until the test ends
-	cfg.Client.Compression = configcompression.TypeZstd
-	cfg.Retry.InitialInterval, cfg.Retry.MaxElapsedTime = time.Hour, 2*time.Hour // 5xx: waiting to retry
-	cfg.MaxBytes, cfg.MaxProjects = maxBytes, projects
-	stage := New(cfg, Settings{
-		Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.NewNop(), UserAgent: "test", Clock: RealClock(),
-	})
-	lanes := make([]*Lane, projects)
-	for i := range lanes {
-		id := strconv.Itoa(i)
-		l, err := stage.NewLane(LaneOptions{
-			URL: srv.URL + "/api/" + id + "/envelope/", Auth: "Sentry sentry_key=public",
-			Limits: &ratelimit.State{}, Acct: account.NewAccountant(tel.Builder, id, nil),
-		})
-		require.NoError(t, err)
-		lanes[i] = l
-	}
-	require.NoError(t, stage.Start(t.Context(), componenttest.NewNopHost()))
-	t.Cleanup(func() {
-		srv.release()
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), time.Second)
-		defer cancel()
-		stage.BeginShutdown()
-		stage.cancelRun()
-		stage.Shutdown(ctx)
-	})
+	stage, lanes := newHeapStage(t, srv, tel, projects, maxBytes)
 	enc := encode.New(nil, "public", account.NewAccountant(tel.Builder, "x", nil))
 	srv.splitAbove = compressedSize(t, largeLogs(t, enc, 0)) * 3 / 4
 
@@ -120,6 +94,40 @@ func TestHeapWithinBudget(t *testing.T) {
 		t.Errorf("the heap grew by %.1f MiB, %.2f x the %.1f MiB the budget holds (stated factor %.2f): bytes held without being reserved",
 			growth/(1<<20), growth/held, held/(1<<20), heapCover)
 	}
+}
+
+// newHeapStage starts a stage of projects lanes on srv, within maxBytes,
+// zstd-compressing; its requests hang until the test ends, and its 5xx wait
+// an hour to retry. Shut down, and srv released, when the test ends.
+func newHeapStage(t *testing.T, srv *misbehavingSentry, tel *accounttest.Telemetry, projects int, maxBytes int64) (*Stage, []*Lane) {
+	cfg := testConfig()
+	cfg.Client.Timeout = 0 // a hang lasts until the test ends
+	cfg.Client.Compression = configcompression.TypeZstd
+	cfg.Retry.InitialInterval, cfg.Retry.MaxElapsedTime = time.Hour, 2*time.Hour // 5xx: waiting to retry
+	cfg.MaxBytes, cfg.MaxProjects = maxBytes, projects
+	stage := New(cfg, Settings{
+		Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.NewNop(), UserAgent: "test", Clock: RealClock(),
+	})
+	lanes := make([]*Lane, projects)
+	for i := range lanes {
+		id := strconv.Itoa(i)
+		l, err := stage.NewLane(LaneOptions{
+			URL: srv.URL + "/api/" + id + "/envelope/", Auth: "Sentry sentry_key=public",
+			Limits: &ratelimit.State{}, Acct: account.NewAccountant(tel.Builder, id, nil),
+		})
+		require.NoError(t, err)
+		lanes[i] = l
+	}
+	require.NoError(t, stage.Start(t.Context(), componenttest.NewNopHost()))
+	t.Cleanup(func() {
+		srv.release()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), time.Second)
+		defer cancel()
+		stage.BeginShutdown()
+		stage.cancelRun()
+		stage.Shutdown(ctx)
+	})
+	return stage, lanes
 }
 
 // misbehavingSentry answers project i as heapAnswers[i%4] says.
@@ -219,7 +227,7 @@ func largeEvent(n int) encode.Outgoing {
 			Header: envelope.Header{EventID: fmt.Sprintf("%032x", n)},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeEvent, Payload: payload}},
 		},
-		Gate:   admit.GateError,
+		Gate:   gate.GateError,
 		Counts: account.Counts{account.CatError: 1},
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,16 +23,16 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configcompression"
-	"go.opentelemetry.io/collector/config/confighttp"
-	"go.opentelemetry.io/collector/config/configretry"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/account/accounttest"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/encode"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
+	"github.com/otel-sentry/sentryexporter/internal/membudget"
+	"github.com/otel-sentry/sentryexporter/internal/sendtest"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 
@@ -61,22 +62,13 @@ const hostileTimeout = 5 * time.Minute
 // hostileConfig: 3 projects, 4 requests each at most, an 8 MiB budget, quick
 // retries that give up after 400 ms, answers read for at most 100 ms.
 func hostileConfig() Config {
-	client := confighttp.NewDefaultClientConfig()
-	client.Timeout = hostileTimeout
-	client.Compression = configcompression.TypeZstd // the default (factory.go)
-	return Config{
-		Client: client,
-		Retry: configretry.BackOffConfig{
-			Enabled: true, InitialInterval: 50 * time.Millisecond, MaxInterval: 200 * time.Millisecond,
-			Multiplier: 2, MaxElapsedTime: 400 * time.Millisecond,
-		},
-		MaxConcurrentRequests: 4,
-		MaxRequestsInFlight:   16,
-		MaxBytes:              8 << 20,
-		MaxProjects:           4,
-		DrainTimeout:          2 * time.Second,
-		AnswerReadTimeout:     100 * time.Millisecond,
-	}
+	cfg := testConfig()
+	cfg.Client.Timeout = hostileTimeout
+	cfg.Client.Compression = configcompression.TypeZstd // the default (factory.go)
+	cfg.Retry.InitialInterval, cfg.Retry.MaxInterval, cfg.Retry.MaxElapsedTime = 50*time.Millisecond, 200*time.Millisecond, 400*time.Millisecond
+	cfg.MaxConcurrentRequests, cfg.MaxRequestsInFlight, cfg.MaxBytes, cfg.MaxProjects = 4, 16, 8<<20, 4
+	cfg.DrainTimeout, cfg.AnswerReadTimeout = 2*time.Second, 100*time.Millisecond
+	return cfg
 }
 
 const hostileProjects = 3
@@ -130,6 +122,11 @@ func TestHostileAnswers(t *testing.T) {
 }
 
 func hostileRows() []hostileRow {
+	return slices.Concat(hostileHeaders(), hostileInterim(), hostileWhileWriting(), hostileConnections())
+}
+
+// hostileHeaders are answers whose headers are too large, or nearly.
+func hostileHeaders() []hostileRow {
 	return []hostileRow{
 		{
 			// One header of 10 MiB: past the limit on an answer's header
@@ -157,6 +154,12 @@ func hostileRows() []hostileRow {
 			fates:  []string{account.ReasonNetworkError.Wire()},
 			server: retried,
 		},
+	}
+}
+
+// hostileInterim are interim answers (1xx) that never end, or switch protocols.
+func hostileInterim() []hostileRow {
+	return []hostileRow{
 		{
 			// 1xx answers for ever, 103 Early Hints with a Link header of 8 KiB
 			// and 100 Continue in turn: the attempt must end on its own.
@@ -189,6 +192,12 @@ func hostileRows() []hostileRow {
 			fates:  []string{account.ReasonSendError.Wire()},
 			server: oncePerEnvelope,
 		},
+	}
+}
+
+// hostileWhileWriting are answers that come while the body is still being written.
+func hostileWhileWriting() []hostileRow {
+	return []hostileRow{
 		{
 			// A 413 as soon as the head of a ~1 MiB envelope and 64 KiB of its
 			// body are in, while the client is still writing the rest (its
@@ -237,6 +246,12 @@ func hostileRows() []hostileRow {
 			fates:   []string{"sent", account.ReasonNetworkError.Wire()},
 			heapFor: 8 << 20,
 		},
+	}
+}
+
+// hostileConnections are connections closed, dripped or reset.
+func hostileConnections() []hostileRow {
+	return []hostileRow{
 		{
 			// Every answer a 200 with Connection: close and a 64 KiB body (more
 			// than the stage reads of an answer), then a FIN: each envelope
@@ -325,9 +340,11 @@ func newHostileStage(t *testing.T, srv *rawServer, cfg Config, sndBuf int) *host
 	set := Settings{
 		Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.NewNop(), UserAgent: "test", Clock: RealClock(),
 	}
+	host := componenttest.NewNopHost()
 	if sndBuf > 0 {
-		set.ClientHook = func(c *http.Client) {
-			tr, ok := c.Transport.(*http.Transport)
+		sendtest.Use(&cfg.Client)
+		host = sendtest.Host(func(base http.RoundTripper) http.RoundTripper {
+			tr, ok := base.(*http.Transport)
 			require.True(t, ok, "net/http's transport, unwrapped")
 			d := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 				return rc.Control(func(fd uintptr) {
@@ -335,7 +352,8 @@ func newHostileStage(t *testing.T, srv *rawServer, cfg Config, sndBuf int) *host
 				})
 			}}
 			tr.DialContext = d.DialContext
-		}
+			return tr
+		})
 	}
 	h.stage = New(cfg, set)
 	for i := range hostileProjects {
@@ -348,7 +366,7 @@ func newHostileStage(t *testing.T, srv *rawServer, cfg Config, sndBuf int) *host
 		h.lanes = append(h.lanes, l)
 	}
 	h.enc = encode.New(nil, "public", account.NewAccountant(h.tel.Builder, "encoder", nil))
-	require.NoError(t, h.stage.Start(t.Context(), componenttest.NewNopHost()))
+	require.NoError(t, h.stage.Start(t.Context(), host))
 	return h
 }
 
@@ -362,26 +380,7 @@ func runHostile(t *testing.T, row hostileRow) {
 	h := newHostileStage(t, srv, cfg, row.sndBuf)
 	sampled := sampleMemory(h.stage.mem)
 
-	offered := map[string]int64{} // "category=…,project=…"
-	envelopes, pushes := 0, 2
-	if row.logs {
-		pushes = 1 // 3 MiB queued, as much again in flight: within the budget
-	}
-	for i, l := range h.lanes {
-		project := strconv.Itoa(i + 1)
-		for push := range pushes {
-			out := h.pushOf(t, row.logs, i*100+push*10)
-			for k := range out {
-				envelopes++
-				for c, n := range out[k].Counts {
-					if n > 0 {
-						offered["category="+string(account.Category(c).Wire())+",project="+project] += n
-					}
-				}
-			}
-			l.Offer(t.Context(), out, nil)
-		}
-	}
+	offered, envelopes := h.offerAll(t, row.logs)
 
 	require.Eventually(t, func() bool { return h.counted(t, offered) }, settleWithin, 10*time.Millisecond,
 		"every item counted within %v", settleWithin)
@@ -410,6 +409,38 @@ func runHostile(t *testing.T, row hostileRow) {
 	}
 	srv.close()
 	goleak.VerifyNone(t, before)
+}
+
+// offerAll offers each project its pushes: two, or one of logs (3 MiB
+// queued, as much again in flight: within the budget). It returns the items
+// offered, by "category=…,project=…", and the number of envelopes.
+func (h *hostileStage) offerAll(t *testing.T, logs bool) (offered map[string]int64, envelopes int) {
+	offered = map[string]int64{}
+	pushes := 2
+	if logs {
+		pushes = 1
+	}
+	for i, l := range h.lanes {
+		project := strconv.Itoa(i + 1)
+		for push := range pushes {
+			out := h.pushOf(t, logs, i*100+push*10)
+			for k := range out {
+				envelopes++
+				addCounts(offered, project, out[k].Counts)
+			}
+			l.Offer(t.Context(), out, nil)
+		}
+	}
+	return offered, envelopes
+}
+
+// addCounts adds c to m, by "category=…,project=…".
+func addCounts(m map[string]int64, project string, c account.Counts) {
+	for cat, n := range c {
+		if n > 0 {
+			m["category="+string(account.Category(cat).Wire())+",project="+project] += n
+		}
+	}
 }
 
 // pushOf is one push: 4 transactions of 20 spans (~8 KiB each), or 1 log
@@ -501,7 +532,7 @@ func (h *hostileStage) fates(t *testing.T) map[string]int64 {
 // sampleMemory samples the budget's held bytes and the heap's objects (live,
 // and dead not yet swept) every millisecond until the returned function is
 // called, which gives their peaks and the heap's live bytes at the start.
-func sampleMemory(mem *admit.Memory) func() (held, heap, base int64) {
+func sampleMemory(mem *membudget.Memory) func() (held, heap, base int64) {
 	runtime.GC()
 	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(s)
@@ -552,7 +583,7 @@ func hostileTransaction(id int) encode.Outgoing {
 			Header: envelope.Header{EventID: fmt.Sprintf("%032x", id)},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeTransaction, Payload: []byte(payload)}},
 		},
-		Gate:   admit.GateTransaction,
+		Gate:   gate.GateTransaction,
 		Counts: account.Counts{account.CatTransaction: 1, account.CatSpan: 21},
 	}
 }

@@ -15,12 +15,12 @@ type job struct {
 	held int64           // bytes counted against the memory budget for it
 
 	// Retry state.
-	first     time.Time      // wall time of the first attempt, for retry_on_failure's max_elapsed_time
+	first     time.Time      // the first attempt's time, for retry_on_failure's max_elapsed_time
 	interval  time.Duration  // the next backoff interval
 	waited    time.Duration  // the backoff waited so far
-	notBefore time.Time      // while waiting to retry: not sent before this wall time
+	notBefore time.Time      // while waiting to retry: not sent before this time
 	last      account.Reason // why its last attempt failed
-	split     bool           // a half of a container Sentry found too large: never split again
+	isHalf    bool           // a half of a container Sentry found too large: never split again
 	seed      uint64         // its retries' jitter (retry.go)
 	draws     uint64         // jitter draws so far
 }

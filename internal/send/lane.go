@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/concurrency"
 	"github.com/otel-sentry/sentryexporter/internal/encode"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
+	"github.com/otel-sentry/sentryexporter/internal/membudget"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 
@@ -27,13 +29,13 @@ import (
 // arrives now goes out now.
 type Lane struct {
 	stage   *Stage
-	post    poster
+	http    httpSender
 	acct    *account.Accountant
 	reports *account.ClientReports // nil when client reports are disabled
 	limits  *ratelimit.State
-	limit   *admit.Limit  // adaptive concurrency, within the request budget
-	mem     *admit.Holder // what it holds, against the memory budget
-	probes  admit.Probes  // one probe per gate when a rate-limit window ends
+	limit   *concurrency.Limit // adaptive concurrency, within the request budget
+	mem     *membudget.Holder  // what it holds, against the memory budget
+	probes  gate.Probes        // one probe per gate when a rate-limit window ends
 	health  health
 
 	inFlight atomic.Int64 // bytes its requests in flight hold beyond their envelopes
@@ -56,7 +58,6 @@ type Lane struct {
 	workers    int  // started and not ended, parked ones included
 	parked     int  // workers waiting for the next envelope
 	closed     bool
-	noRetry    bool          // shutdown began: failures are settled, never retried
 	idle       chan struct{} // made by waitUntil, closed when a worker parks or ends or a job settles
 	wake       chan struct{} // one token per parked worker called back to work
 	quit       chan struct{} // closed by close: parked workers end
@@ -111,7 +112,7 @@ func (l *Lane) enqueue(j *job) bool {
 	}
 	l.ready.push(j)
 	l.jobs++
-	l.kickLocked()
+	l.callWorkerLocked()
 	return true
 }
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/concurrency"
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -24,14 +24,14 @@ import (
 // as answered requests grow it.
 func growLimit(t *testing.T, l *Lane, n int) {
 	for l.limit.Current() < n {
-		tickets := make([]admit.Ticket, l.limit.Current())
+		tickets := make([]concurrency.Ticket, l.limit.Current())
 		for i := range tickets {
 			var ok bool
 			tickets[i], ok = l.limit.TryAcquire()
 			require.True(t, ok)
 		}
 		for _, tk := range tickets {
-			l.limit.Release(tk, admit.VerdictOK)
+			l.limit.Release(tk, concurrency.VerdictOK)
 		}
 	}
 	require.Equal(t, n, l.limit.Current())
@@ -78,48 +78,54 @@ func TestTakeOrder(t *testing.T) {
 		{"due only", 1, []int{101, 102}, nil, []int{101, 102}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newFixture(t, 1, func(c *Config) { c.MaxConcurrentRequests = tt.limit }, false)
-				l := f.lanes[0]
-				growLimit(t, l, tt.limit)
-				for _, id := range tt.due {
-					queueJobs(l, &l.due, tx(id))
-				}
-				for _, id := range tt.ready {
-					queueJobs(l, &l.ready, tx(id))
-				}
-				var got []int
-				for range len(tt.want) {
-					j := l.take()
-					if j == nil {
-						got = append(got, 0)
-						continue
-					}
-					got = append(got, idOf(j))
-					l.settle(j, Result{Delivered: true})
-				}
-				assert.Equal(t, tt.want, got)
-				assert.Nil(t, l.take(), "all taken")
-				f.shutdown()
-			})
+		runInBubble(t, tt.name, func(t *testing.T) {
+			f := newFixture(t, 1, func(c *Config) { c.MaxConcurrentRequests = tt.limit }, false)
+			l := f.lanes[0]
+			growLimit(t, l, tt.limit)
+			for _, id := range tt.due {
+				queueJobs(l, &l.due, tx(id))
+			}
+			for _, id := range tt.ready {
+				queueJobs(l, &l.ready, tx(id))
+			}
+			assert.Equal(t, tt.want, takeIDs(l, len(tt.want)))
+			assert.Nil(t, l.take(), "all taken")
+			f.shutdown()
 		})
 	}
 }
 
-// TestTakeDropsLimited: an envelope whose category became rate limited while
-// it waited is dropped on the way (ratelimit_backoff); the next one is taken.
-func TestTakeDropsLimited(t *testing.T) {
+// takeIDs takes n envelopes from l, settling each as delivered: their ids,
+// 0 where none was left.
+func takeIDs(l *Lane, n int) []int {
+	var got []int
+	for range n {
+		j := l.take()
+		if j == nil {
+			got = append(got, 0)
+			continue
+		}
+		got = append(got, idOf(j))
+		l.settle(j, Result{Delivered: true})
+	}
+	return got
+}
+
+// TestQueuedThenLimited: an envelope whose category became rate limited
+// while it waited is dropped on the way (ratelimit_backoff), never sent; the
+// next one goes out.
+func TestQueuedThenLimited(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t, 1, nil, false)
 		l := f.lanes[0]
 		queueJobs(l, &l.ready, errEvent(1), tx(2))
 		limits, _ := ratelimit.Parse("60:error:key", time.Now())
 		f.limits[0].Merge(limits)
-		j := l.take()
-		require.NotNil(t, j)
-		assert.Equal(t, 2, idOf(j))
-		l.settle(j, Result{Delivered: true})
+		l.mu.Lock()
+		l.callWorkerLocked()
+		l.mu.Unlock()
+		synctest.Wait()
+		assert.Equal(t, []string{"2"}, f.sentry.ids())
 		assert.Equal(t, map[string]int64{"category=error,project=1,reason=ratelimit_backoff": 1}, f.sums("dropped_items"))
 		f.shutdown()
 	})
@@ -247,12 +253,7 @@ func TestProbeAfterWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t, 1, func(c *Config) { c.MaxConcurrentRequests = 1 }, false)
 		l := f.lanes[0]
-		f.sentry.respond = func(_ string, n int, _ *envelope.Envelope) answer {
-			if n == 0 {
-				return answer{status: 429, headers: map[string]string{"X-Sentry-Rate-Limits": "10:transaction:key"}}
-			}
-			return answer{status: 200}
-		}
+		f.sentry.respond = inTurn([]answer{{status: 429, headers: map[string]string{"X-Sentry-Rate-Limits": "10:transaction:key"}}})
 		l.Offer(t.Context(), txs(1, 1), nil)
 		synctest.Wait()
 		time.Sleep(10 * time.Second)
@@ -280,15 +281,13 @@ func TestHealthFromAnswers(t *testing.T) {
 		{403, HealthRefused},
 		{503, HealthUnreachable},
 	} {
-		t.Run(strconv.Itoa(tt.status), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newFixture(t, 1, func(c *Config) { c.Retry.Enabled = false }, false)
-				f.sentry.respond = func(string, int, *envelope.Envelope) answer { return answer{status: tt.status} }
-				f.lanes[0].Offer(t.Context(), txs(1, 1), nil)
-				synctest.Wait()
-				assert.Equal(t, tt.want, f.lanes[0].Health(time.Now().Add(time.Second), 0).State)
-				f.shutdown()
-			})
+		runInBubble(t, strconv.Itoa(tt.status), func(t *testing.T) {
+			f := newFixture(t, 1, func(c *Config) { c.Retry.Enabled = false }, false)
+			f.sentry.respond = func(string, int, *envelope.Envelope) answer { return answer{status: tt.status} }
+			f.lanes[0].Offer(t.Context(), txs(1, 1), nil)
+			synctest.Wait()
+			assert.Equal(t, tt.want, f.lanes[0].Health(time.Now().Add(time.Second), 0).State)
+			f.shutdown()
 		})
 	}
 }

@@ -55,6 +55,25 @@ func (q *fifo) pop() *job {
 	return j
 }
 
+// remove takes the jobs that match out of q, keeping the others in their
+// order, and appends them to out.
+func (q *fifo) remove(match func(*job) bool, out []*job) []*job {
+	kept := q.jobs[:q.head]
+	for _, j := range q.jobs[q.head:] {
+		if match(j) {
+			out = append(out, j)
+			continue
+		}
+		kept = append(kept, j)
+	}
+	clear(q.jobs[len(kept):])
+	q.jobs = kept
+	if q.head == len(q.jobs) {
+		q.jobs, q.head = q.jobs[:0], 0
+	}
+	return out
+}
+
 // delayed is the jobs waiting to retry, earliest not-before first.
 type delayed []*job
 
@@ -102,9 +121,18 @@ func (d *delayed) removeOldest() *job {
 	return heap.Remove(d, oldest).(*job)
 }
 
-// takeAll empties d.
-func (d *delayed) takeAll() []*job {
-	all := *d
-	*d = nil
-	return all
+// remove takes the jobs that match out of d and appends them to out.
+func (d *delayed) remove(match func(*job) bool, out []*job) []*job {
+	kept := (*d)[:0]
+	for _, j := range *d {
+		if match(j) {
+			out = append(out, j)
+			continue
+		}
+		kept = append(kept, j)
+	}
+	clear((*d)[len(kept):])
+	*d = kept
+	heap.Init(d)
+	return out
 }

@@ -90,8 +90,8 @@ func TestFifo(t *testing.T) {
 }
 
 // TestDelayed: jobs come out by their not-before time; removeOldest takes the
-// job first tried the longest ago, whatever its not-before time; takeAll
-// empties it.
+// job first tried the longest ago, whatever its not-before time; remove
+// takes those that match and leaves a heap of the others.
 func TestDelayed(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	at := func(n int, notBefore, first time.Duration) *job {
@@ -133,9 +133,13 @@ func TestDelayed(t *testing.T) {
 		_, ok := d.next()
 		assert.False(t, ok)
 	})
-	t.Run("takeAll", func(t *testing.T) {
+	t.Run("remove", func(t *testing.T) {
 		d := fill()
-		assert.ElementsMatch(t, []int{1, 2, 3, 4}, ids(d.takeAll()...))
+		assert.ElementsMatch(t, []int{1, 3}, ids(d.remove(func(j *job) bool { return j.held%2 == 1 }, nil)...))
+		next, ok := d.next()
+		assert.True(t, ok)
+		assert.Equal(t, t0.Add(time.Second), next, "still a heap: job 2 first")
+		assert.ElementsMatch(t, []int{2, 4}, ids(d.remove(anyJob, nil)...))
 		assert.Zero(t, d.Len())
 		assert.Nil(t, d.removeOldest())
 		assert.Nil(t, d.popDue(t0.Add(time.Hour)))

@@ -8,7 +8,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 )
 
@@ -80,26 +80,13 @@ func (l *Lane) flushReport(ctx context.Context, final bool) {
 // sendReport makes one attempt for a standalone report, holding a place
 // like any request, unless an all-category limit is active.
 func (l *Lane) sendReport(ctx context.Context, env *envelope.Envelope) Result {
-	if l.post.client.Load() == nil {
+	if l.http.client.Load() == nil {
 		return Result{Reason: account.ReasonNetworkError}
 	}
 	t, ok := l.limit.Acquire(ctx)
 	if !ok {
 		return Result{Reason: account.ReasonNetworkError}
 	}
-	adm, ended := l.probes.Admit(admit.GateInternal, l.limits.Load(), l.stage.set.Clock.Now())
-	if adm == admit.Limited {
-		l.limit.Release(t, admit.VerdictIgnore)
-		return Result{Reason: account.ReasonRateLimitBackoff}
-	}
-	res := l.post.attempt(ctx, env)
-	verdict := verdictOf(ctx, res)
-	l.limit.Release(t, verdict)
-	if adm == admit.Probe {
-		l.probes.Settle(admit.GateInternal, ended, res.Status)
-	}
-	if verdict != admit.VerdictIgnore {
-		l.health.observe(res, l.stage.set.Clock.Wall())
-	}
+	res, _ := l.gatedAttempt(ctx, gate.GateInternal, t, func() (Result, bool) { return l.http.attempt(ctx, env), true })
 	return res
 }

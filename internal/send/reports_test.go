@@ -56,30 +56,28 @@ func TestSettleReport(t *testing.T) {
 		{"500", Result{Reason: account.ReasonSendError, Status: 500}, true, false},
 		{"no answer", Result{Reason: account.ReasonNetworkError}, true, false},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newFixture(t, 1, nil, true)
-				l := f.lanes[0]
-				dropSevenSpans(l)
-				o := tx(1)
-				report := l.attachReport(&o.Env)
-				require.Len(t, o.Env.Items, 2, "the report rides along")
-				l.settleReport(report, tt.res)
-				assert.Equal(t, tt.standalone, l.standaloneReports.Load(), "standalone from now on")
-				o = tx(2)
-				again := l.attachReport(&o.Env)
-				switch {
-				case tt.standalone:
-					assert.Nil(t, again, "no report rides along")
-					assert.Len(t, o.Env.Items, 1)
-					assert.Equal(t, []envelope.Discard{{Reason: "queue_overflow", Category: "span", Quantity: 7}}, l.reports.Take(), "kept for the standalone report")
-				case tt.kept:
-					assert.Equal(t, []envelope.Discard{{Reason: "queue_overflow", Category: "span", Quantity: 7}}, again, "kept: it rides along again")
-				default:
-					assert.Nil(t, again, "Sentry has it")
-				}
-				f.shutdown()
-			})
+		runInBubble(t, tt.name, func(t *testing.T) {
+			f := newFixture(t, 1, nil, true)
+			l := f.lanes[0]
+			dropSevenSpans(l)
+			o := tx(1)
+			report := l.attachReport(&o.Env)
+			require.Len(t, o.Env.Items, 2, "the report rides along")
+			l.settleReport(report, tt.res)
+			assert.Equal(t, tt.standalone, l.standaloneReports.Load(), "standalone from now on")
+			o = tx(2)
+			again := l.attachReport(&o.Env)
+			switch {
+			case tt.standalone:
+				assert.Nil(t, again, "no report rides along")
+				assert.Len(t, o.Env.Items, 1)
+				assert.Equal(t, []envelope.Discard{{Reason: "queue_overflow", Category: "span", Quantity: 7}}, l.reports.Take(), "kept for the standalone report")
+			case tt.kept:
+				assert.Equal(t, []envelope.Discard{{Reason: "queue_overflow", Category: "span", Quantity: 7}}, again, "kept: it rides along again")
+			default:
+				assert.Nil(t, again, "Sentry has it")
+			}
+			f.shutdown()
 		})
 	}
 }
@@ -117,43 +115,52 @@ func TestStandaloneReports(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newFixture(t, 1, func(c *Config) {
-					c.ReportInterval = 10 * time.Second
-					c.Client.Timeout = 2 * time.Second
-				}, true)
-				l := f.lanes[0]
-				start := time.Now()
-				if tt.limits != "" {
-					limits, _ := ratelimit.Parse(tt.limits, start)
-					require.False(t, limits.Empty())
-					f.limits[0].Merge(limits)
-				}
-				f.sentry.respond = func(_ string, n int, _ *envelope.Envelope) answer {
-					if n < len(tt.answers) {
-						return tt.answers[n]
-					}
-					return answer{status: 200}
-				}
-				for _, at := range tt.dropAt {
-					time.Sleep(time.Until(start.Add(at)))
-					dropSevenSpans(l)
-				}
-				time.Sleep(time.Until(start.Add(55 * time.Second))) // between two ticks
-				synctest.Wait()
-				var got []time.Duration
-				for _, a := range f.sentry.got() {
-					assert.Equal(t, sevenSpans, reportOf(a))
-					assert.Len(t, a.env.Items, 1, "a report alone")
-					got = append(got, a.at.Sub(start))
-				}
-				assert.Equal(t, tt.want, got)
-				assert.Equal(t, tt.refused, l.Health(time.Now(), time.Hour).State == HealthRefused, "the key refused")
-				f.shutdown()
-			})
+		runInBubble(t, tt.name, func(t *testing.T) {
+			f := newFixture(t, 1, func(c *Config) {
+				c.ReportInterval = 10 * time.Second
+				c.Client.Timeout = 2 * time.Second
+			}, true)
+			l := f.lanes[0]
+			start := time.Now()
+			if tt.limits != "" {
+				limits, _ := ratelimit.Parse(tt.limits, start)
+				require.False(t, limits.Empty())
+				f.limits[0].Merge(limits)
+			}
+			f.sentry.respond = inTurn(tt.answers)
+			for _, at := range tt.dropAt {
+				time.Sleep(time.Until(start.Add(at)))
+				dropSevenSpans(l)
+			}
+			time.Sleep(time.Until(start.Add(55 * time.Second))) // between two ticks
+			synctest.Wait()
+			assert.Equal(t, tt.want, standaloneReportTimes(t, f, start))
+			assert.Equal(t, tt.refused, l.Health(time.Now(), time.Hour).State == HealthRefused, "the key refused")
+			f.shutdown()
 		})
 	}
+}
+
+// inTurn answers the requests with answers, in turn, then 200.
+func inTurn(answers []answer) func(string, int, *envelope.Envelope) answer {
+	return func(_ string, n int, _ *envelope.Envelope) answer {
+		if n < len(answers) {
+			return answers[n]
+		}
+		return answer{status: 200}
+	}
+}
+
+// standaloneReportTimes is when each request f's Sentry got arrived, after
+// start; each must be a report of sevenSpans alone.
+func standaloneReportTimes(t *testing.T, f *fixture, start time.Time) []time.Duration {
+	var got []time.Duration
+	for _, a := range f.sentry.got() {
+		assert.Equal(t, sevenSpans, reportOf(a))
+		assert.Len(t, a.env.Items, 1, "a report alone")
+		got = append(got, a.at.Sub(start))
+	}
+	return got
 }
 
 // TestRefusedReportGoesStandalone: an envelope carrying a report that Sentry
@@ -167,12 +174,7 @@ func TestRefusedReportGoesStandalone(t *testing.T) {
 			c.MaxConcurrentRequests = 1
 		}, true)
 		l := f.lanes[0]
-		f.sentry.respond = func(_ string, n int, _ *envelope.Envelope) answer {
-			if n == 0 {
-				return answer{status: http.StatusBadRequest}
-			}
-			return answer{status: 200}
-		}
+		f.sentry.respond = inTurn([]answer{{status: http.StatusBadRequest}})
 		start := time.Now()
 		dropSevenSpans(l)
 		l.Offer(t.Context(), txs(1, 1), nil) // carries the report: refused
@@ -219,41 +221,39 @@ func TestFinalReport(t *testing.T) {
 		{name: "an all-category limit", answer: answer{status: 200}, limits: "60::organization", why: "ratelimit_backoff"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newFixture(t, 1, func(c *Config) {
-					c.FinalReportTimeout = tt.configured
-					c.Client.Timeout = time.Minute
-				}, true)
-				f.sentry.respond = func(string, int, *envelope.Envelope) answer {
-					if tt.answer.status != 0 {
-						time.Sleep(tt.took) // a slow answer
-					}
-					return tt.answer
+		runInBubble(t, tt.name, func(t *testing.T) {
+			f := newFixture(t, 1, func(c *Config) {
+				c.FinalReportTimeout = tt.configured
+				c.Client.Timeout = time.Minute
+			}, true)
+			f.sentry.respond = func(string, int, *envelope.Envelope) answer {
+				if tt.answer.status != 0 {
+					time.Sleep(tt.took) // a slow answer
 				}
-				if tt.limits != "" {
-					limits, _ := ratelimit.Parse(tt.limits, time.Now())
-					f.limits[0].Merge(limits)
-				}
-				dropSevenSpans(f.lanes[0])
-				start := time.Now()
-				f.stage.Shutdown(t.Context())
-				assert.Equal(t, tt.took, time.Since(start), "shutdown took")
-				got := f.sentry.got()
-				if tt.limits == "" {
-					require.Len(t, got, 1, "one attempt")
-					assert.Equal(t, sevenSpans, reportOf(got[0]))
-				} else {
-					assert.Empty(t, got, "held by the limit")
-				}
-				logged := f.logs.FilterMessageSnippet("Final Sentry client report could not be sent").All()
-				if tt.why == "" {
-					assert.Empty(t, logged)
-					return
-				}
-				require.Len(t, logged, 1)
-				assert.Equal(t, map[string]any{"project": "1", "why": tt.why, "queue_overflow.span": uint64(7)}, logged[0].ContextMap())
-			})
+				return tt.answer
+			}
+			if tt.limits != "" {
+				limits, _ := ratelimit.Parse(tt.limits, time.Now())
+				f.limits[0].Merge(limits)
+			}
+			dropSevenSpans(f.lanes[0])
+			start := time.Now()
+			f.stage.Shutdown(t.Context())
+			assert.Equal(t, tt.took, time.Since(start), "shutdown took")
+			got := f.sentry.got()
+			if tt.limits == "" {
+				require.Len(t, got, 1, "one attempt")
+				assert.Equal(t, sevenSpans, reportOf(got[0]))
+			} else {
+				assert.Empty(t, got, "held by the limit")
+			}
+			logged := f.logs.FilterMessageSnippet("Final Sentry client report could not be sent").All()
+			if tt.why == "" {
+				assert.Empty(t, logged)
+				return
+			}
+			require.Len(t, logged, 1)
+			assert.Equal(t, map[string]any{"project": "1", "why": tt.why, "queue_overflow.span": uint64(7)}, logged[0].ContextMap())
 		})
 	}
 }

@@ -37,7 +37,7 @@ func newRequestTemplate(url, auth, userAgent string) (requestTemplate, error) {
 }
 
 // new is the request for one envelope body of n bytes in encoding enc
-// (EncodingByClient: no Content-Encoding of ours).
+// (EncodingLeftToConfighttp: no Content-Encoding of ours).
 func (t *requestTemplate) new(ctx context.Context, body io.ReadCloser, n int64, enc BodyEncoding) *http.Request {
 	req := t.base.WithContext(ctx)
 	u := *t.base.URL

@@ -22,7 +22,7 @@ func TestRequestHeaders(t *testing.T) {
 		enc      BodyEncoding
 		encoding []string // nil: no Content-Encoding header at all
 	}{
-		{EncodingByClient, nil},
+		{EncodingLeftToConfighttp, nil},
 		{EncodingGzip, []string{"gzip"}},
 		{EncodingZstd, []string{"zstd"}},
 	} {

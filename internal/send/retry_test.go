@@ -12,18 +12,21 @@ import (
 // TestRetryDelay: retry_on_failure's exponential backoff (without jitter
 // here), capped at max_interval, at least a 5xx's Retry-After, and no retry
 // whose wait would end past max_elapsed_time from the first attempt.
+// backoff is retry_on_failure from 1 s, doubling up to 30 s, for an hour,
+// as mod changes it.
+func backoff(mod func(*configretry.BackOffConfig)) configretry.BackOffConfig {
+	cfg := configretry.BackOffConfig{
+		Enabled: true, InitialInterval: time.Second, Multiplier: 2,
+		MaxInterval: 30 * time.Second, MaxElapsedTime: time.Hour,
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	return cfg
+}
+
 func TestRetryDelay(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
-	backoff := func(mod func(*configretry.BackOffConfig)) configretry.BackOffConfig {
-		cfg := configretry.BackOffConfig{
-			Enabled: true, InitialInterval: time.Second, Multiplier: 2,
-			MaxInterval: 30 * time.Second, MaxElapsedTime: time.Hour,
-		}
-		if mod != nil {
-			mod(&cfg)
-		}
-		return cfg
-	}
 	s := time.Second
 	tests := []struct {
 		name       string

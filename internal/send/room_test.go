@@ -11,6 +11,19 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 )
 
+// holds is what a lane holds before it is asked for room.
+type holds struct {
+	inFlight int64 // bytes held with nothing to drop
+	queued   int   // envelopes of 1 000 bytes waiting
+}
+
+func (h holds) fill(l *Lane) {
+	l.mem.Add(h.inFlight)
+	for i := range h.queued {
+		pushJob(l, &l.ready, &job{out: tx(i), held: 1000})
+	}
+}
+
 // TestMakeRoom: the memory budget's rules when it is full (stage.makeRoom):
 // the lane furthest past its share (the asking one counted with what it
 // asks) drops its oldest envelope not in flight, as often as needed and no
@@ -21,10 +34,6 @@ import (
 //
 // The budget is 10 000 bytes for 2 projects, a share of 5 000; A asks.
 func TestMakeRoom(t *testing.T) {
-	type holds struct {
-		inFlight int64 // bytes held with nothing to drop
-		queued   int   // envelopes of 1 000 bytes waiting
-	}
 	tests := []struct {
 		name     string
 		a, b     holds
@@ -54,29 +63,20 @@ func TestMakeRoom(t *testing.T) {
 		{name: "larger than a share, A holding something: refused", a: holds{inFlight: 1}, b: holds{inFlight: 9000}, ask: 20000, ok: false, wantHeld: 9001},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newFixture(t, 2, func(c *Config) {
-					c.MaxBytes = 10000
-					c.MaxProjects = 2
-				}, false)
-				a, b := f.lanes[0], f.lanes[1]
-				for _, x := range []struct {
-					l *Lane
-					h holds
-				}{{a, tt.a}, {b, tt.b}} {
-					x.l.mem.Add(x.h.inFlight)
-					for i := range x.h.queued {
-						pushJob(x.l, &x.l.ready, &job{out: tx(i), held: 1000})
-					}
-				}
-				assert.Equal(t, tt.ok, f.stage.makeRoom(a, tt.ask))
-				drops := f.sums("dropped_items")
-				assert.Equal(t, tt.dropsA, drops["category=transaction,project=1,reason=queue_overflow"], "A's drops")
-				assert.Equal(t, tt.dropsB, drops["category=transaction,project=2,reason=queue_overflow"], "B's drops")
-				assert.Equal(t, tt.wantHeld, f.stage.mem.Held(), "held in all")
-				assert.Equal(t, a.Held()+b.Held(), f.stage.mem.Held())
-			})
+		runInBubble(t, tt.name, func(t *testing.T) {
+			f := newFixture(t, 2, func(c *Config) {
+				c.MaxBytes = 10000
+				c.MaxProjects = 2
+			}, false)
+			a, b := f.lanes[0], f.lanes[1]
+			tt.a.fill(a)
+			tt.b.fill(b)
+			assert.Equal(t, tt.ok, f.stage.makeRoom(a, tt.ask))
+			drops := f.sums("dropped_items")
+			assert.Equal(t, tt.dropsA, drops["category=transaction,project=1,reason=queue_overflow"], "A's drops")
+			assert.Equal(t, tt.dropsB, drops["category=transaction,project=2,reason=queue_overflow"], "B's drops")
+			assert.Equal(t, tt.wantHeld, f.stage.mem.Held(), "held in all")
+			assert.Equal(t, a.Held()+b.Held(), f.stage.mem.Held())
 		})
 	}
 }
@@ -94,21 +94,19 @@ func TestRoomForTheRequest(t *testing.T) {
 		{"no room for the request", 200 << 10, false},
 		{"room", 1 << 20, true},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newFixture(t, 1, func(c *Config) { c.MaxBytes, c.MaxProjects = tt.maxBytes, 1 }, false)
-				o := tx(1)
-				o.Env.Items[0].Payload = []byte(`{"pad":"` + strings.Repeat("x", 100<<10) + `"}`)
-				require.Less(t, envelopeSize(&o.Env), tt.maxBytes, "the envelope alone fits")
-				f.lanes[0].Offer(t.Context(), []encode.Outgoing{o}, nil)
-				synctest.Wait()
-				assert.Equal(t, tt.sent, len(f.sentry.got()) == 1, "sent")
-				if !tt.sent {
-					assert.Equal(t, int64(1), f.sums("dropped_items")["category=transaction,project=1,reason=queue_overflow"])
-				}
-				assert.Zero(t, f.stage.mem.Held(), "all given back")
-				f.shutdown()
-			})
+		runInBubble(t, tt.name, func(t *testing.T) {
+			f := newFixture(t, 1, func(c *Config) { c.MaxBytes, c.MaxProjects = tt.maxBytes, 1 }, false)
+			o := tx(1)
+			o.Env.Items[0].Payload = []byte(`{"pad":"` + strings.Repeat("x", 100<<10) + `"}`)
+			require.Less(t, envelopeSize(&o.Env), tt.maxBytes, "the envelope alone fits")
+			f.lanes[0].Offer(t.Context(), []encode.Outgoing{o}, nil)
+			synctest.Wait()
+			assert.Equal(t, tt.sent, len(f.sentry.got()) == 1, "sent")
+			if !tt.sent {
+				assert.Equal(t, int64(1), f.sums("dropped_items")["category=transaction,project=1,reason=queue_overflow"])
+			}
+			assert.Zero(t, f.stage.mem.Held(), "all given back")
+			f.shutdown()
 		})
 	}
 }

@@ -16,7 +16,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/concurrency"
+	"github.com/otel-sentry/sentryexporter/internal/membudget"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 
@@ -55,9 +56,6 @@ type Settings struct {
 	Logger    *zap.Logger
 	UserAgent string
 	Clock     Clock
-	// ClientHook, when set, adjusts each project's HTTP client once built
-	// (tests point DNS at a local server through it).
-	ClientHook func(*http.Client)
 	// Jitter is the source of the retry backoff's jitter (nil: one seeded at
 	// random): a seeded one makes a run with failures repeatable.
 	Jitter *rand.Rand
@@ -74,8 +72,8 @@ type Settings struct {
 type Stage struct {
 	cfg    Config
 	set    Settings
-	mem    *admit.Memory
-	budget *admit.Budget
+	mem    *membudget.Memory
+	budget *concurrency.Budget
 	comp   *Compressors // nil when confighttp compresses
 	bufs   bufferPools
 	jitter *jitter // the retry backoff's (Settings.Jitter)
@@ -104,8 +102,8 @@ type Stage struct {
 func New(cfg Config, set Settings) *Stage {
 	s := &Stage{
 		cfg: cfg, set: set,
-		mem:      admit.NewMemory(cfg.MaxBytes, cfg.MaxProjects),
-		budget:   admit.NewBudget(cfg.MaxRequestsInFlight, cfg.MaxProjects),
+		mem:      membudget.NewMemory(cfg.MaxBytes, cfg.MaxProjects),
+		budget:   concurrency.NewBudget(cfg.MaxRequestsInFlight, cfg.MaxProjects),
 		jitter:   newJitter(set.Jitter),
 		stopping: make(chan struct{}),
 	}
@@ -115,7 +113,7 @@ func New(cfg Config, set Settings) *Stage {
 	if s.cfg.AnswerReadTimeout <= 0 {
 		s.cfg.AnswerReadTimeout = maxAnswerRead
 	}
-	if OwnEncoding(cfg.Client.Compression) != EncodingByClient {
+	if OwnEncoding(cfg.Client.Compression) != EncodingLeftToConfighttp {
 		s.comp = NewCompressors(cfg.Client.CompressionParams.Level)
 	}
 	s.run, s.cancelRun = context.WithCancel(context.Background())
@@ -130,10 +128,10 @@ const defaultFinalReportTimeout = 2 * time.Second
 // NewHolder is a part of the memory budget for a holder outside the stage
 // (the spans held for trace assembly, the error events in the dedupe
 // window): what it holds leaves less room for envelopes.
-func (s *Stage) NewHolder() *admit.Holder { return s.mem.NewHolder() }
+func (s *Stage) NewHolder() *membudget.Holder { return s.mem.NewHolder() }
 
 // Memory is the budget, for the exporter's gauges.
-func (s *Stage) Memory() *admit.Memory { return s.mem }
+func (s *Stage) Memory() *membudget.Memory { return s.mem }
 
 // LaneOptions are one project's part of the stage.
 type LaneOptions struct {
@@ -156,12 +154,12 @@ func (s *Stage) NewLane(o LaneOptions) (*Lane, error) {
 		wake:  make(chan struct{}, s.cfg.MaxConcurrentRequests+1),
 		quit:  make(chan struct{}),
 	}
-	l.post = poster{
+	l.http = httpSender{
 		request: request, limits: o.Limits, acct: o.Acct, now: s.set.Clock.Now,
-		timeout: s.cfg.Client.Timeout, readFor: s.cfg.AnswerReadTimeout, logger: s.set.Logger, bufs: &s.bufs,
+		timeout: s.cfg.Client.Timeout, answerReadTimeout: s.cfg.AnswerReadTimeout, logger: s.set.Logger, bufs: &s.bufs,
 	}
 	if s.comp != nil {
-		l.post.body = NewBodyEncoder(s.comp, s.cfg.Client.Compression, s.set.Logger, o.Acct.CompressionFallback)
+		l.http.body = NewBodyEncoder(s.comp, s.cfg.Client.Compression, s.set.Logger, o.Acct.CompressionFallback)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -170,7 +168,7 @@ func (s *Stage) NewLane(o LaneOptions) (*Lane, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.post.client.Store(client)
+		l.http.client.Store(client)
 	}
 	lanes := append(slices.Clone(*s.lanes.Load()), l)
 	s.lanes.Store(&lanes)
@@ -190,11 +188,11 @@ func (s *Stage) Start(ctx context.Context, host component.Host) error {
 		if err != nil {
 			return err
 		}
-		l.post.client.Store(client)
+		l.http.client.Store(client)
 	}
 	s.host, s.started = host, true
 	if s.cfg.ReportInterval > 0 {
-		s.loops.Go(s.reportLoop)
+		s.loops.Go(func() { s.Every(s.cfg.ReportInterval, s.reportTick) })
 	}
 	return nil
 }
@@ -205,29 +203,18 @@ func (s *Stage) Start(ctx context.Context, host component.Host) error {
 // wrapped transport (confighttp's instrumentation) costs a goroutine, a
 // timer and two channels per request.
 func (s *Stage) newClient(ctx context.Context, host component.Host) (*http.Client, error) {
-	cfg := s.clientConfig()
-	tel := s.set.Telemetry
-	if !clientInstrumented(tel) {
-		// confighttp wraps the transport in otelhttp only when both providers
-		// are set: with nothing to record, leave it out (instrument.go).
-		tel.TracerProvider = nil
-	}
-	client, err := cfg.ToClient(ctx, host.GetExtensions(), tel)
+	client, err := NewClient(ctx, s.clientConfig(), host, s.set.Telemetry)
 	if err != nil {
 		return nil, err
 	}
 	client.Timeout = 0
 	limitAnswerHeader(client.Transport)
-	if s.set.ClientHook != nil {
-		s.set.ClientHook(client)
-	}
 	return client, nil
 }
 
 // clientConfig is the client's config as confighttp gets it.
 func (s *Stage) clientConfig() confighttp.ClientConfig {
 	cfg := s.cfg.Client
-	cfg.Endpoint = "" // each lane has its envelope URL
 	if s.comp != nil {
 		cfg.Compression = "" // the stage compresses envelope bodies itself
 	}
@@ -289,7 +276,7 @@ func (s *Stage) Shutdown(ctx context.Context) {
 	s.drainEnd.Stop()
 	s.cancelRun()
 	for _, l := range lanes {
-		client := l.post.client.Load()
+		client := l.http.client.Load()
 		if client == nil {
 			continue
 		}
@@ -305,28 +292,35 @@ func (s *Stage) Shutdown(ctx context.Context) {
 	wg.Wait()
 }
 
-// reportLoop sends each project's pending client report every
-// ReportInterval, each project on its own: a project whose Sentry hangs
-// delays only its own report (and skips its next ticks until that attempt
-// ends), never another project's.
-func (s *Stage) reportLoop() {
-	t := time.NewTicker(s.cfg.ReportInterval)
+// Every runs fn every d until shutdown begins (BeginShutdown): the loops
+// that release what waits while no push comes by (the stage's client
+// reports, the exporter's held spans and error events, its status) all end
+// on this one event.
+func (s *Stage) Every(d time.Duration, fn func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			for _, l := range s.Lanes() {
-				if l.reports == nil || !l.reporting.CompareAndSwap(false, true) {
-					continue
-				}
-				s.loops.Go(func() {
-					defer l.reporting.Store(false)
-					l.flushReport(s.run, false)
-				})
-			}
+			fn()
 		case <-s.stopping:
 			return
 		}
+	}
+}
+
+// reportTick sends each project's pending client report, each project on
+// its own: a project whose Sentry hangs delays only its own report (and
+// skips its next ticks until that attempt ends), never another project's.
+func (s *Stage) reportTick() {
+	for _, l := range s.Lanes() {
+		if l.reports == nil || !l.reporting.CompareAndSwap(false, true) {
+			continue
+		}
+		s.loops.Go(func() {
+			defer l.reporting.Store(false)
+			l.flushReport(s.run, false)
+		})
 	}
 }
 

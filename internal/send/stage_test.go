@@ -31,8 +31,9 @@ import (
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/account/accounttest"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
 	"github.com/otel-sentry/sentryexporter/internal/encode"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
+	"github.com/otel-sentry/sentryexporter/internal/sendtest"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 
@@ -216,11 +217,11 @@ func newFixture(t *testing.T, projects int, configure func(*Config), reports boo
 	f := &fixture{t: t, tel: accounttest.New(t), sentry: &fakeSentry{release: make(chan struct{})}}
 	core, logs := observer.New(zap.WarnLevel)
 	f.logs = logs
+	sendtest.Use(&cfg.Client) // every request goes to f.sentry
 	f.stage = New(cfg, Settings{
 		Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.New(core), UserAgent: "test",
-		Clock:      RealClock(),
-		ClientHook: func(c *http.Client) { c.Transport = f.sentry },
-		Jitter:     rand.New(rand.NewPCG(1, 2)), // the same backoffs every run (TestBrownout)
+		Clock:  RealClock(),
+		Jitter: rand.New(rand.NewPCG(1, 2)), // the same backoffs every run (TestBrownout)
 	})
 	for i := range projects {
 		limits := &ratelimit.State{}
@@ -237,7 +238,7 @@ func newFixture(t *testing.T, projects int, configure func(*Config), reports boo
 		f.lanes = append(f.lanes, l)
 		f.limits = append(f.limits, limits)
 	}
-	require.NoError(t, f.stage.Start(t.Context(), componenttest.NewNopHost()))
+	require.NoError(t, f.stage.Start(t.Context(), sendtest.Host(sendtest.Transport(f.sentry))))
 	return f
 }
 
@@ -257,7 +258,7 @@ func tx(id int) encode.Outgoing {
 			Header: envelope.Header{EventID: fmt.Sprintf("%032d", id)},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeTransaction, Payload: []byte(`{"type":"transaction","n":` + strconv.Itoa(id) + `}`)}},
 		},
-		Gate:   admit.GateTransaction,
+		Gate:   gate.GateTransaction,
 		Counts: account.Counts{account.CatTransaction: 1, account.CatSpan: 3},
 	}
 }
@@ -268,7 +269,7 @@ func errEvent(id int) encode.Outgoing {
 			Header: envelope.Header{EventID: fmt.Sprintf("%032d", id)},
 			Items:  []envelope.Item{{Type: envelope.ItemTypeEvent, Payload: []byte(`{"n":` + strconv.Itoa(id) + `}`)}},
 		},
-		Gate:   admit.GateError,
+		Gate:   gate.GateError,
 		Counts: account.Counts{account.CatError: 1},
 	}
 }
@@ -303,12 +304,7 @@ func TestOfferDelivers(t *testing.T) {
 func TestRetryWaitsWithoutAWorker(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t, 1, func(c *Config) { c.MaxConcurrentRequests = 1 }, false)
-		f.sentry.respond = func(_ string, n int, _ *envelope.Envelope) answer {
-			if n == 0 {
-				return answer{status: http.StatusServiceUnavailable}
-			}
-			return answer{status: http.StatusOK}
-		}
+		f.sentry.respond = inTurn([]answer{{status: http.StatusServiceUnavailable}})
 		start := time.Now()
 		f.lanes[0].Offer(t.Context(), txs(1, 1), nil)
 		synctest.Wait()
@@ -348,29 +344,27 @@ func TestRetryBudget(t *testing.T) {
 		{"retries off", answer{status: 502}, []time.Duration{0}, "send_error", true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newFixture(t, 1, func(c *Config) {
-					c.Retry.MaxElapsedTime = 10 * time.Second
-					c.Retry.Enabled = !tt.disabled
-					c.Client.Timeout = 2 * time.Second
-				}, false)
-				f.sentry.respond = func(string, int, *envelope.Envelope) answer { return tt.answer }
-				start := time.Now()
-				f.lanes[0].Offer(t.Context(), txs(1, 1), nil)
-				time.Sleep(time.Minute)
-				synctest.Wait()
-				var at []time.Duration
-				for _, a := range f.sentry.got() {
-					at = append(at, a.at.Sub(start))
-				}
-				assert.Equal(t, tt.wantAt, at)
-				assert.Equal(t, map[string]int64{
-					"category=span,project=1,reason=" + tt.wantWhy:        3,
-					"category=transaction,project=1,reason=" + tt.wantWhy: 1,
-				}, f.sums("dropped_items"))
-				f.shutdown()
-			})
+		runInBubble(t, tt.name, func(t *testing.T) {
+			f := newFixture(t, 1, func(c *Config) {
+				c.Retry.MaxElapsedTime = 10 * time.Second
+				c.Retry.Enabled = !tt.disabled
+				c.Client.Timeout = 2 * time.Second
+			}, false)
+			f.sentry.respond = func(string, int, *envelope.Envelope) answer { return tt.answer }
+			start := time.Now()
+			f.lanes[0].Offer(t.Context(), txs(1, 1), nil)
+			time.Sleep(time.Minute)
+			synctest.Wait()
+			var at []time.Duration
+			for _, a := range f.sentry.got() {
+				at = append(at, a.at.Sub(start))
+			}
+			assert.Equal(t, tt.wantAt, at)
+			assert.Equal(t, map[string]int64{
+				"category=span,project=1,reason=" + tt.wantWhy:        3,
+				"category=transaction,project=1,reason=" + tt.wantWhy: 1,
+			}, f.sums("dropped_items"))
+			f.shutdown()
 		})
 	}
 }
@@ -382,12 +376,7 @@ func TestRetryBudget(t *testing.T) {
 func TestRateLimitDropsQueued(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t, 1, func(c *Config) { c.MaxConcurrentRequests = 1 }, false)
-		f.sentry.respond = func(_ string, n int, _ *envelope.Envelope) answer {
-			if n == 0 {
-				return answer{status: 429, headers: map[string]string{"X-Sentry-Rate-Limits": "60:transaction:key"}}
-			}
-			return answer{status: 200}
-		}
+		f.sentry.respond = inTurn([]answer{{status: 429, headers: map[string]string{"X-Sentry-Rate-Limits": "60:transaction:key"}}})
 		out := append(txs(1, 3), errEvent(10), errEvent(11))
 		f.lanes[0].Offer(t.Context(), out, nil)
 		synctest.Wait()
@@ -618,12 +607,7 @@ func TestShutdownSettlesEverything(t *testing.T) {
 func TestClientReportRidesAlong(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t, 1, func(c *Config) { c.MaxConcurrentRequests = 1 }, true)
-		f.sentry.respond = func(_ string, n int, _ *envelope.Envelope) answer {
-			if n == 0 {
-				return answer{status: 503}
-			}
-			return answer{status: 200}
-		}
+		f.sentry.respond = inTurn([]answer{{status: 503}})
 		f.lanes[0].acct.Dropped(t.Context(), account.ReasonQueueOverflow, account.Counts{account.CatSpan: 7})
 		f.lanes[0].Offer(t.Context(), txs(1, 1), nil)
 		time.Sleep(10 * time.Second)
@@ -695,8 +679,8 @@ func TestNotStartedIsANetworkError(t *testing.T) {
 	tel := accounttest.New(t)
 	request, err := newRequestTemplate("http://sentry.test/api/1/envelope/", "Sentry sentry_key=public", "test")
 	require.NoError(t, err)
-	p := poster{request: request, acct: account.NewAccountant(tel.Builder, "1", nil), now: time.Now, bufs: &bufferPools{}}
-	res := p.attemptEncoded(t.Context(), &envelope.Envelope{}, EncodingByClient)
+	p := httpSender{request: request, acct: account.NewAccountant(tel.Builder, "1", nil), now: time.Now, bufs: &bufferPools{}}
+	res := p.attemptEncoded(t.Context(), &envelope.Envelope{}, EncodingLeftToConfighttp)
 	assert.Equal(t, account.ReasonNetworkError, res.Reason)
 	assert.True(t, res.retryable())
 	assert.Equal(t, map[string]int64{"project=1,status=network_error": 1}, tel.Sums(t, "otelcol_exporter_sentry_requests"))
@@ -799,4 +783,10 @@ func TestBacklogDoesNotStarveNew(t *testing.T) {
 		assert.Less(t, lastNew, 250, "the new envelopes went out while the backlog drained")
 		f.shutdown()
 	})
+}
+
+// runInBubble runs fn as the subtest name, in a synctest bubble of its own.
+func runInBubble(t *testing.T, name string, fn func(t *testing.T)) {
+	t.Helper()
+	t.Run(name, func(t *testing.T) { synctest.Test(t, fn) })
 }

@@ -1,10 +1,12 @@
 package send
 
 import (
+	"context"
 	"time"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/concurrency"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
 )
 
 // One envelope's trip: an attempt, and what comes next (settled, split, or
@@ -13,49 +15,12 @@ import (
 // trip makes one attempt for j, holding the place t, and decides what comes
 // next: settled (delivered, or dropped and counted), split (a container
 // Sentry found too large), or waiting to retry (no answer, or a 5xx).
-func (l *Lane) trip(j *job, t admit.Ticket) {
-	ctx := l.stage.run
-	clock := l.stage.set.Clock
-	adm, ended := l.probes.Admit(j.out.Gate, l.limits.Load(), clock.Now())
-	if adm == admit.Limited {
-		l.limit.Release(t, admit.VerdictIgnore)
-		l.settle(j, Result{Reason: account.ReasonRateLimitBackoff})
-		return
-	}
-	if ctx.Err() != nil { // the drain time after shutdown is over: no new request
-		l.abandon(j, t, adm, ended, account.ReasonNetworkError)
-		return
-	}
-	// Every copy of the body the request makes is reserved before it is
-	// made: with no room for them, the envelope is dropped as one that did
-	// not fit in the budget would have been at Offer.
-	extra := l.stage.inFlightExtra(j.held)
-	if !l.stage.makeRoom(l, extra) {
-		l.abandon(j, t, adm, ended, account.ReasonQueueOverflow)
-		return
-	}
-	if j.first.IsZero() { // its first attempt
-		j.first = clock.Wall()
-	}
-	l.inFlight.Add(extra)
-	items := len(j.out.Env.Items)
-	report := l.attachReport(&j.out.Env)
-	res := l.post.attempt(ctx, &j.out.Env)
-	clear(j.out.Env.Items[items:]) // the report rides along once
-	j.out.Env.Items = j.out.Env.Items[:items]
-	l.settleReport(report, res)
-	l.mem.Add(-extra)
-	l.inFlight.Add(-extra)
-	verdict := verdictOf(ctx, res)
-	l.limit.Release(t, verdict)
-	if adm == admit.Probe {
-		l.probes.Settle(j.out.Gate, ended, res.Status)
-	}
-	if verdict != admit.VerdictIgnore {
-		l.health.observe(res, clock.Wall())
-	}
+func (l *Lane) trip(j *job, t concurrency.Ticket) {
+	res, attempted := l.gatedAttempt(l.stage.run, j.out.Gate, t, func() (Result, bool) { return l.attemptJob(j) })
 	switch {
-	case res.TooLarge && !j.split && j.out.Splittable():
+	case !attempted:
+		l.settle(j, res)
+	case res.TooLarge && !j.isHalf && j.out.Splittable():
 		l.split(j)
 	case res.retryable():
 		l.retry(j, res)
@@ -67,14 +32,68 @@ func (l *Lane) trip(j *job, t admit.Ticket) {
 	}
 }
 
-// abandon settles j, taken for an attempt that is not made, and gives back
-// its place t (and the probe's, when it was one).
-func (l *Lane) abandon(j *job, t admit.Ticket, adm admit.Admission, ended time.Time, why account.Reason) {
-	l.limit.Release(t, admit.VerdictIgnore)
-	if adm == admit.Probe {
-		l.probes.Settle(j.out.Gate, ended, 0)
+// gatedAttempt is every attempt's sequence, an envelope's or a standalone
+// client report's, holding the place t: the rate-limit gate behind g (the
+// probe, when a window just ended), then attempt, then the place given back
+// with what the answer tells the concurrency limit, the probe settled and
+// the project's health observed. False when no attempt was made: limited
+// (ratelimit_backoff), or attempt declined with the reason in its Result.
+//
+// Its gate check is the one that decides: every envelope passes it just
+// before its request, and only it knows the probe. The other checks only
+// save work on what it would drop anyway: the root's before translation
+// (a limited category is never translated), Offer's (nothing queued or
+// reserved for it: held error events and spans are offered long after their
+// translation), and dropLimited when an answer brings a new limit (the
+// queued envelopes free their memory at once).
+func (l *Lane) gatedAttempt(ctx context.Context, g gate.Gate, t concurrency.Ticket, attempt func() (Result, bool)) (Result, bool) {
+	adm, ended := l.probes.Admit(g, l.limits.Load(), l.stage.set.Clock.Now())
+	if adm == gate.Limited {
+		l.limit.Release(t, concurrency.VerdictIgnore)
+		return Result{Reason: account.ReasonRateLimitBackoff}, false
 	}
-	l.settle(j, Result{Reason: why})
+	res, attempted := attempt()
+	verdict := concurrency.VerdictIgnore
+	if attempted {
+		verdict = verdictOf(ctx, res)
+	}
+	l.limit.Release(t, verdict)
+	if adm == gate.Probe {
+		l.probes.Settle(g, ended, res.Status)
+	}
+	if verdict != concurrency.VerdictIgnore {
+		l.health.observe(res, l.stage.set.Clock.Now())
+	}
+	return res, attempted
+}
+
+// attemptJob makes j's POST, its client report riding along; false, with
+// the reason, when it is not made: the drain time after shutdown is over
+// (network_error), or the budget has no room for the request's copies of
+// the body (queue_overflow, as an envelope that did not fit at Offer).
+func (l *Lane) attemptJob(j *job) (Result, bool) {
+	ctx := l.stage.run
+	if ctx.Err() != nil {
+		return Result{Reason: account.ReasonNetworkError}, false
+	}
+	// Every copy of the body the request makes is reserved before it is made.
+	extra := l.stage.inFlightExtra(j.held)
+	if !l.stage.makeRoom(l, extra) {
+		return Result{Reason: account.ReasonQueueOverflow}, false
+	}
+	if j.first.IsZero() { // its first attempt
+		j.first = l.stage.set.Clock.Now()
+	}
+	l.inFlight.Add(extra)
+	items := len(j.out.Env.Items)
+	report := l.attachReport(&j.out.Env)
+	res := l.http.attempt(ctx, &j.out.Env)
+	clear(j.out.Env.Items[items:]) // the report rides along once
+	j.out.Env.Items = j.out.Env.Items[:items]
+	l.settleReport(report, res)
+	l.mem.Add(-extra)
+	l.inFlight.Add(-extra)
+	return res, true
 }
 
 // splitHeadroom is what a container's two halves may hold beyond it: a
@@ -95,7 +114,7 @@ func (l *Lane) split(j *job) {
 	halves := j.out.Halves()
 	jobs := [2]*job{}
 	for i := range halves {
-		jobs[i] = &job{out: halves[i], held: envelopeSize(&halves[i].Env), split: true, seed: j.seed + uint64(i) + 1}
+		jobs[i] = &job{out: halves[i], held: envelopeSize(&halves[i].Env), isHalf: true, seed: j.seed + uint64(i) + 1}
 	}
 	// What the halves hold is within the reservation; the container's
 	// bytes go with it.
@@ -104,7 +123,7 @@ func (l *Lane) split(j *job) {
 	l.ready.pushFront(jobs[1])
 	l.ready.pushFront(jobs[0])
 	l.jobs++
-	l.kickLocked()
+	l.callWorkerLocked()
 	l.mu.Unlock()
 }
 
@@ -113,15 +132,17 @@ func (l *Lane) split(j *job) {
 // The worker goes on with the next envelope at once.
 func (l *Lane) retry(j *job, res Result) {
 	j.last = res.Reason
-	now := l.stage.set.Clock.Wall()
+	now := l.stage.set.Clock.Now()
 	d, ok := retryDelay(l.stage.cfg.Retry, j, res.RetryAfter, now, j.draw)
-	if !ok || l.stage.isStopping() {
+	if !ok {
 		l.settle(j, res)
 		return
 	}
 	j.notBefore = now.Add(d)
 	l.mu.Lock()
-	if l.noRetry {
+	// Checked under l.mu: stopRetries takes what waits under it, after
+	// shutdown began, so no retry can be left waiting.
+	if l.stage.isStopping() {
 		l.mu.Unlock()
 		l.settle(j, res)
 		return
@@ -143,7 +164,7 @@ func (l *Lane) armLocked() {
 	}
 	l.stopTimerLocked()
 	l.timerAt = next
-	l.timerStop = l.stage.set.Clock.AfterFunc(max(next.Sub(l.stage.set.Clock.Wall()), 0), func() { l.fire(next) })
+	l.timerStop = l.stage.set.Clock.AfterFunc(max(next.Sub(l.stage.set.Clock.Now()), 0), func() { l.fire(next) })
 }
 
 func (l *Lane) stopTimerLocked() {
@@ -163,13 +184,13 @@ func (l *Lane) fire(at time.Time) {
 		return // a timer stopped too late: another one is set
 	}
 	l.timerStop, l.timerAt = nil, time.Time{}
-	now := l.stage.set.Clock.Wall()
+	now := l.stage.set.Clock.Now()
 	if at.After(now) {
 		now = at
 	}
 	for j := l.waiting.popDue(now); j != nil; j = l.waiting.popDue(now) {
 		l.due.push(j)
-		l.kickLocked()
+		l.callWorkerLocked()
 	}
 	l.armLocked()
 }

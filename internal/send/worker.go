@@ -3,8 +3,7 @@ package send
 import (
 	"time"
 
-	"github.com/otel-sentry/sentryexporter/internal/account"
-	"github.com/otel-sentry/sentryexporter/internal/admit"
+	"github.com/otel-sentry/sentryexporter/internal/concurrency"
 )
 
 // The lane's workers: started on demand, at most its adaptive limit, parked
@@ -23,9 +22,9 @@ func (l *Lane) workerCap() int {
 	return min(l.limit.Current(), l.stage.cfg.MaxConcurrentRequests)
 }
 
-// kickLocked gets a worker for a newly queued envelope: a parked one, or a
+// callWorkerLocked gets a worker for a newly queued envelope: a parked one, or a
 // new one while fewer than the limit run.
-func (l *Lane) kickLocked() {
+func (l *Lane) callWorkerLocked() {
 	if l.parked > 0 {
 		l.parked--
 		l.wake <- struct{}{} // never blocks: at most one token per parked worker
@@ -42,13 +41,10 @@ func (l *Lane) queuedLocked() int { return l.ready.len() + l.due.len() }
 // work sends envelopes until none is left and none came for workerLinger,
 // or the lane is closed.
 func (l *Lane) work() {
-	var linger *time.Timer
-	defer func() {
-		if linger != nil {
-			linger.Stop()
-		}
-	}()
-	for l.awaitWork(&linger) {
+	linger := time.NewTimer(workerLinger)
+	linger.Stop()
+	defer linger.Stop()
+	for l.awaitWork(linger) {
 		t, ok := l.limit.Acquire(l.stage.run)
 		if !ok { // the drain time after shutdown is over
 			l.failQueued()
@@ -56,7 +52,7 @@ func (l *Lane) work() {
 		}
 		j := l.take()
 		if j == nil {
-			l.limit.Release(t, admit.VerdictIgnore)
+			l.limit.Release(t, concurrency.VerdictIgnore)
 			continue
 		}
 		l.trip(j, t)
@@ -72,93 +68,83 @@ func (l *Lane) work() {
 }
 
 // awaitWork returns true when an envelope is queued for the calling worker,
-// false when the worker ends: nothing came for workerLinger, the lane is
-// closed and empty, or more workers run than the limit allows now.
-func (l *Lane) awaitWork(linger **time.Timer) bool {
+// false when the worker ends: more workers run than the limit allows now,
+// the lane is closed and empty, or nothing came for workerLinger.
+func (l *Lane) awaitWork(linger *time.Timer) bool {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	for {
 		queued := l.queuedLocked()
-		if l.workers > l.workerCap() {
+		switch {
+		case l.workers > l.workerCap():
 			// The limit fell: this worker ends; if it was called back for an
 			// envelope, a parked one takes its place.
-			l.workers--
 			if queued > 0 && l.parked > 0 {
 				l.parked--
 				l.wake <- struct{}{}
 			}
-			l.notifyLocked()
-			l.mu.Unlock()
+			l.endWorkerLocked()
 			return false
-		}
-		if queued > 0 {
-			l.mu.Unlock()
+		case queued > 0:
 			return true
-		}
-		if l.closed {
-			l.workers--
-			l.notifyLocked()
-			l.mu.Unlock()
+		case l.closed:
+			l.endWorkerLocked()
+			return false
+		case !l.parkLocked(linger):
+			l.endWorkerLocked()
 			return false
 		}
-		l.parked++
-		l.notifyLocked()
-		l.mu.Unlock()
-		if *linger == nil {
-			*linger = time.NewTimer(workerLinger)
-		} else {
-			(*linger).Reset(workerLinger)
-		}
-		select {
-		case <-l.wake:
-			(*linger).Stop()
-			l.mu.Lock()
-			continue
-		case <-(*linger).C:
-		case <-l.quit:
-			(*linger).Stop()
-		}
-		l.mu.Lock()
-		select {
-		case <-l.wake: // called back as the wait ended: an envelope is queued for it
-			continue
-		default:
-		}
-		l.parked--
-		if l.closed && l.queuedLocked() > 0 {
-			continue // closing: the queue is drained before the last worker ends
-		}
-		l.workers--
-		l.notifyLocked()
-		l.mu.Unlock()
-		return false
 	}
 }
 
-// take is the next envelope to send: due and ready ones in turn. Envelopes
-// whose category became rate limited while they were queued are dropped on
-// the way (ratelimit_backoff), unless a probe may go.
-func (l *Lane) take() *job {
-	for {
+// parkLocked waits, with l.mu released, to be called back for an envelope
+// (true), for workerLinger, or for the lane's close. It is true as well when
+// called back just as the wait ended, and when the lane is closing with
+// envelopes left: the queue is drained before the last worker ends.
+func (l *Lane) parkLocked(linger *time.Timer) bool {
+	l.parked++
+	l.notifyLocked()
+	l.mu.Unlock()
+	linger.Reset(workerLinger)
+	select {
+	case <-l.wake: // whoever called it back counted it unparked
+		linger.Stop()
 		l.mu.Lock()
-		var j *job
-		switch {
-		case l.due.len() > 0 && (l.takeDue || l.ready.len() == 0):
-			j = l.due.pop()
-			l.takeDue = false
-		case l.takeNewest && l.ready.len() > 2*l.workerCap():
-			j = l.ready.popNewest()
-			l.takeDue, l.takeNewest = true, false
-		default:
-			j = l.ready.pop()
-			l.takeDue, l.takeNewest = true, true
-		}
-		l.mu.Unlock()
-		if j == nil {
-			return nil
-		}
-		if !j.out.Gate.Limited(l.limits.Load(), l.stage.set.Clock.Now()) {
-			return j
-		}
-		l.settle(j, Result{Reason: account.ReasonRateLimitBackoff})
+		return true
+	case <-linger.C:
+	case <-l.quit:
+		linger.Stop()
+	}
+	l.mu.Lock()
+	select {
+	case <-l.wake:
+		return true
+	default:
+	}
+	l.parked--
+	return l.closed && l.queuedLocked() > 0
+}
+
+// endWorkerLocked counts the calling worker gone.
+func (l *Lane) endWorkerLocked() {
+	l.workers--
+	l.notifyLocked()
+}
+
+// take is the next envelope to send: due and ready ones in turn. Whether
+// its category is rate limited is the attempt's to check (gatedAttempt).
+func (l *Lane) take() *job {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.due.len() > 0 && (l.takeDue || l.ready.len() == 0):
+		l.takeDue = false
+		return l.due.pop()
+	case l.takeNewest && l.ready.len() > 2*l.workerCap():
+		l.takeDue, l.takeNewest = true, false
+		return l.ready.popNewest()
+	default:
+		l.takeDue, l.takeNewest = true, true
+		return l.ready.pop()
 	}
 }

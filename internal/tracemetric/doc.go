@@ -10,6 +10,10 @@
 //   - summary → counters <name>.count and <name>.sum, and a gauge
 //     <name>.quantile per quantile, with the quantile as an attribute.
 //
+// Each item is held to sentry.io's 2 KiB a metric ([MaxItemBytes]): one
+// over it is cut (values, arrays, attributes beyond the SDK's defaults), and
+// counted invalid if it still does not fit.
+//
 // Cumulative counts become deltas against each stream's previous point, held
 // in [Streams] under a byte bound (oldest stream evicted first); a point with
 // no previous point to subtract is counted ([Result.NoBaseline]).

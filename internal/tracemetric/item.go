@@ -37,6 +37,7 @@ type point struct {
 	attrs   pcommon.Map
 
 	rendered    []byte // the point's attributes as members; valid once ready
+	elems       int    // the array elements among them (see fit.go)
 	ready       bool
 	clash       bool // a point attribute has the key of a default or a resource attribute
 	quantileKey bool // a point attribute is named quantile
@@ -58,6 +59,9 @@ func pointOf(rc *resCtx, ts pcommon.Timestamp, attrs pcommon.Map, ex pmetric.Exe
 	return p
 }
 
+// has reports whether the point has an attribute k.
+func (p *point) has(k string) bool { _, ok := p.attrs.Get(k); return ok }
+
 // metricItem is one trace metric to write.
 type metricItem struct {
 	ty, name, suffix, unit string
@@ -68,6 +72,13 @@ type metricItem struct {
 
 // appendItem writes one trace metric, its fields in sentry-go's order.
 func (r *run) appendItem(b []byte, rc *resCtx, p *point, it *metricItem) []byte {
+	b = appendHead(b, p, it)
+	b = r.appendAttributes(b, rc, p, it)
+	return append(b, "}}"...)
+}
+
+// appendHead writes a trace metric up to its attributes' opening brace.
+func appendHead(b []byte, p *point, it *metricItem) []byte {
 	b = append(b, `{"timestamp":`...)
 	b = appendTimestamp(b, p.time)
 	b = append(b, `,"trace_id":`...)
@@ -92,9 +103,7 @@ func (r *run) appendItem(b []byte, rc *resCtx, p *point, it *metricItem) []byte 
 		b = append(b, it.unit...)
 		b = append(b, '"')
 	}
-	b = append(b, `,"attributes":{`...)
-	b = r.appendAttributes(b, rc, p, it)
-	return append(b, "}}"...)
+	return append(b, `,"attributes":{`...)
 }
 
 // appendAttributes writes the point's attributes (they win over the
@@ -104,7 +113,9 @@ func (r *run) appendItem(b []byte, rc *resCtx, p *point, it *metricItem) []byte 
 func (r *run) appendAttributes(b []byte, rc *resCtx, p *point, it *metricItem) []byte {
 	if !p.ready {
 		r.scratch = r.scratch[:0]
-		r.scratch, p.clash, p.quantileKey = appendPointAttributes(r.scratch, rc, p.attrs)
+		var a pointAttrs
+		r.scratch, a = appendPointAttributes(r.scratch, rc, p.attrs, nil)
+		p.clash, p.quantileKey, p.elems = a.clash, a.quantileKey, a.elems
 		p.rendered, p.ready = r.scratch, true
 	}
 	b = append(b, p.rendered...)
@@ -118,7 +129,7 @@ func (r *run) appendAttributes(b []byte, rc *resCtx, p *point, it *metricItem) [
 	}
 	rest := rc.rest
 	if p.clash {
-		rest = r.t.appendShared(nil, rc, rc.res, func(k string) bool { _, ok := p.attrs.Get(k); return ok })
+		rest, _ = r.t.appendShared(nil, rc, rc.res, p.has, nil)
 	}
 	if len(rest) > 0 && !first {
 		b = append(b, ',')
@@ -126,22 +137,30 @@ func (r *run) appendAttributes(b []byte, rc *resCtx, p *point, it *metricItem) [
 	return append(b, rest...)
 }
 
-// appendPointAttributes writes a point's attributes as members, and says
-// whether one has the key of a default or a selected resource attribute,
-// and whether one is named quantile.
-func appendPointAttributes(b []byte, rc *resCtx, attrs pcommon.Map) (_ []byte, clash, quantileKey bool) {
+// pointAttrs is what appendPointAttributes found: whether a point attribute
+// has the key of a default or a selected resource attribute, whether one is
+// named quantile, and how many array elements it wrote.
+type pointAttrs struct {
+	clash, quantileKey bool
+	elems              int
+}
+
+// appendPointAttributes writes a point's attributes as members, cut to c
+// (nil: whole).
+func appendPointAttributes(b []byte, rc *resCtx, attrs pcommon.Map, c *cutState) ([]byte, pointAttrs) {
+	var a pointAttrs
 	first := true
 	for k, v := range attrs.All() {
-		n := len(b)
-		b = appendMember(b, first, k)
-		var ok bool
-		if b, ok = appendTyped(b, v); !ok {
-			b = b[:n]
+		if v.Type() == pcommon.ValueTypeEmpty || !c.admit(k) {
 			continue
 		}
+		b = appendMember(b, first, k)
+		var elems int
+		b, elems, _ = appendTypedCut(b, v, c.limits())
 		first = false
-		clash = clash || sentryKey(k) || slices.Contains(rc.keys, k)
-		quantileKey = quantileKey || k == "quantile"
+		a.elems += elems
+		a.clash = a.clash || sentryKey(k) || slices.Contains(rc.keys, k)
+		a.quantileKey = a.quantileKey || k == "quantile"
 	}
-	return b, clash, quantileKey
+	return b, a
 }

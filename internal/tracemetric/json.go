@@ -68,9 +68,16 @@ func appendMember(b []byte, first bool, key string) []byte {
 // their JSON text, NaN and ±Inf as strings. It reports false for an empty
 // value, which is left out.
 func appendTyped(b []byte, v pcommon.Value) ([]byte, bool) {
+	b, _, ok := appendTypedCut(b, v, whole)
+	return b, ok
+}
+
+// appendTypedCut is appendTyped with strings cut to l.value bytes and arrays
+// to l.elems elements; it also says how many array elements it wrote.
+func appendTypedCut(b []byte, v pcommon.Value, l cut) (_ []byte, elems int, _ bool) {
 	switch v.Type() {
 	case pcommon.ValueTypeEmpty:
-		return b, false
+		return b, 0, false
 	case pcommon.ValueTypeInt:
 		b = append(b, `{"type":"integer","value":`...)
 		b = strconv.AppendInt(b, v.Int(), 10)
@@ -88,19 +95,40 @@ func appendTyped(b []byte, v pcommon.Value) ([]byte, bool) {
 	case pcommon.ValueTypeSlice:
 		if homogeneous(v.Slice()) {
 			b = append(b, `{"type":"array","value":`...)
-			b = appendPlain(b, v, 1)
+			b, elems = appendArrayCut(b, v.Slice(), l)
 			break
 		}
 		b = append(b, `{"type":"string","value":`...)
-		b = jsonstr.Append(b, string(appendPlain(nil, v, 1)))
+		b = jsonstr.Append(b, cutString(string(appendPlain(nil, v, 1)), l.value))
 	case pcommon.ValueTypeMap:
 		b = append(b, `{"type":"string","value":`...)
-		b = jsonstr.Append(b, string(appendPlain(nil, v, 1)))
-	default: // strings, and bytes as base64 (pdata's AsString)
+		b = jsonstr.Append(b, cutString(string(appendPlain(nil, v, 1)), l.value))
+	case pcommon.ValueTypeStr:
 		b = append(b, `{"type":"string","value":`...)
-		b = jsonstr.Append(b, v.AsString())
+		b = jsonstr.Append(b, cutString(v.Str(), l.value))
+	default: // bytes, as base64 (pdata's AsString)
+		b = append(b, `{"type":"string","value":`...)
+		b = jsonstr.Append(b, cutString(v.AsString(), l.value))
 	}
-	return append(b, '}'), true
+	return append(b, '}'), elems, true
+}
+
+// appendArrayCut writes a homogeneous array's first l.elems elements, its
+// strings cut to l.value bytes.
+func appendArrayCut(b []byte, sl pcommon.Slice, l cut) ([]byte, int) {
+	n := min(sl.Len(), l.elems)
+	b = append(b, '[')
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if e := sl.At(i); e.Type() == pcommon.ValueTypeStr {
+			b = jsonstr.Append(b, cutString(e.Str(), l.value))
+		} else {
+			b = appendPlain(b, e, 2)
+		}
+	}
+	return append(b, ']'), n
 }
 
 // homogeneous reports whether a slice holds finite primitives of one type.

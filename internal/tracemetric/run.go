@@ -17,17 +17,24 @@ type run struct {
 	res Result
 }
 
-// emit writes one item, or counts it skipped or invalid.
+// emit writes one item within MaxItemBytes (cut if it must be), or counts
+// it skipped or invalid.
 func (r *run) emit(rc *resCtx, p *point, it *metricItem) {
 	switch {
 	case !r.want:
 		r.res.Skipped++
+		return
 	case !it.value.valid():
 		r.res.Invalid++
-	default:
-		r.buf = r.appendItem(r.buf, rc, p, it)
-		r.ends = append(r.ends, len(r.buf))
+		return
 	}
+	start := len(r.buf)
+	r.buf = r.appendItem(r.buf, rc, p, it)
+	if !r.fits(start, p.elems+rc.elems) && !r.refit(rc, p, it, start) {
+		r.res.Invalid++
+		return
+	}
+	r.ends = append(r.ends, len(r.buf))
 }
 
 func (r *run) result() Result {

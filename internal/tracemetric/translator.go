@@ -69,7 +69,7 @@ type Result struct {
 	// Skipped items were not rendered: Want.Items was false.
 	Skipped int64
 	// Invalid items had a value JSON cannot hold (NaN, ±Inf) or an
-	// unspecified temporality.
+	// unspecified temporality, or were over MaxItemBytes however cut.
 	Invalid int64
 	// NoBaseline items were of a cumulative point with no earlier point of
 	// its stream to subtract: the stream's first, or its state was evicted.
@@ -109,6 +109,7 @@ type resCtx struct {
 	key     uint64
 	traceID [16]byte
 	rest    []byte   // the sentry.* defaults and selected resource attributes, rendered once
+	elems   int      // the array elements in rest (see fit.go)
 	keys    []string // the selected resource attributes' keys
 	env     string
 	release string
@@ -133,14 +134,15 @@ func (t *Translator) resource(r pcommon.Resource) resCtx {
 		}
 	}
 	rc.env = cmpOr(rc.env, envOld)
-	rc.rest = t.appendShared(nil, &rc, r, nil)
+	rc.rest, rc.elems = t.appendShared(nil, &rc, r, nil, nil)
 	return rc
 }
 
 // appendShared writes the members every metric of a resource carries: the
-// SDK's defaults, then the selected resource attributes; skip says which
-// keys the point already has (nil: none).
-func (t *Translator) appendShared(b []byte, rc *resCtx, r pcommon.Resource, skip func(string) bool) []byte {
+// SDK's defaults, then the selected resource attributes, cut to c (nil:
+// whole); skip says which keys the point already has (nil: none). It also
+// says how many array elements it wrote.
+func (t *Translator) appendShared(b []byte, rc *resCtx, r pcommon.Resource, skip func(string) bool, c *cutState) (_ []byte, elems int) {
 	first := true
 	str := func(k, v string) {
 		if v == "" || skip != nil && skip(k) {
@@ -157,22 +159,22 @@ func (t *Translator) appendShared(b []byte, rc *resCtx, r pcommon.Resource, skip
 	str("sentry.server.address", rc.server)
 	record := skip == nil
 	for k, v := range r.Attributes().All() {
-		if !t.all && !t.sel[k] || skip != nil && skip(k) || sentryKey(k) {
+		if !t.all && !t.sel[k] || skip != nil && skip(k) || sentryKey(k) || v.Type() == pcommon.ValueTypeEmpty {
 			continue
 		}
 		if record {
 			rc.keys = append(rc.keys, k)
 		}
-		n := len(b)
-		b = appendMember(b, first, k)
-		var ok bool
-		if b, ok = appendTyped(b, v); !ok {
-			b = b[:n]
+		if !c.admit(k) {
 			continue
 		}
+		b = appendMember(b, first, k)
+		var n int
+		b, n, _ = appendTypedCut(b, v, c.limits())
+		elems += n
 		first = false
 	}
-	return b
+	return b, elems
 }
 
 // sentryKey reports whether k is one of the attributes the SDK sets.

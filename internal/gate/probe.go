@@ -1,4 +1,4 @@
-package admit
+package gate
 
 import (
 	"net/http"

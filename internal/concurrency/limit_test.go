@@ -1,7 +1,8 @@
-package admit
+package concurrency
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -168,13 +169,13 @@ func TestLimitQuietProjectStaysSmall(t *testing.T) {
 // TestLimitStall: progress is an answer; a limit whose requests get none
 // for stallAfter stops borrowing (budget_test.go), and any answer ends it.
 func TestLimitStall(t *testing.T) {
-	now := time.Unix(1_700_000_000, 0)
-	b := NewBudget(10, 10)
-	b.now = func() time.Time { return now }
-	l := grown(b, 8)
-	tk, ok := l.TryAcquire()
-	require.True(t, ok)
-	now = now.Add(stallAfter + time.Second)
-	l.Release(tk, VerdictOverload) // a 5xx is an answer
-	assert.Equal(t, now, l.progress)
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget(10, 10)
+		l := grown(b, 8)
+		tk, ok := l.TryAcquire()
+		require.True(t, ok)
+		time.Sleep(stallAfter + time.Second)
+		l.Release(tk, VerdictOverload) // a 5xx is an answer
+		assert.Equal(t, time.Now(), l.progress)
+	})
 }

@@ -1,4 +1,4 @@
-package admit
+package membudget
 
 import "sync/atomic"
 

@@ -1,4 +1,4 @@
-package admit
+package concurrency
 
 import (
 	"sync/atomic"
@@ -75,7 +75,7 @@ func (l *Limit) Current() int { return int(l.current.Load()) }
 
 func (l *Limit) takeLocked() Ticket {
 	if l.requests == 0 {
-		l.progress = l.budget.now()
+		l.progress = time.Now()
 	}
 	l.requests++
 	l.budget.requests++
@@ -86,14 +86,14 @@ func (l *Limit) takeLocked() Ticket {
 func (l *Limit) releaseLocked(t Ticket, v Verdict) {
 	switch v {
 	case VerdictOK:
-		l.progress = l.budget.now()
+		l.progress = time.Now()
 		// Grow only a limit in use (at least half of it in flight, this
 		// request included).
 		if l.limit < l.max && 2*l.requests >= l.limit {
 			l.limit++
 		}
 	case VerdictOverload:
-		l.progress = l.budget.now()
+		l.progress = time.Now()
 		if t > l.recover {
 			l.limit = max(l.limit/2, 1)
 			l.recover = l.issued

@@ -1,9 +1,10 @@
-package admit
+package concurrency
 
 import (
 	"context"
 	"runtime"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -131,32 +132,32 @@ func waitUntilWaiting(t *testing.T, b *Budget, n int) {
 // and no answer for stallAfter borrows nothing beyond its share; an answer
 // ends the stall.
 func TestBudgetStalledProjectStopsBorrowing(t *testing.T) {
-	now := time.Unix(1_700_000_000, 0)
-	b := NewBudget(100, 10) // a share of 10 requests
-	b.now = func() time.Time { return now }
-	l := grown(b, 128)
-	var tickets []Ticket
-	for range 12 { // its share and 2 borrowed
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget(100, 10) // a share of 10 requests
+		l := grown(b, 128)
+		var tickets []Ticket
+		for range 12 { // its share and 2 borrowed
+			tk, ok := l.TryAcquire()
+			require.True(t, ok)
+			tickets = append(tickets, tk)
+		}
+		time.Sleep(stallAfter)
 		tk, ok := l.TryAcquire()
-		require.True(t, ok)
+		assert.True(t, ok, "not stalled yet: no answer for exactly stallAfter")
 		tickets = append(tickets, tk)
-	}
-	now = now.Add(stallAfter)
-	tk, ok := l.TryAcquire()
-	assert.True(t, ok, "not stalled yet: no answer for exactly stallAfter")
-	tickets = append(tickets, tk)
-	now = now.Add(time.Nanosecond)
-	_, ok = l.TryAcquire()
-	assert.False(t, ok, "stalled: no more borrowing though the budget has room")
-	other := grown(b, 128)
-	for range 12 {
-		_, borrowed := other.TryAcquire()
-		require.True(t, borrowed, "another project still borrows")
-	}
-	l.Release(tickets[0], VerdictOK) // an answer: no longer stalled
-	tk, ok = l.TryAcquire()
-	assert.True(t, ok)
-	l.Release(tk, VerdictNone) // no answer: back to a probe, whatever it holds
-	_, ok = l.TryAcquire()
-	assert.False(t, ok)
+		time.Sleep(time.Nanosecond)
+		_, ok = l.TryAcquire()
+		assert.False(t, ok, "stalled: no more borrowing though the budget has room")
+		other := grown(b, 128)
+		for range 12 {
+			_, borrowed := other.TryAcquire()
+			require.True(t, borrowed, "another project still borrows")
+		}
+		l.Release(tickets[0], VerdictOK) // an answer: no longer stalled
+		tk, ok = l.TryAcquire()
+		assert.True(t, ok)
+		l.Release(tk, VerdictNone) // no answer: back to a probe, whatever it holds
+		_, ok = l.TryAcquire()
+		assert.False(t, ok)
+	})
 }

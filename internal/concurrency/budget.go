@@ -1,4 +1,4 @@
-package admit
+package concurrency
 
 import (
 	"context"
@@ -23,15 +23,14 @@ const stallAfter = 5 * time.Second
 // stallAfter). The total so stays under twice the budget whatever Sentry
 // does, and projects that hang cannot take the healthy ones' shares.
 //
-// The bytes those requests hold are counted by the exporter's [Memory]
-// budget, not here: this budget bounds connections, goroutines and the load
-// put on Sentry.
+// The bytes those requests hold are counted by the exporter's memory budget
+// (internal/membudget), not here: this budget bounds connections,
+// goroutines and the load put on Sentry.
 //
 // Waiters are served first come first served among those that fit: a project
 // at its own limit does not hold up the others.
 type Budget struct {
 	max, share int
-	now        func() time.Time // time.Now; tests replace it
 
 	mu       sync.Mutex
 	requests int
@@ -40,7 +39,7 @@ type Budget struct {
 
 // NewBudget is a budget of maxRequests shared by up to maxProjects projects.
 func NewBudget(maxRequests, maxProjects int) *Budget {
-	return &Budget{max: maxRequests, share: max(maxRequests/max(maxProjects, 1), 1), now: time.Now}
+	return &Budget{max: maxRequests, share: max(maxRequests/max(maxProjects, 1), 1)}
 }
 
 type inflightWaiter struct {
@@ -58,7 +57,7 @@ func (l *Limit) fitsLocked() bool {
 	if l.requests == 0 || l.requests < l.budget.share {
 		return true
 	}
-	if l.budget.now().Sub(l.progress) > stallAfter {
+	if time.Since(l.progress) > stallAfter {
 		return false // stalled: nothing borrowed
 	}
 	return l.budget.requests < l.budget.max

@@ -1,0 +1,61 @@
+// Package sendtest is a test fixture: an HTTP client middleware extension
+// and a host that offers it, so that a test gives the send stage (or the
+// whole exporter) a transport of its own the way a collector's configuration
+// would, through confighttp's `middlewares`, with no hook in a production
+// type.
+//
+// It is beside the house: the component must never import it.
+package sendtest
+
+import (
+	"context"
+	"net/http"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configmiddleware"
+	"go.opentelemetry.io/collector/extension/extensionmiddleware"
+)
+
+// ID is the middleware's extension ID in the host.
+var ID = component.MustNewID("sendtest")
+
+// Middleware wraps the transport confighttp built (net/http's, before any
+// other wrapper): a test replaces it, or adjusts it and returns it.
+type Middleware func(base http.RoundTripper) http.RoundTripper
+
+// Transport is the middleware that sends every request through rt.
+func Transport(rt http.RoundTripper) Middleware {
+	return func(http.RoundTripper) http.RoundTripper { return rt }
+}
+
+// Use makes cfg's clients go through the middleware of a [Host].
+func Use(cfg *confighttp.ClientConfig) {
+	cfg.Middlewares = append(cfg.Middlewares, configmiddleware.Config{ID: ID})
+}
+
+// Host is a host whose one extension is m.
+func Host(m Middleware) component.Host {
+	return host{Host: componenttest.NewNopHost(), ext: extension{m: m}}
+}
+
+type host struct {
+	component.Host
+	ext extension
+}
+
+func (h host) GetExtensions() map[component.ID]component.Component {
+	return map[component.ID]component.Component{ID: h.ext}
+}
+
+// extension is m as a collector extension: an extensionmiddleware.HTTPClient.
+type extension struct {
+	component.StartFunc
+	component.ShutdownFunc
+	m Middleware
+}
+
+func (e extension) GetHTTPRoundTripper(context.Context) (extensionmiddleware.WrapHTTPRoundTripperFunc, error) {
+	return func(_ context.Context, base http.RoundTripper) (http.RoundTripper, error) { return e.m(base), nil }, nil
+}
