@@ -472,7 +472,7 @@ func (f *fakeSentry) host() component.Host {
 	if f.net == nil {
 		return componenttest.NewNopHost()
 	}
-	return memHost{Host: componenttest.NewNopHost(), net: f.net}
+	return f.net.host()
 }
 
 // shutdown stops the three pipelines (the final client report goes out with the last).

@@ -2,7 +2,6 @@ package sentryexporter
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -12,24 +11,22 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
-	"go.opentelemetry.io/collector/config/configmiddleware"
-	"go.opentelemetry.io/collector/extension/extensionmiddleware"
+
+	"github.com/otel-sentry/sentryexporter/internal/sendtest"
 )
 
 // memNet is an in-memory network for tests in a synctest bubble, where a
 // real socket cannot live: the fake Sentry and the fake management API are
 // handlers served by host name. The exporter's HTTP clients reach it as a
 // collector's would reach any client middleware: confighttp's ToClient
-// wraps its transport with the extension the config names (useMemNet), so
+// wraps its transport with internal/sendtest's extension, which the config
+// names (useMemNet) and the host offers (memNet.host), so
 // the clients are built as in production and no production type has a
 // hook for tests. A host it does not serve goes to the real transport.
 type memNet struct {
 	mu    sync.Mutex
 	hosts map[string]http.Handler
 }
-
-// memNetID names the extension in the client config and the host.
-var memNetID = component.MustNewID("memnet")
 
 func newMemNet() *memNet { return &memNet{hosts: map[string]http.Handler{}} }
 
@@ -46,30 +43,14 @@ func (n *memNet) handler(host string) http.Handler {
 	return n.hosts[host]
 }
 
-func (*memNet) Start(context.Context, component.Host) error { return nil }
-func (*memNet) Shutdown(context.Context) error              { return nil }
-
-// GetHTTPRoundTripper makes memNet an HTTP client middleware extension.
-func (n *memNet) GetHTTPRoundTripper(context.Context) (extensionmiddleware.WrapHTTPRoundTripperFunc, error) {
-	return func(_ context.Context, base http.RoundTripper) (http.RoundTripper, error) {
-		return memTransport{net: n, base: base}, nil
-	}, nil
+// host is a host whose one extension, internal/sendtest's client
+// middleware, puts n in front of confighttp's transport.
+func (n *memNet) host() component.Host {
+	return sendtest.Host(func(base http.RoundTripper) http.RoundTripper { return memTransport{net: n, base: base} })
 }
 
-// useMemNet names memNet as a middleware of a client config.
-func useMemNet(c *confighttp.ClientConfig) {
-	c.Middlewares = append(c.Middlewares, configmiddleware.Config{ID: memNetID})
-}
-
-// memHost is a host whose extensions are n.
-type memHost struct {
-	component.Host
-	net *memNet
-}
-
-func (h memHost) GetExtensions() map[component.ID]component.Component {
-	return map[component.ID]component.Component{memNetID: h.net}
-}
+// useMemNet names the middleware of memNet's host in a client config.
+func useMemNet(c *confighttp.ClientConfig) { sendtest.Use(c) }
 
 // refused is a host that refuses connections (a server that stopped).
 type refused struct{ http.Handler }
