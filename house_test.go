@@ -216,7 +216,6 @@ var oversizedFuncs = []string{
 	"conformance/conformance_test.go:TestConformance",
 	"conformance/spanstream_test.go:TestSpanStreamingMatchesSentryNode",
 	"conformance/spanstream_test.go:newStreamView",
-	"faults_test.go:TestNetworkFaults",
 	"internal/dedupe/window_test.go:TestDueWaitsForHeldSpan",
 	"internal/encode/envelopes_test.go:TestAppendSpans",
 	"internal/encode/envelopes_test.go:TestError",
