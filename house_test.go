@@ -222,7 +222,6 @@ var oversizedFuncs = []string{
 	"exporter.go:sentryExporter.registerGauges",
 	"fakesentry_test.go:fakeSentry.handle",
 	"faults_test.go:TestNetworkFaults",
-	"internal/tracemetric/translator_test.go:TestEveryMetricType",
 	"routing_test.go:TestStaticRoutingThreeProjects",
 	"status_test.go:TestStatusThroughAnswers",
 }
