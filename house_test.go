@@ -212,16 +212,7 @@ const (
 // files other branches are reworking (file:func, as the test names them).
 // This list must only shrink: the test fails on a function it names that
 // now keeps the rule, so that a fixed one leaves the list for good.
-var oversizedFuncs = []string{
-	"conformance/conformance_test.go:TestConformance",
-	"conformance/spanstream_test.go:TestSpanStreamingMatchesSentryNode",
-	"conformance/spanstream_test.go:newStreamView",
-	"internal/dedupe/window_test.go:TestDueWaitsForHeldSpan",
-	"internal/encode/envelopes_test.go:TestAppendSpans",
-	"internal/encode/envelopes_test.go:TestError",
-	"internal/encode/envelopes_test.go:TestHalves",
-	"internal/tracemetric/translator_test.go:TestEveryMetricType",
-}
+var oversizedFuncs = []string{}
 
 // TestFunctionsAReaderCanHold fails on a function over maxFuncLines lines
 // or nested more than maxFuncNesting deep (funcSize says what counts),
