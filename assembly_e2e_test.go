@@ -377,7 +377,7 @@ func TestAssemblyDedupeAtShutdown(t *testing.T) {
 // with all its own children; no fragment.
 func TestAssemblyDistributedTwoProjects(t *testing.T) {
 	clock := newFakeClock()
-	sentry := newFakeSentry(t, clock)
+	sentry := newMemSentry(t, clock)
 	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
 		noDedupe(c)
 		c.DSN = ""
@@ -388,65 +388,8 @@ func TestAssemblyDistributedTwoProjects(t *testing.T) {
 	})
 	h.clock = clock
 	const n = 20
-	type spanDef struct {
-		svc        string
-		id, parent int
-		kind       ptrace.SpanKind
-		flags      uint32
-		name       string
-		push       int
-	}
-	// ids per request: frontend 0 (root), 1 (client), 2; backend 10 (server), 11, 12, 13 (child of 11)
-	defs := []spanDef{
-		{"frontend", 0, -1, ptrace.SpanKindServer, 0x100, "GET /checkout", 3},
-		{"frontend", 1, 0, ptrace.SpanKindClient, 0x100, "POST /charge", 2},
-		{"frontend", 2, 0, ptrace.SpanKindInternal, 0x100, "render", 1},
-		{"backend", 10, 1, ptrace.SpanKindServer, 0x300, "POST /charge", 2},
-		{"backend", 11, 10, ptrace.SpanKindInternal, 0x100, "charge", 1},
-		{"backend", 12, 10, ptrace.SpanKindClient, 0x100, "SELECT cards", 1},
-		{"backend", 13, 11, ptrace.SpanKindClient, 0x100, "INSERT charges", 1},
-	}
-	batch := func(push int) ptrace.Traces {
-		td := ptrace.NewTraces()
-		scopes := map[string]ptrace.SpanSlice{}
-		for _, svc := range []string{"frontend", "backend"} {
-			rs := td.ResourceSpans().AppendEmpty()
-			rs.Resource().Attributes().PutStr("service.name", svc)
-			scopes[svc] = rs.ScopeSpans().AppendEmpty().Spans()
-		}
-		for i := range n {
-			for _, d := range defs {
-				if d.push != push {
-					continue
-				}
-				sp := scopes[d.svc].AppendEmpty()
-				sp.SetTraceID(traceID(i))
-				sp.SetSpanID(spanID(i, d.id))
-				if d.parent >= 0 {
-					sp.SetParentSpanID(spanID(i, d.parent))
-				}
-				sp.SetKind(d.kind)
-				sp.SetFlags(d.flags)
-				sp.SetName(d.name)
-				sp.SetStartTimestamp(pcommon.NewTimestampFromTime(testStart))
-				sp.SetEndTimestamp(pcommon.NewTimestampFromTime(testStart.Add(time.Duration(10-d.push) * time.Millisecond)))
-			}
-		}
-		return td
-	}
-	byProject := func() map[string][]txOf {
-		out := map[string][]txOf{}
-		for _, r := range sentry.envelopes() {
-			for _, it := range r.env.Items {
-				if it.Type == envelope.ItemTypeTransaction {
-					var tx txOf
-					require.NoError(t, json.Unmarshal(it.Payload, &tx))
-					out[r.project] = append(out[r.project], tx)
-				}
-			}
-		}
-		return out
-	}
+	batch := func(push int) ptrace.Traces { return distributedBatch(n, push) }
+	byProject := func() map[string][]txOf { return transactionsByProject(t, sentry) }
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), batch(1)))
 	assert.Empty(t, byProject(), "children wait")
 	clock.Advance(2 * time.Second)
@@ -477,6 +420,80 @@ func TestAssemblyDistributedTwoProjects(t *testing.T) {
 	assert.Zero(t, h.droppedAll("span"))
 }
 
+// distributedSpan is one span of a request across two services.
+type distributedSpan struct {
+	svc        string
+	id, parent int
+	kind       ptrace.SpanKind
+	flags      uint32
+	name       string
+	push       int
+}
+
+// distributedRequest is each request's spans and the push each comes in.
+// ids: frontend 0 (root), 1 (client), 2; backend 10 (server), 11, 12, 13
+// (child of 11).
+var distributedRequest = []distributedSpan{
+	{"frontend", 0, -1, ptrace.SpanKindServer, 0x100, "GET /checkout", 3},
+	{"frontend", 1, 0, ptrace.SpanKindClient, 0x100, "POST /charge", 2},
+	{"frontend", 2, 0, ptrace.SpanKindInternal, 0x100, "render", 1},
+	{"backend", 10, 1, ptrace.SpanKindServer, 0x300, "POST /charge", 2},
+	{"backend", 11, 10, ptrace.SpanKindInternal, 0x100, "charge", 1},
+	{"backend", 12, 10, ptrace.SpanKindClient, 0x100, "SELECT cards", 1},
+	{"backend", 13, 11, ptrace.SpanKindClient, 0x100, "INSERT charges", 1},
+}
+
+// distributedBatch is push's spans of n requests, a resource per service.
+func distributedBatch(n, push int) ptrace.Traces {
+	td := ptrace.NewTraces()
+	scopes := map[string]ptrace.SpanSlice{}
+	for _, svc := range []string{"frontend", "backend"} {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", svc)
+		scopes[svc] = rs.ScopeSpans().AppendEmpty().Spans()
+	}
+	for i := range n {
+		for _, d := range distributedRequest {
+			if d.push == push {
+				d.appendTo(scopes[d.svc], i)
+			}
+		}
+	}
+	return td
+}
+
+// appendTo appends the span of request i.
+func (d distributedSpan) appendTo(sps ptrace.SpanSlice, i int) {
+	sp := sps.AppendEmpty()
+	sp.SetTraceID(traceID(i))
+	sp.SetSpanID(spanID(i, d.id))
+	if d.parent >= 0 {
+		sp.SetParentSpanID(spanID(i, d.parent))
+	}
+	sp.SetKind(d.kind)
+	sp.SetFlags(d.flags)
+	sp.SetName(d.name)
+	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(testStart))
+	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(testStart.Add(time.Duration(10-d.push) * time.Millisecond)))
+}
+
+// transactionsByProject is the transactions the fake Sentry received, by project.
+func transactionsByProject(t *testing.T, sentry *fakeSentry) map[string][]txOf {
+	t.Helper()
+	out := map[string][]txOf{}
+	for _, r := range sentry.envelopes() {
+		for _, it := range r.env.Items {
+			if it.Type != envelope.ItemTypeTransaction {
+				continue
+			}
+			var tx txOf
+			require.NoError(t, json.Unmarshal(it.Payload, &tx))
+			out[r.project] = append(out[r.project], tx)
+		}
+	}
+	return out
+}
+
 // An SDK's batch span processor at its defaults (export every 5 s or at 512
 // spans, spans in the order they end) serving 100 requests/s of 100 ms for
 // 10 s, each a server span with nine sequential children: almost every
@@ -486,12 +503,44 @@ func TestAssemblyDistributedTwoProjects(t *testing.T) {
 func TestAssemblyBatchSpanProcessorShape(t *testing.T) {
 	h := newHarness(t, noDedupe)
 	const requests, children = 1000, 9
-	type ended struct {
-		at time.Duration
-		sp func(ptrace.Span)
+	p := &batchProcessor{t: t, h: h}
+	nextTick := 5 * time.Second
+	for _, e := range endedSpans(requests, children) {
+		for e.at >= nextTick { // the 5 s timer fires before this span ends
+			p.exportAt(nextTick)
+			nextTick += 5 * time.Second
+		}
+		p.batch = append(p.batch, e)
+		if len(p.batch) == 512 {
+			p.exportAt(e.at)
+		}
 	}
+	p.exportAt(p.now)
+	txs := transactions(t, h.sentry)
+	h.shutdown()
+	h.sentry.requireNoInvalid()
+	assert.Len(t, txs, requests, "one transaction per request")
+	for _, tx := range txs {
+		assert.Len(t, tx.Spans, children)
+	}
+	for _, why := range []string{"expired", "memory_bound", "shutdown", "after_root"} {
+		assert.Zero(t, h.fragments(why), why)
+	}
+	assert.EqualValues(t, requests*(children+1), h.sent("span"))
+}
+
+// ended is a span as an SDK's batch span processor gets it: when it ended,
+// and how to fill it in.
+type ended struct {
+	at time.Duration
+	sp func(ptrace.Span)
+}
+
+// endedSpans is n requests of 100 ms, one every 10 ms, each a server span
+// with children sequential children of 10 ms, in the order they end.
+func endedSpans(n, children int) []ended {
 	var spans []ended
-	for r := range requests {
+	for r := range n {
 		start := time.Duration(r) * 10 * time.Millisecond
 		for k := range children {
 			spans = append(spans, ended{start + time.Duration(k+1)*10*time.Millisecond, func(sp ptrace.Span) {
@@ -512,50 +561,34 @@ func TestAssemblyBatchSpanProcessorShape(t *testing.T) {
 		}})
 	}
 	slices.SortStableFunc(spans, func(a, b ended) int { return cmp.Compare(a.at, b.at) })
-	var batch []ended
-	var now time.Duration
-	export := func() {
-		if len(batch) == 0 {
-			return
-		}
-		td := ptrace.NewTraces()
-		rs := td.ResourceSpans().AppendEmpty()
-		rs.Resource().Attributes().PutStr("service.name", "items")
-		ss := rs.ScopeSpans().AppendEmpty()
-		for _, e := range batch {
-			sp := ss.Spans().AppendEmpty()
-			e.sp(sp)
-			sp.SetStartTimestamp(pcommon.NewTimestampFromTime(testStart.Add(e.at - 10*time.Millisecond)))
-			sp.SetEndTimestamp(pcommon.NewTimestampFromTime(testStart.Add(e.at)))
-		}
-		batch = batch[:0]
-		require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
+	return spans
+}
+
+// batchProcessor plays an SDK's batch span processor exporting to h.
+type batchProcessor struct {
+	t     *testing.T
+	h     *harness
+	batch []ended
+	now   time.Duration
+}
+
+// exportAt moves the fake clock to at and exports the batch, if any.
+func (p *batchProcessor) exportAt(at time.Duration) {
+	p.h.clock.Advance(at - p.now)
+	p.now = at
+	if len(p.batch) == 0 {
+		return
 	}
-	nextTick := 5 * time.Second
-	for _, e := range spans {
-		for e.at >= nextTick { // the 5 s timer fires before this span ends
-			h.clock.Advance(nextTick - now)
-			now = nextTick
-			export()
-			nextTick += 5 * time.Second
-		}
-		batch = append(batch, e)
-		if len(batch) == 512 {
-			h.clock.Advance(e.at - now)
-			now = e.at
-			export()
-		}
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "items")
+	ss := rs.ScopeSpans().AppendEmpty()
+	for _, e := range p.batch {
+		sp := ss.Spans().AppendEmpty()
+		e.sp(sp)
+		sp.SetStartTimestamp(pcommon.NewTimestampFromTime(testStart.Add(e.at - 10*time.Millisecond)))
+		sp.SetEndTimestamp(pcommon.NewTimestampFromTime(testStart.Add(e.at)))
 	}
-	export()
-	txs := transactions(t, h.sentry)
-	h.shutdown()
-	h.sentry.requireNoInvalid()
-	assert.Len(t, txs, requests, "one transaction per request")
-	for _, tx := range txs {
-		assert.Len(t, tx.Spans, children)
-	}
-	for _, why := range []string{"expired", "memory_bound", "shutdown", "after_root"} {
-		assert.Zero(t, h.fragments(why), why)
-	}
-	assert.EqualValues(t, requests*(children+1), h.sent("span"))
+	p.batch = p.batch[:0]
+	require.NoError(p.t, p.h.traces.ConsumeTraces(p.t.Context(), td))
 }

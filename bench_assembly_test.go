@@ -59,7 +59,7 @@ func BenchmarkAssemblyAdmit1000(b *testing.B) {
 	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
-		if out, _ := e.asm.admit(ctx, e.def, td); out != td {
+		if out, _, _ := e.assembly.Admit(ctx, time.Now(), e.def, td); out != td {
 			b.Fatal("a complete batch was copied")
 		}
 	}

@@ -152,10 +152,41 @@ func TestConfiguredCompression(t *testing.T) {
 // gzip through internal/send, and the stdlib gzip writer at the default level
 // that confighttp used before (a pooled writer, a fresh buffer per body).
 func BenchmarkCompressEnvelopes(b *testing.B) {
+	bodies, raw := transactionBodies(b)
+	c := send.NewCompressors(configcompression.DefaultCompressionLevel)
+	for _, enc := range []send.BodyEncoding{send.EncodingZstd, send.EncodingGzip} {
+		b.Run(enc.ContentEncoding(), func(b *testing.B) {
+			var buf []byte
+			compressEach(b, bodies, raw, func(body []byte) int {
+				buf = c.Compress(enc, body, buf[:0])
+				return len(buf)
+			})
+		})
+	}
+	// compression_params.level 3 and 7: zstd's default and better levels
+	for _, level := range []configcompression.Level{3, 7} {
+		cl := send.NewCompressors(level)
+		b.Run(fmt.Sprintf("zstd-level-%d", level), func(b *testing.B) {
+			var buf []byte
+			compressEach(b, bodies, raw, func(body []byte) int {
+				buf = cl.Compress(send.EncodingZstd, body, buf[:0])
+				return len(buf)
+			})
+		})
+	}
+	b.Run("stdlib-gzip-default", func(b *testing.B) {
+		var pool sync.Pool
+		compressEach(b, bodies, raw, func(body []byte) int { return stdlibGzip(&pool, body) })
+	})
+}
+
+// transactionBodies is the envelope bodies of smallTraces' transactions, and
+// their bytes in all.
+func transactionBodies(b *testing.B) (bodies [][]byte, raw int) {
+	b.Helper()
 	e := benchExporter(b, time.Now)
 	res := e.translator.Traces(smallTraces(), translate.TracesWant{Transactions: true, Errors: true})
-	var bodies [][]byte
-	var raw int
+	defer res.Release()
 	for i := range res.Transactions {
 		tx := &res.Transactions[i]
 		// the envelope transactionEnvelope builds, spelled out so that this
@@ -171,56 +202,39 @@ func BenchmarkCompressEnvelopes(b *testing.B) {
 		bodies = append(bodies, env.AppendTo(nil))
 		raw += len(bodies[len(bodies)-1])
 	}
-	res.Release()
-	c := send.NewCompressors(configcompression.DefaultCompressionLevel)
-	run := func(b *testing.B, compress func([]byte) int) {
-		var wire int
-		b.ReportAllocs()
-		for b.Loop() {
-			wire = 0
-			for _, body := range bodies {
-				wire += compress(body)
-			}
+	return bodies, raw
+}
+
+// compressEach compresses every body per loop, reporting the bytes per
+// envelope before and after.
+func compressEach(b *testing.B, bodies [][]byte, raw int, compress func([]byte) int) {
+	b.Helper()
+	var wire int
+	b.ReportAllocs()
+	for b.Loop() {
+		wire = 0
+		for _, body := range bodies {
+			wire += compress(body)
 		}
-		b.ReportMetric(float64(wire)/float64(len(bodies)), "wireB/envelope")
-		b.ReportMetric(float64(raw)/float64(len(bodies)), "rawB/envelope")
 	}
-	for _, enc := range []send.BodyEncoding{send.EncodingZstd, send.EncodingGzip} {
-		b.Run(enc.ContentEncoding(), func(b *testing.B) {
-			var buf []byte
-			run(b, func(body []byte) int {
-				buf = c.Compress(enc, body, buf[:0])
-				return len(buf)
-			})
-		})
+	b.ReportMetric(float64(wire)/float64(len(bodies)), "wireB/envelope")
+	b.ReportMetric(float64(raw)/float64(len(bodies)), "rawB/envelope")
+}
+
+// stdlibGzip is what confighttp did before: the stdlib gzip writer at the
+// default level, pooled, with a fresh buffer per body; it returns the size.
+func stdlibGzip(pool *sync.Pool, body []byte) int {
+	var buf bytes.Buffer
+	zw, _ := pool.Get().(*stdgzip.Writer)
+	if zw == nil {
+		zw = stdgzip.NewWriter(&buf)
+	} else {
+		zw.Reset(&buf)
 	}
-	// compression_params.level 3 and 7: zstd's default and better levels
-	for _, level := range []configcompression.Level{3, 7} {
-		cl := send.NewCompressors(level)
-		b.Run(fmt.Sprintf("zstd-level-%d", level), func(b *testing.B) {
-			var buf []byte
-			run(b, func(body []byte) int {
-				buf = cl.Compress(send.EncodingZstd, body, buf[:0])
-				return len(buf)
-			})
-		})
-	}
-	b.Run("stdlib-gzip-default", func(b *testing.B) {
-		var pool sync.Pool
-		run(b, func(body []byte) int {
-			var buf bytes.Buffer
-			zw, _ := pool.Get().(*stdgzip.Writer)
-			if zw == nil {
-				zw = stdgzip.NewWriter(&buf)
-			} else {
-				zw.Reset(&buf)
-			}
-			_, _ = zw.Write(body)
-			_ = zw.Close()
-			pool.Put(zw)
-			return buf.Len()
-		})
-	})
+	_, _ = zw.Write(body)
+	_ = zw.Close()
+	pool.Put(zw)
+	return buf.Len()
 }
 
 // BenchmarkCompressByMode compresses each envelope of smallTraces as the
@@ -232,29 +246,7 @@ func BenchmarkCompressEnvelopes(b *testing.B) {
 // for CPU (not used).
 func BenchmarkCompressByMode(b *testing.B) {
 	for _, mode := range []TracesAs{TracesAsTransactions, TracesAsSpans} {
-		e := benchExporter(b, time.Now)
-		e.cfg.TracesAs = mode
-		td := smallTraces()
-		res := e.translator.Traces(td, translate.TracesWant{
-			Transactions: mode == TracesAsTransactions, SpanV2: mode == TracesAsSpans, Segments: true,
-		})
-		facts := e.facts.Get()
-		*facts = e.index.Add(res.Segments, *facts)
-		var out []encode.Outgoing
-		for i := range res.Transactions {
-			out = append(out, e.def.enc.Transaction(&res.Transactions[i], *facts))
-		}
-		for i := range res.SpanGroups {
-			out = e.def.enc.AppendSpans(b.Context(), out, &res.SpanGroups[i], &encode.Arena{})
-		}
-		var bodies [][]byte
-		raw := 0
-		for i := range out {
-			out[i].Env.Header.SentAt = testStart
-			bodies = append(bodies, out[i].Env.AppendTo(nil))
-			raw += len(bodies[i])
-		}
-		spans := td.SpanCount()
+		bodies, raw, spans := modeBodies(b, mode)
 		comp := send.NewCompressors(configcompression.DefaultCompressionLevel)
 		noEntropy, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(1<<20),
 			zstd.WithNoEntropyCompression(true))
@@ -265,20 +257,52 @@ func BenchmarkCompressByMode(b *testing.B) {
 			{"zstd", func(src, dst []byte) []byte { return comp.Compress(send.EncodingZstd, src, dst) }},
 			{"zstd-no-entropy", func(src, dst []byte) []byte { return noEntropy.EncodeAll(src, dst) }},
 		} {
-			b.Run(string(mode)+"/"+enc.name, func(b *testing.B) {
-				var buf []byte
-				wire := 0
-				for b.Loop() {
-					wire = 0
-					for _, body := range bodies {
-						buf = enc.f(body, buf[:0])
-						wire += len(buf)
-					}
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(spans), "ns/span")
-				b.ReportMetric(float64(raw)/float64(spans), "rawB/span")
-				b.ReportMetric(float64(wire)/float64(spans), "wireB/span")
-			})
+			b.Run(string(mode)+"/"+enc.name, func(b *testing.B) { compressPerSpan(b, bodies, raw, spans, enc.f) })
 		}
 	}
+}
+
+// compressPerSpan compresses every body per loop, reporting the time and
+// the bytes before and after per span.
+func compressPerSpan(b *testing.B, bodies [][]byte, raw, spans int, compress func(src, dst []byte) []byte) {
+	b.Helper()
+	var buf []byte
+	wire := 0
+	for b.Loop() {
+		wire = 0
+		for _, body := range bodies {
+			buf = compress(body, buf[:0])
+			wire += len(buf)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(spans), "ns/span")
+	b.ReportMetric(float64(raw)/float64(spans), "rawB/span")
+	b.ReportMetric(float64(wire)/float64(spans), "wireB/span")
+}
+
+// modeBodies is the envelope bodies of smallTraces in one traces_as mode,
+// their bytes in all, and the spans they carry.
+func modeBodies(b *testing.B, mode TracesAs) (bodies [][]byte, raw, spans int) {
+	b.Helper()
+	e := benchExporter(b, time.Now)
+	e.cfg.TracesAs = mode
+	td := smallTraces()
+	res := e.translator.Traces(td, translate.TracesWant{
+		Transactions: mode == TracesAsTransactions, SpanV2: mode == TracesAsSpans, Segments: true,
+	})
+	facts := e.facts.Get()
+	*facts = e.index.Add(res.Segments, *facts)
+	var out []encode.Outgoing
+	for i := range res.Transactions {
+		out = append(out, e.def.enc.Transaction(&res.Transactions[i], *facts))
+	}
+	for i := range res.SpanGroups {
+		out = e.def.enc.AppendSpans(b.Context(), out, &res.SpanGroups[i], &encode.Arena{})
+	}
+	for i := range out {
+		out[i].Env.Header.SentAt = testStart
+		bodies = append(bodies, out[i].Env.AppendTo(nil))
+		raw += len(bodies[i])
+	}
+	return bodies, raw, td.SpanCount()
 }

@@ -129,18 +129,19 @@ func TestDedupeWindowOff(t *testing.T) {
 // every held one goes out at shutdown: nothing is lost either way.
 func TestDedupeBoundEndToEnd(t *testing.T) {
 	clock := newFakeClock()
-	sentry := newFakeSentry(t, clock)
+	sentry := newMemSentry(t, clock)
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.WithoutCancel(t.Context()))) }) // t.Context is done once cleanup runs
 	cfg := createDefaultConfig().(*Config)
 	cfg.DSN = configopaque.String(sentry.dsn())
 	cfg.ClientReports.Enabled = false
+	useMemNet(&cfg.ClientConfig)
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
 	e, err := newExporter(cfg, set, clock.clocks())
 	require.NoError(t, err)
 	e.dedupe.MaxEvents = 2
-	require.NoError(t, e.start(t.Context(), componenttest.NewNopHost()))
+	require.NoError(t, e.start(t.Context(), sentry.host()))
 
 	require.NoError(t, e.pushTraces(t.Context(), makeTraces(0, 3, true)))
 	e.settle()

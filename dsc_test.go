@@ -153,16 +153,23 @@ func TestDSCSampleRand(t *testing.T) {
 				require.NoError(t, h.traces.ConsumeTraces(t.Context(), withThreshold(makeTraces(0, 1, true), tt.ts)))
 				h.shutdown()
 				h.sentry.requireNoInvalid()
-				n := 0
-				for _, r := range h.sentry.envelopes() {
-					if dsc := r.env.Header.Trace; dsc != nil {
-						n++
-						assert.Equal(t, "0.5", dsc.SampleRate)
-						assert.Equal(t, tt.rand, dsc.SampleRand, "%v", r.dataTypes())
-					}
-				}
-				assert.NotZero(t, n)
+				requireSampleRand(t, h.sentry.envelopes(), tt.rand)
 			})
 		}
 	}
+}
+
+// requireSampleRand: some envelope carries a DSC, and each DSC says the
+// sample rate 0.5 and the sample_rand wanted.
+func requireSampleRand(t *testing.T, envs []received, want string) {
+	t.Helper()
+	n := 0
+	for _, r := range envs {
+		if dsc := r.env.Header.Trace; dsc != nil {
+			n++
+			assert.Equal(t, "0.5", dsc.SampleRate)
+			assert.Equal(t, want, dsc.SampleRand, "%v", r.dataTypes())
+		}
+	}
+	assert.NotZero(t, n)
 }

@@ -16,10 +16,10 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/exporter"
-	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/assemblepdata"
 	"github.com/otel-sentry/sentryexporter/internal/dedupe"
 	"github.com/otel-sentry/sentryexporter/internal/discovery"
 	"github.com/otel-sentry/sentryexporter/internal/dsn"
@@ -41,28 +41,27 @@ import (
 // stage, which sends them and accounts for every outcome. Without routing
 // there is one project, the `dsn`.
 type sentryExporter struct {
-	cfg        *Config
-	set        exporter.Settings
-	logger     *zap.Logger
-	translator *translate.Translator
-	payloads   encode.Arenas            // container payloads, reused across pushes
-	index      *traceindex.Index        // heads and segments of recent traces (DSC, transaction of log-derived errors)
-	facts      traceindex.FactsPool     // DSC facts of a push's segments, reused across pushes
-	dedupe     *dedupe.Window[*project] // nil unless both error sources are on and error_events::dedupe_window > 0
-	asm        *assembly                // trace assembly (assembly.go); nil when assembly::wait is 0
-	tb         *metadata.TelemetryBuilder
-	clk        clocks
-	stage      *send.Stage       // everything after an envelope is built (internal/send)
-	asmMem     *membudget.Holder // the spans held for assembly, in the stage's memory budget
-	metrics    *tracemetric.Translator
-	streams    *tracemetric.Streams // cumulative streams' previous points (metrics::max_stream_bytes)
-	streamMem  *membudget.Holder    // the streams' state, in the same budget
+	cfg         *Config
+	set         exporter.Settings
+	logger      *zap.Logger
+	translator  *translate.Translator
+	payloads    encode.Arenas                     // container payloads, reused across pushes
+	index       *traceindex.Index                 // heads and segments of recent traces (DSC, transaction of log-derived errors)
+	facts       traceindex.FactsPool              // DSC facts of a push's segments, reused across pushes
+	dedupe      *dedupe.Window[*project]          // nil unless both error sources are on and error_events::dedupe_window > 0
+	assembly    *assemblepdata.Assembly[*project] // trace assembly (assembly.go); nil when assembly::wait is 0
+	tb          *metadata.TelemetryBuilder
+	clk         clocks
+	stage       *send.Stage       // everything after an envelope is built (internal/send)
+	assemblyMem *membudget.Holder // the spans held for assembly, in the stage's memory budget
+	metrics     *tracemetric.Translator
+	streams     *tracemetric.Streams // cumulative streams' previous points (metrics::max_stream_bytes)
+	streamMem   *membudget.Holder    // the streams' state, in the same budget
 
 	def             *project            // the `dsn` project; nil when routing covers everything
 	static          map[string]*project // routing::dsns, by attribute value
 	resolver        *discovery.Resolver // routing::discovery; nil without
 	discoveryClient *http.Client        // the resolver's, built at start
-	discoveryWait   time.Duration       // longest a push waits for a look-up (discoveryWait; tests shorten it)
 	unroutable      *account.Accountant // drops of items that have no project
 
 	mu       sync.Mutex
@@ -82,15 +81,14 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		return nil, err
 	}
 	e := &sentryExporter{
-		cfg:           cfg,
-		set:           set,
-		logger:        set.Logger,
-		tb:            tb,
-		clk:           clk,
-		index:         traceindex.New(),
-		byDSN:         map[string]*project{},
-		static:        map[string]*project{},
-		discoveryWait: discoveryWait,
+		cfg:    cfg,
+		set:    set,
+		logger: set.Logger,
+		tb:     tb,
+		clk:    clk,
+		index:  traceindex.New(),
+		byDSN:  map[string]*project{},
+		static: map[string]*project{},
 	}
 	e.index.NoSpanIDs = !cfg.ErrorEvents.FromSpanExceptions && !cfg.ErrorEvents.FromLogs
 	e.index.NoRequests = !cfg.ErrorEvents.FromLogs
@@ -100,11 +98,11 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		e.dedupe = dedupe.New[*project](ee.DedupeWindow)
 		e.dedupe.Mem = e.stage.NewHolder() // the window reserves before it holds, and gives back what it releases
 	}
-	if e.asm = newAssembly(cfg.Assembly); e.asm != nil {
-		e.asmMem = e.stage.NewHolder()
+	if e.assembly = newAssembly(cfg.Assembly); e.assembly != nil {
+		e.assemblyMem = e.stage.NewHolder()
 	}
-	if e.dedupe != nil && e.asm != nil {
-		e.dedupe.SpanHeld, e.dedupe.HoldMore = e.heldInAssembly, cfg.Assembly.Wait
+	if e.dedupe != nil && e.assembly != nil {
+		e.dedupe.SpanHeld, e.dedupe.HoldMore = e.assembly.Held, cfg.Assembly.Wait
 	}
 	e.unroutable = account.NewAccountant(tb, unroutableProject, nil)
 	if cfg.DSN != "" {
@@ -140,8 +138,6 @@ func newStage(cfg *Config, set exporter.Settings, clk clocks) *send.Stage {
 		MaxProjects:           cfg.Routing.MaxProjects,
 		DrainTimeout:          cfg.Pending.DrainTimeout,
 		ReportInterval:        reportInterval,
-		FinalReportTimeout:    clk.finalReport,
-		AnswerReadTimeout:     clk.answerRead,
 	}, send.Settings{
 		Telemetry: set.TelemetrySettings,
 		Logger:    set.Logger,
@@ -170,71 +166,6 @@ func (e *sentryExporter) buildTranslators() {
 	})
 	e.streams = tracemetric.NewStreams(min(cfg.Metrics.MaxStreamBytes, cfg.Memory.MaxBytes/4), uint64(e.clk.now().UnixNano()))
 	e.streamMem = e.stage.NewHolder()
-}
-
-// registerGauges registers the callbacks of the exporter's gauges.
-func (e *sentryExporter) registerGauges() error {
-	tb := e.tb
-	err := tb.RegisterExporterSentryRateLimitRemainingCallback(func(_ context.Context, o metric.Float64Observer) error {
-		now := e.clk.now()
-		for _, p := range e.allProjects() {
-			p.acct.ObserveLimits(o, p.limits.Load(), now)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	err = tb.RegisterExporterSentryPendingBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		for _, p := range e.allProjects() {
-			o.Observe(p.lane.Held(), metric.WithAttributes(p.acct.Project))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	err = tb.RegisterExporterSentryAssemblyHeldBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		if e.asm == nil {
-			return nil
-		}
-		for _, p := range e.allProjects() {
-			o.Observe(p.heldBytes.Load(), metric.WithAttributes(p.acct.Project))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	err = tb.RegisterExporterSentryConcurrencyLimitCallback(func(_ context.Context, o metric.Int64Observer) error {
-		for _, p := range e.allProjects() {
-			o.Observe(int64(p.lane.Limit()), metric.WithAttributes(p.acct.Project))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	err = tb.RegisterExporterSentryInFlightBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		for _, p := range e.allProjects() {
-			o.Observe(p.lane.InFlightBytes(), metric.WithAttributes(p.acct.Project))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	err = tb.RegisterExporterSentryMemoryHeldBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		o.Observe(e.stage.Memory().Held())
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return tb.RegisterExporterSentryMemoryLimitBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		o.Observe(e.stage.Memory().Max())
-		return nil
-	})
 }
 
 // unroutableProject labels the drops of items that have no project.
@@ -302,7 +233,7 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 	if e.dedupe != nil {
 		e.dedupeLoopWG.Go(func() { e.stage.Every(e.dedupeTick(), func() { e.releaseDue(context.Background(), false) }) })
 	}
-	if e.asm != nil {
+	if e.assembly != nil {
 		e.assemblyLoopWG.Go(func() { e.stage.Every(e.assemblyTick(), func() { e.expireHeld(context.Background()) }) })
 	}
 	e.status.addHost(host)
@@ -382,15 +313,11 @@ func (e *sentryExporter) dedupeTick() time.Duration {
 	return min(max(e.dedupe.Length/4, 100*time.Millisecond), time.Second)
 }
 
-// clocks are the exporter's time sources, and the hooks tests use: now for
-// Sentry's rate-limit windows; send for the send stage (retry times);
-// finalReport and answerRead bound the final client report and the reading
-// of an answer (0: the stage's defaults). Tests replace them.
+// clocks are the exporter's time sources: now for Sentry's rate-limit
+// windows; send for the send stage (retry times). Tests replace them.
 type clocks struct {
-	now         func() time.Time
-	send        send.Clock
-	finalReport time.Duration
-	answerRead  time.Duration
+	now  func() time.Time
+	send send.Clock
 }
 
 func realClocks() clocks {

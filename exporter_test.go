@@ -103,7 +103,7 @@ func TestNetworkErrorRetriedThenCounted(t *testing.T) {
 		name, status, reason string
 		fault                func(*fakeSentry)
 	}{
-		{"connection refused", "network_error", "network_error", func(f *fakeSentry) { f.srv.Close() }},
+		{"connection refused", "network_error", "network_error", func(f *fakeSentry) { f.stop() }},
 		{"503 every time", "503", "send_error", func(f *fakeSentry) {
 			f.setRespond(func(*envelope.Envelope) answer { return answer{status: http.StatusServiceUnavailable} })
 		}},
@@ -231,7 +231,7 @@ func storeCounts(stored *[account.NumCategories]atomic.Int64, it envelope.Item) 
 // all-category limit blocks it.
 func TestShutdownUnderLimitDropsQueued(t *testing.T) {
 	clock := newFakeClock()
-	sentry := newFakeSentry(t, clock)
+	sentry := newMemSentry(t, clock)
 	var posts atomic.Int32
 	sentry.setRespond(func(*envelope.Envelope) answer {
 		posts.Add(1)
@@ -251,12 +251,13 @@ func TestShutdownUnderLimitDropsQueued(t *testing.T) {
 	// project's workers, not the consumer, that decide how many envelopes are
 	// out when the first 429 arrives.
 	cfg.MaxConcurrentRequests = 1
+	useMemNet(&cfg.ClientConfig)
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
 	set.Logger = zap.New(core)
 	te, err := f.CreateTraces(t.Context(), set, cfg)
 	require.NoError(t, err)
-	require.NoError(t, te.Start(t.Context(), componenttest.NewNopHost()))
+	require.NoError(t, te.Start(t.Context(), sentry.host()))
 	for i := range 50 {
 		require.NoError(t, te.ConsumeTraces(t.Context(), makeTraces(i, 1, false)))
 	}
@@ -306,7 +307,7 @@ func TestTelemetry(t *testing.T) {
 // The DSN's key never reaches a log line, an error or a metric.
 func TestKeyNeverLogged(t *testing.T) {
 	clock := newFakeClock()
-	sentry := newFakeSentry(t, clock)
+	sentry := newMemSentry(t, clock)
 	sentry.setRespond(func(*envelope.Envelope) answer {
 		return answer{status: http.StatusForbidden, headers: map[string]string{"X-Sentry-Error": "project disabled"}}
 	})
@@ -318,15 +319,16 @@ func TestKeyNeverLogged(t *testing.T) {
 	cfg.DSN = configopaque.String(sentry.dsn())
 	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
 	cfg.RetryConfig = configretry.BackOffConfig{Enabled: false}
+	useMemNet(&cfg.ClientConfig)
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
 	set.Logger = zap.New(core)
 	te, err := f.CreateTraces(t.Context(), set, cfg)
 	require.NoError(t, err)
-	require.NoError(t, te.Start(t.Context(), componenttest.NewNopHost()))
+	require.NoError(t, te.Start(t.Context(), sentry.host()))
 	require.NoError(t, te.ConsumeTraces(t.Context(), makeTraces(0, 1, true)))
 	shared.settle()
-	sentry.srv.Close()
+	sentry.stop()
 	require.NoError(t, te.ConsumeTraces(t.Context(), makeTraces(1, 1, true)))
 	require.NoError(t, te.Shutdown(t.Context()))
 
@@ -445,7 +447,7 @@ func TestTimeoutBoundsEachPost(t *testing.T) {
 	release := make(chan struct{})
 	clock := newFakeClock()
 	clk := clock.clocks()
-	h := newHarnessWith(t, newFakeSentry(t, clock), clk, func(c *Config) {
+	h := newHarnessWith(t, newMemSentry(t, clock), clk, func(c *Config) {
 		c.ClientConfig.Timeout = 20 * time.Millisecond
 		c.RetryConfig.Enabled = false
 		c.ClientReports.Enabled = false

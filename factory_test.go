@@ -53,11 +53,13 @@ func TestCreateDefaultConfig(t *testing.T) {
 		QueueConfig:           configoptional.Some(queue),
 		RetryConfig:           retry,
 	}
-	assert.Equal(t, want, createDefaultConfig())
-	assert.Empty(t, want.DSN, "no DSN: the user must name a project")
-	assert.False(t, want.SendDefaultPII, "as in the SDKs: no cookies, IP addresses or user data by default")
-	assert.False(t, queue.BlockOnOverflow, "a full queue refuses data, it never blocks the receivers")
-	assert.Error(t, createDefaultConfig().(*Config).Validate(), "invalid until a DSN is given")
+	got := createDefaultConfig().(*Config)
+	assert.Equal(t, want, got)
+	// What the literal leaves at the zero value, said of the default itself:
+	assert.Empty(t, got.DSN, "no DSN: the user must name a project")
+	assert.False(t, got.SendDefaultPII, "as in the SDKs: no cookies, IP addresses or user data by default")
+	assert.False(t, got.QueueConfig.Get().BlockOnOverflow, "a full queue refuses data, it never blocks the receivers")
+	assert.Error(t, got.Validate(), "invalid until a DSN is given")
 }
 
 func TestCreateExporters(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/config/configoptional"
@@ -57,6 +59,7 @@ type answer struct {
 	status  int
 	headers map[string]string
 	reset   bool // close the connection without an answer
+	hang    bool // no answer until the request is cancelled
 }
 
 // fakeSentry plays Sentry's envelope endpoint: it rejects (400) anything the
@@ -64,7 +67,9 @@ type answer struct {
 // test's respond func says (200 by default).
 type fakeSentry struct {
 	t       *testing.T
-	srv     *httptest.Server
+	srv     *httptest.Server // nil when served by net
+	net     *memNet          // nil when served by srv
+	url     string           // where its envelope endpoint is
 	clock   *fakeClock
 	mu      sync.Mutex
 	got     []received
@@ -83,6 +88,39 @@ func newFakeSentry(t *testing.T, clock *fakeClock) *fakeSentry {
 	mux.HandleFunc("POST /api/{project}/envelope/", f.handle)
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
+	f.url = f.srv.URL
+	return f
+}
+
+// stop makes f refuse connections from now on.
+func (f *fakeSentry) stop() {
+	if f.srv != nil {
+		f.srv.Close()
+		return
+	}
+	f.net.serve(strings.TrimPrefix(f.url, "http://"), refused{})
+}
+
+// The in-memory fakes' hosts are loopback ports nothing listens on: a
+// client built without memNet is refused, and nothing leaves the machine.
+const (
+	memSentryHost = "127.0.0.1:1" // the fake Sentry
+	memSickHost   = "127.0.0.1:2" // a second fake Sentry
+	memAPIHost    = "127.0.0.1:3" // the fake management API
+)
+
+// newMemSentry is a fake Sentry on an in-memory network, for tests in a
+// synctest bubble (memnet_test.go).
+func newMemSentry(t *testing.T, clock *fakeClock) *fakeSentry {
+	return newMemSentryOn(t, clock, newMemNet(), memSentryHost)
+}
+
+// newMemSentryOn is a fake Sentry at host of net.
+func newMemSentryOn(t *testing.T, clock *fakeClock, net *memNet, host string) *fakeSentry {
+	f := &fakeSentry{t: t, clock: clock, net: net, url: "http://" + host}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/{project}/envelope/", f.handle)
+	net.serve(host, mux)
 	return f
 }
 
@@ -90,7 +128,7 @@ func (f *fakeSentry) dsn() string { return f.dsnFor("1") }
 
 // dsnFor is the DSN of one project of this fake Sentry.
 func (f *fakeSentry) dsnFor(project string) string {
-	return strings.Replace(f.srv.URL, "http://", "http://publickey@", 1) + "/" + project
+	return strings.Replace(f.url, "http://", "http://publickey@", 1) + "/" + project
 }
 
 func (f *fakeSentry) handle(w http.ResponseWriter, r *http.Request) {
@@ -98,32 +136,12 @@ func (f *fakeSentry) handle(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"detail":"missing authorization information"}`, http.StatusUnauthorized)
 		return
 	}
-	var body io.Reader = r.Body
-	ce := r.Header.Get("Content-Encoding")
-	f.mu.Lock()
-	if f.encodings == nil {
-		f.encodings = map[string]int{}
+	body, err := f.decoded(r)
+	if err != nil {
+		http.Error(w, fmt.Sprintf(`{"detail":%q}`, err.Error()), http.StatusBadRequest)
+		return
 	}
-	f.encodings[ce]++
-	oldRelay := f.oldRelay
-	f.mu.Unlock()
-	switch {
-	case ce == "gzip":
-		zr, err := gzip.NewReader(r.Body)
-		if err != nil {
-			http.Error(w, `{"detail":"failed to decode gzip payload"}`, http.StatusBadRequest)
-			return
-		}
-		body = zr
-	case ce == "zstd" && !oldRelay:
-		zr, err := zstd.NewReader(r.Body)
-		if err != nil {
-			http.Error(w, `{"detail":"failed to decode zstd payload"}`, http.StatusBadRequest)
-			return
-		}
-		defer zr.Close()
-		body = zr
-	}
+	defer body.Close()
 	data, err := io.ReadAll(body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -149,6 +167,15 @@ func (f *fakeSentry) handle(w http.ResponseWriter, r *http.Request) {
 	if respond != nil {
 		a = respond(env)
 	}
+	if a.hang {
+		<-r.Context().Done()
+		return
+	}
+	a.write(w, env)
+}
+
+// write plays the answer to env.
+func (a answer) write(w http.ResponseWriter, env *envelope.Envelope) {
 	if a.reset {
 		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
 			_ = conn.Close()
@@ -162,6 +189,34 @@ func (f *fakeSentry) handle(w http.ResponseWriter, r *http.Request) {
 	if a.status == http.StatusOK {
 		fmt.Fprintf(w, `{"id":%q}`, env.Header.EventID)
 	}
+}
+
+// decoded is r's body with its Content-Encoding undone, as the Relay f
+// plays does it; it counts the bodies by encoding.
+func (f *fakeSentry) decoded(r *http.Request) (io.ReadCloser, error) {
+	ce := r.Header.Get("Content-Encoding")
+	f.mu.Lock()
+	if f.encodings == nil {
+		f.encodings = map[string]int{}
+	}
+	f.encodings[ce]++
+	oldRelay := f.oldRelay
+	f.mu.Unlock()
+	switch {
+	case ce == "gzip":
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			return nil, errors.New("failed to decode gzip payload")
+		}
+		return zr, nil
+	case ce == "zstd" && !oldRelay:
+		zr, err := zstd.NewReader(r.Body)
+		if err != nil {
+			return nil, errors.New("failed to decode zstd payload")
+		}
+		return zr.IOReadCloser(), nil
+	}
+	return r.Body, nil
 }
 
 // firstThenOK answers first to the first envelope and 200 to every other.
@@ -365,7 +420,7 @@ func (s settlingLogs) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 
 func newHarness(t *testing.T, configure func(*Config)) *harness {
 	clock := newFakeClock()
-	h := newHarnessWith(t, newFakeSentry(t, clock), clock.clocks(), configure)
+	h := newHarnessWith(t, newMemSentry(t, clock), clock.clocks(), configure)
 	h.clock = clock
 	return h
 }
@@ -385,6 +440,10 @@ func newHarnessWith(t *testing.T, sentry *fakeSentry, clk clocks, configure func
 		MaxElapsedTime: time.Hour, Multiplier: 2,
 	}
 	cfg.ClientReports.Interval = time.Hour // tests flush explicitly or at shutdown
+	host := sentry.host()
+	if sentry.net != nil {
+		useMemNet(&cfg.ClientConfig)
+	}
 	if configure != nil {
 		configure(cfg)
 	}
@@ -394,17 +453,26 @@ func newHarnessWith(t *testing.T, sentry *fakeSentry, clk clocks, configure func
 	require.NoError(t, err)
 	le, err := f.CreateLogs(t.Context(), set, cfg)
 	require.NoError(t, err)
-	require.NoError(t, te.Start(t.Context(), componenttest.NewNopHost()))
-	require.NoError(t, le.Start(t.Context(), componenttest.NewNopHost()))
+	require.NoError(t, te.Start(t.Context(), host))
+	require.NoError(t, le.Start(t.Context(), host))
 	me, err := f.CreateMetrics(t.Context(), set, cfg)
 	require.NoError(t, err)
-	require.NoError(t, me.Start(t.Context(), componenttest.NewNopHost()))
+	require.NoError(t, me.Start(t.Context(), host))
 	exp := shared.byConfig[cfg].exp
 	return &harness{
 		t: t, sentry: sentry, tel: tel, exp: exp,
 		traces: settlingTraces{Traces: te, exp: exp}, logs: settlingLogs{Logs: le, exp: exp},
 		metrics: settlingMetrics{Metrics: me, exp: exp},
 	}
+}
+
+// host is the host the exporter starts with: one whose extensions serve f
+// when f is in memory.
+func (f *fakeSentry) host() component.Host {
+	if f.net == nil {
+		return componenttest.NewNopHost()
+	}
+	return f.net.host()
 }
 
 // shutdown stops the three pipelines (the final client report goes out with the last).

@@ -38,14 +38,17 @@ const (
 )
 
 func newFaultHarness(t *testing.T, sickDSN string, dial sendtest.Middleware, configure func(*Config)) *faultHarness {
-	clock := newFakeClock()
-	healthy := newFakeSentry(t, clock)
+	return newFaultHarnessWith(t, newFakeSentry(t, newFakeClock()), sickDSN, dial, configure)
+}
+
+// newFaultHarnessWith is newFaultHarness with project 1 on healthy (in
+// memory, for a test in a synctest bubble, when healthy is).
+func newFaultHarnessWith(t *testing.T, healthy *fakeSentry, sickDSN string, dial sendtest.Middleware, configure func(*Config)) *faultHarness {
+	clock := healthy.clock
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.WithoutCancel(t.Context()))) }) // t.Context is done once cleanup runs
 
 	clk := clock.clocks()
-	clk.finalReport = 100 * time.Millisecond
-	clk.answerRead = 50 * time.Millisecond
 	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk}
 	f := factoryOf(shared)
 	cfg := f.CreateDefaultConfig().(*Config)
@@ -66,10 +69,13 @@ func newFaultHarness(t *testing.T, sickDSN string, dial sendtest.Middleware, con
 	cfg.ClientReports.Interval = time.Hour
 	cfg.Pending.DrainTimeout = 100 * time.Millisecond
 	cfg.ErrorEvents.DedupeWindow = 0 // errors go out in their push: the counts below are per push
+	if healthy.net != nil {
+		useMemNet(&cfg.ClientConfig)
+	}
 	if configure != nil {
 		configure(cfg)
 	}
-	host := componenttest.NewNopHost()
+	host := healthy.host()
 	if dial != nil {
 		sendtest.Use(&cfg.ClientConfig)
 		host = sendtest.Host(dial)
@@ -157,18 +163,54 @@ func (h *faultHarness) shutdownTimed() time.Duration {
 //     body is read at most 16 KiB deep and for at most maxAnswerRead;
 //   - in = sent + dropped for each project and category.
 func TestNetworkFaults(t *testing.T) {
-	type fault struct {
-		dsn     string              // of project 2
-		dial    sendtest.Middleware // nil: net/http's own
-		met     <-chan struct{}     // closed once the fault was met; nil: not observable
-		hangs   bool                // the first request stays open until shutdown cancels it
-		stored  bool                // Sentry's status (200) arrived: the items count as sent
-		retried bool                // each envelope was tried 3 times before counted
-	}
 	var hugeWritten atomic.Int64
-	rows := []struct {
+	for _, row := range networkFaults(&hugeWritten) {
+		t.Run(row.name, func(t *testing.T) {
+			f := row.fault(t)
+			h := newFaultHarness(t, f.dsn, f.dial, nil)
+			h.push("sick", sickProject) // returns at once: handed over
+			if f.met != nil {
+				<-f.met
+			}
+			for range 3 {
+				h.push("healthy", healthyProject)
+			}
+			waitIdle(h.project("healthy").lane)
+			h.requireHealthyGotAll()
+			if f.hangs {
+				h.requireHangInProgress(f)
+			} else {
+				waitIdle(h.project("sick").lane) // a fault that ends by itself: every envelope settles before shutdown
+			}
+			took := h.shutdownTimed()
+			t.Logf("shutdown took %v", took)
+			h.requireInvariant()
+			h.requireFaultCounted(f)
+		})
+	}
+	assert.Less(t, hugeWritten.Load(), int64(64<<20), "the huge body was not read to its end")
+}
+
+// networkFault is what project 2's network does, and what follows.
+type networkFault struct {
+	dsn     string              // of project 2
+	dial    sendtest.Middleware // nil: net/http's own
+	met     <-chan struct{}     // closed once the fault was met; nil: not observable
+	hangs   bool                // the first request stays open until shutdown cancels it
+	stored  bool                // Sentry's status (200) arrived: the items count as sent
+	retried bool                // each envelope was tried 3 times before counted
+}
+
+// networkFaults are TestNetworkFaults' rows; hugeWritten counts what the
+// huge body's server wrote.
+func networkFaults(hugeWritten *atomic.Int64) []struct {
+	name  string
+	fault func(t *testing.T) networkFault
+} {
+	type fault = networkFault
+	return []struct {
 		name  string
-		fault func(t *testing.T) fault
+		fault func(t *testing.T) networkFault
 	}{
 		{"accepted, never answered", func(t *testing.T) fault {
 			addr, met := blackhole(t)
@@ -198,62 +240,52 @@ func TestNetworkFaults(t *testing.T) {
 			return fault{dsn: strings.Replace(url, "http://", "http://publickey@", 1) + "/2", stored: true}
 		}},
 		{"huge body", func(t *testing.T) fault {
-			url, _ := answering(t, hugeBody(&hugeWritten))
+			url, _ := answering(t, hugeBody(hugeWritten))
 			return fault{dsn: strings.Replace(url, "http://", "http://publickey@", 1) + "/2", stored: true}
 		}},
 	}
-	for _, row := range rows {
-		t.Run(row.name, func(t *testing.T) {
-			f := row.fault(t)
-			h := newFaultHarness(t, f.dsn, f.dial, nil)
-			h.push("sick", sickProject) // returns at once: handed over
-			if f.met != nil {
-				<-f.met
-			}
-			for range 3 {
-				h.push("healthy", healthyProject)
-			}
-			waitIdle(h.project("healthy").lane)
-			h.requireHealthyGotAll()
-			if f.hangs {
-				require.Positive(t, h.project("sick").lane.Held(), "the fault is still in progress")
-				assert.Equal(t, h.project("sick").lane.Held(), h.pendingBytes(sickProject), "the gauge shows what the faulty project holds")
-				assert.Zero(t, h.pendingBytes(healthyProject), "the healthy project holds nothing once its data is sent")
-				// The request that hangs counts against the memory budget: its body
-				// on the wire and the fixed cost of a request; the healthy project holds none.
-				if f.met != nil {
-					held := h.project("sick").lane.InFlightBytes()
-					assert.Greater(t, held, int64(32<<10), "the hung request is counted in flight")
-					assert.Equal(t, held, h.gauge("otelcol_exporter_sentry_in_flight_bytes", sickProject))
-				}
-				assert.Zero(t, h.gauge("otelcol_exporter_sentry_in_flight_bytes", healthyProject))
-				assert.EqualValues(t, 1, h.gauge("otelcol_exporter_sentry_concurrency_limit", sickProject), "a project whose request got no answer sends one at a time")
-			} else {
-				waitIdle(h.project("sick").lane) // a fault that ends by itself: every envelope settles before shutdown
-			}
-			took := h.shutdownTimed()
-			t.Logf("shutdown took %v", took)
+}
 
-			h.requireInvariant()
-			for _, cat := range []account.Category{account.CatError, account.CatTransaction, account.CatSpan, account.CatLogItem} {
-				if f.stored {
-					assert.Equal(t, h.in[sickProject][cat], h.count("otelcol_exporter_sentry_sent_items", sickProject, cat), "%s sent", cat.Wire())
-				} else {
-					assert.Equal(t, h.in[sickProject][cat], h.count("otelcol_exporter_sentry_dropped_items", sickProject, cat, "reason", "network_error"),
-						"%s counted network_error", cat.Wire())
-				}
-				assert.Zero(t, h.count("otelcol_exporter_sentry_dropped_items", healthyProject, cat), "project 1 dropped nothing")
-			}
-			failed := h.sum("otelcol_exporter_sentry_requests", map[string]string{"project": sickProject, "status": "network_error"})
-			switch {
-			case f.retried:
-				assert.EqualValues(t, 3*5+1, failed, "5 envelopes, 3 attempts each, and the final client report")
-			case f.hangs:
-				assert.EqualValues(t, 1+1, failed, "one request was in flight (cancelled), the rest never went out; and the final client report")
-			default:
-				assert.Zero(t, failed)
-			}
-		})
+// requireHangInProgress: while project 2's request hangs, it holds its
+// envelopes (the gauge says so), the hung request counts in flight, and it
+// sends one at a time; project 1 holds nothing.
+func (h *faultHarness) requireHangInProgress(f networkFault) {
+	t := h.t
+	require.Positive(t, h.project("sick").lane.Held(), "the fault is still in progress")
+	assert.Equal(t, h.project("sick").lane.Held(), h.pendingBytes(sickProject), "the gauge shows what the faulty project holds")
+	assert.Zero(t, h.pendingBytes(healthyProject), "the healthy project holds nothing once its data is sent")
+	// The request that hangs counts against the memory budget: its body
+	// on the wire and the fixed cost of a request; the healthy project holds none.
+	if f.met != nil {
+		held := h.project("sick").lane.InFlightBytes()
+		assert.Greater(t, held, int64(32<<10), "the hung request is counted in flight")
+		assert.Equal(t, held, h.gauge("otelcol_exporter_sentry_in_flight_bytes", sickProject))
 	}
-	assert.Less(t, hugeWritten.Load(), int64(64<<20), "the huge body was not read to its end")
+	assert.Zero(t, h.gauge("otelcol_exporter_sentry_in_flight_bytes", healthyProject))
+	assert.EqualValues(t, 1, h.gauge("otelcol_exporter_sentry_concurrency_limit", sickProject), "a project whose request got no answer sends one at a time")
+}
+
+// requireFaultCounted: after shutdown, project 2's items are sent or counted
+// network_error, project 1 dropped nothing, and project 2's failed requests
+// are as many as the fault makes.
+func (h *faultHarness) requireFaultCounted(f networkFault) {
+	t := h.t
+	for _, cat := range []account.Category{account.CatError, account.CatTransaction, account.CatSpan, account.CatLogItem} {
+		if f.stored {
+			assert.Equal(t, h.in[sickProject][cat], h.count("otelcol_exporter_sentry_sent_items", sickProject, cat), "%s sent", cat.Wire())
+		} else {
+			assert.Equal(t, h.in[sickProject][cat], h.count("otelcol_exporter_sentry_dropped_items", sickProject, cat, "reason", "network_error"),
+				"%s counted network_error", cat.Wire())
+		}
+		assert.Zero(t, h.count("otelcol_exporter_sentry_dropped_items", healthyProject, cat), "project 1 dropped nothing")
+	}
+	failed := h.sum("otelcol_exporter_sentry_requests", map[string]string{"project": sickProject, "status": "network_error"})
+	switch {
+	case f.retried:
+		assert.EqualValues(t, 3*5+1, failed, "5 envelopes, 3 attempts each, and the final client report")
+	case f.hangs:
+		assert.EqualValues(t, 1+1, failed, "one request was in flight (cancelled), the rest never went out; and the final client report")
+	default:
+		assert.Zero(t, failed)
+	}
 }

@@ -165,7 +165,7 @@ func TestScenarioTraceMetricLimit(t *testing.T) {
 // unit (a histogram point's count and sum are two).
 func TestMetricsRouted(t *testing.T) {
 	clock := newFakeClock()
-	sentry := newFakeSentry(t, clock)
+	sentry := newMemSentry(t, clock)
 	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
 		c.DSN = ""
 		c.Routing.DSNs = map[string]configopaque.String{

@@ -2,15 +2,14 @@ package sentryexporter
 
 import (
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/config/configopaque"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
@@ -38,11 +37,16 @@ func holdFirst(f *fakeSentry) (arrived <-chan struct{}, release chan struct{}) {
 // everything, the hung one counts what it dropped, and once it answers again
 // its client report carries exactly that overflow.
 func TestQueueOverflowWithRouting(t *testing.T) {
-	sick := newFakeSentry(t, newFakeClock())
+	synctest.Test(t, testQueueOverflowWithRouting)
+}
+
+func testQueueOverflowWithRouting(t *testing.T) {
+	net := newMemNet()
+	sick := newMemSentryOn(t, newFakeClock(), net, memSickHost)
 	arrived, release := holdFirst(sick)
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) }) // before the server closes, even on failure
-	h := newFaultHarness(t, sick.dsnFor(sickProject), nil, func(c *Config) {
+	h := newFaultHarnessWith(t, newMemSentryOn(t, newFakeClock(), net, memSentryHost), sick.dsnFor(sickProject), nil, func(c *Config) {
 		c.Memory.MaxBytes = minMemoryBytes // a share of 10 KiB per project
 		c.Assembly.MaxBytes = minMemoryBytes / 2
 	})
@@ -81,28 +85,31 @@ func TestQueueOverflowWithRouting(t *testing.T) {
 }
 
 // Without routing the push never waits either: a single project whose Sentry
-// is black-holed takes its envelopes and returns at once; at shutdown, once
+// never answers takes its envelopes and returns at once; at shutdown, once
 // pending::drain_timeout is over, the request in flight is cancelled, and it
 // and everything queued behind it are counted network_error.
 func TestSingleProjectNeverWaits(t *testing.T) {
-	addr, met := blackhole(t)
-	f := newFakeSentry(t, newFakeClock()) // only for the harness; the DSN points at the black hole
-	clk := newFakeClock().clocks()
-	clk.finalReport = 50 * time.Millisecond
-	h := newHarnessWith(t, f, clk, func(c *Config) {
-		c.DSN = configopaque.String(strings.Replace(f.dsn(), strings.TrimPrefix(f.srv.URL, "http://"), addr, 1))
-		c.ClientConfig.Timeout = 0
-		c.MaxConcurrentRequests = 1
-		c.Pending.DrainTimeout = 50 * time.Millisecond
-		noDedupe(c)
+	synctest.Test(t, func(t *testing.T) {
+		f := newMemSentry(t, newFakeClock())
+		met := newSignal()
+		f.setRespond(func(*envelope.Envelope) answer {
+			met.fire()
+			return answer{hang: true}
+		})
+		h := newHarnessWith(t, f, newFakeClock().clocks(), func(c *Config) {
+			c.ClientConfig.Timeout = 0
+			c.MaxConcurrentRequests = 1
+			c.Pending.DrainTimeout = 50 * time.Millisecond
+			noDedupe(c)
+		})
+		raw := h.traces.(settlingTraces)
+		require.NoError(t, raw.Traces.ConsumeTraces(t.Context(), makeTraces(0, 2, true)))
+		<-met.C()
+		require.NoError(t, raw.Traces.ConsumeTraces(t.Context(), makeTraces(2, 2, true)))
+		h.shutdown()
+		assert.EqualValues(t, 4, h.dropped("transaction", "network_error"), "one in flight (cancelled), the rest queued")
+		assert.EqualValues(t, 12, h.dropped("span", "network_error"))
+		assert.EqualValues(t, 4, h.dropped("error", "network_error"))
+		assert.Zero(t, h.sent("span")+h.sent("error")+h.sent("transaction"))
 	})
-	raw := h.traces.(settlingTraces)
-	require.NoError(t, raw.Traces.ConsumeTraces(t.Context(), makeTraces(0, 2, true)))
-	<-met
-	require.NoError(t, raw.Traces.ConsumeTraces(t.Context(), makeTraces(2, 2, true)))
-	h.shutdown()
-	assert.EqualValues(t, 4, h.dropped("transaction", "network_error"), "one in flight (cancelled), the rest queued")
-	assert.EqualValues(t, 12, h.dropped("span", "network_error"))
-	assert.EqualValues(t, 4, h.dropped("error", "network_error"))
-	assert.Zero(t, h.sent("span")+h.sent("error")+h.sent("transaction"))
 }

@@ -1,6 +1,7 @@
 // One project's pipeline, wiring the stages for one DSN: a routed push goes
-// through assembly (assembly.go), is gated on the project's rate limits
-// before translation (internal/gate), translated (internal/translate),
+// through assembly (assembly.go, internal/assemblepdata), is gated on the
+// project's rate limits before translation (internal/gate), translated
+// (internal/translate),
 // shaped and deduplicated (internal/errorshape, internal/dedupe), encoded
 // (internal/encode) and offered to the project's lane of the send stage
 // (internal/send), which queues, sends, retries and accounts for them
@@ -28,6 +29,12 @@ import (
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 
+// The rate-limit gate here is not the one that decides: the send stage's,
+// checked before each attempt (internal/send), is the one, since a limit
+// can arrive while an envelope waits. This one only spares the work of
+// translating and encoding what that gate would drop: a limited category
+// is not rendered, and its items are counted ratelimit_backoff here.
+
 // project is everything the exporter keeps per DSN: its rate limits, its
 // client-report aggregator, its counters (labeled with the project id), its
 // encoder, and its lane of the send stage (internal/send), with its own
@@ -46,12 +53,14 @@ type project struct {
 
 func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	p.exp.releaseDue(ctx, false)
-	if a := p.exp.asm; a != nil {
+	if a := p.exp.assembly; a != nil {
 		p.exp.expireHeld(ctx)
-		var some bool
-		if td, some = a.admit(ctx, p, td); !some {
+		now, some, others := a.Admit(ctx, p.exp.clk.now(), p, td)
+		translateEach(ctx, others) // held spans of other projects, released by this batch's roots
+		if !some {
 			return nil
 		}
+		td = now
 	}
 	p.translateTraces(ctx, td)
 	return nil

@@ -85,7 +85,7 @@ const discoveryWait = 2 * time.Second
 // giving up when the drain time after shutdown is over: a hanging management
 // API can hold neither the other projects' data nor the shutdown.
 func (e *sentryExporter) resolve(ctx context.Context, slug string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.discoveryWait)
+	ctx, cancel := context.WithTimeout(ctx, discoveryWait)
 	defer cancel()
 	stop := context.AfterFunc(e.stage.Running(), cancel)
 	defer stop()

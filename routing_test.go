@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -65,7 +67,7 @@ func byProject(f *fakeSentry) map[string]map[string]int {
 // untouched.
 func TestStaticRoutingThreeProjects(t *testing.T) {
 	clock := newFakeClock()
-	sentry := newFakeSentry(t, clock)
+	sentry := newMemSentry(t, clock)
 	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
 		c.DSN = ""
 		c.Routing.DSNs = map[string]configopaque.String{
@@ -75,28 +77,7 @@ func TestStaticRoutingThreeProjects(t *testing.T) {
 		}
 	})
 	h.clock = clock
-	// Project 3 (search) is over its error quota. The first batch's two
-	// search errors are sent concurrently; the fake holds the first answer
-	// until the second has arrived, so both meet the 429 whatever the
-	// scheduler does (otherwise the second may see the limit and be dropped
-	// locally, which is correct too but not what this test counts).
-	var arrivals atomic.Int32
-	bothArrived := make(chan struct{})
-	sentry.setRespond(func(env *envelope.Envelope) answer {
-		for _, it := range env.Items {
-			if it.Type == envelope.ItemTypeEvent && env.Header.Trace != nil && sentryProjectOf(env) == "search" {
-				if arrivals.Add(1) == 2 {
-					close(bothArrived)
-				}
-				select {
-				case <-bothArrived:
-				case <-time.After(10 * time.Second): // fail on the counts below, not by hanging
-				}
-				return answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "60:error:project"}}
-			}
-		}
-		return answer{status: http.StatusOK}
-	})
+	sentry.setRespond(searchOverErrorQuota())
 	for range 2 {
 		td, ld := gatewayBatch("payments", "search", "checkout", "unknown")
 		require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
@@ -126,6 +107,31 @@ func TestStaticRoutingThreeProjects(t *testing.T) {
 	assert.EqualValues(t, 8, h.sum("otelcol_exporter_sentry_dropped_items", map[string]string{"project": "unroutable", "category": "log_item", "reason": "unroutable"}))
 }
 
+// searchOverErrorQuota answers 429 to project 3's (search) error events,
+// 200 to everything else. The first batch's two search errors are sent
+// concurrently; the fake holds the first answer until the second has
+// arrived, so both meet the 429 whatever the scheduler does (otherwise the
+// second may see the limit and be dropped locally, which is correct too but
+// not what TestStaticRoutingThreeProjects counts).
+func searchOverErrorQuota() func(*envelope.Envelope) answer {
+	var arrivals atomic.Int32
+	bothArrived := make(chan struct{})
+	return func(env *envelope.Envelope) answer {
+		if !slices.ContainsFunc(env.Items, func(it envelope.Item) bool { return it.Type == envelope.ItemTypeEvent }) ||
+			env.Header.Trace == nil || sentryProjectOf(env) != "search" {
+			return answer{status: http.StatusOK}
+		}
+		if arrivals.Add(1) == 2 {
+			close(bothArrived)
+		}
+		select {
+		case <-bothArrived:
+		case <-time.After(10 * time.Second): // fail on the counts, not by hanging
+		}
+		return answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "60:error:project"}}
+	}
+}
+
 // sentryProjectOf finds the service of an error event by its tags.
 func sentryProjectOf(env *envelope.Envelope) string {
 	for _, it := range env.Items {
@@ -141,7 +147,7 @@ func sentryProjectOf(env *envelope.Envelope) string {
 // Values without an entry go to `dsn` when there is one.
 func TestStaticRoutingDefault(t *testing.T) {
 	clock := newFakeClock()
-	sentry := newFakeSentry(t, clock)
+	sentry := newMemSentry(t, clock)
 	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
 		c.DSN = configopaque.String(sentry.dsnFor("1"))
 		c.Routing.DSNs = map[string]configopaque.String{"payments": configopaque.String(sentry.dsnFor("2"))}
@@ -161,7 +167,7 @@ func TestStaticRoutingDefault(t *testing.T) {
 // 429 with X-Sentry-Rate-Limit-Reset when told to.
 type fakeManagement struct {
 	mu        sync.Mutex
-	srv       *httptest.Server
+	url       string            // the API's base URL
 	projects  map[string]string // slug -> project id
 	nextID    int
 	calls     int
@@ -214,9 +220,20 @@ func newFakeManagement(t *testing.T, sentry *fakeSentry, reset func() int64) *fa
 		w.WriteHeader(http.StatusCreated)
 		fmt.Fprintf(w, `{"id":%q,"slug":%q}`, m.projects[body.Slug], body.Slug)
 	})
-	m.srv = httptest.NewServer(mux)
-	t.Cleanup(m.srv.Close)
+	m.url = serveAPI(t, sentry, mux)
 	return m
+}
+
+// serveAPI serves a fake management API where sentry is: on its in-memory
+// network, or on a test server. It returns the API's base URL.
+func serveAPI(t *testing.T, sentry *fakeSentry, h http.Handler) string {
+	if sentry.net != nil {
+		sentry.net.serve(memAPIHost, h)
+		return "http://" + memAPIHost
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // Discovery mode: known projects are resolved, unknown ones auto-created, and
@@ -224,12 +241,12 @@ func newFakeManagement(t *testing.T, sentry *fakeSentry, reset func() int64) *fa
 // projects it cannot resolve instead of queueing it.
 func TestDiscoveryRouting(t *testing.T) {
 	clock := newFakeClock()
-	sentry := newFakeSentry(t, clock)
+	sentry := newMemSentry(t, clock)
 	mgmt := newFakeManagement(t, sentry, func() int64 { return clock.Now().Add(30 * time.Second).Unix() })
 	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
 		c.DSN = ""
 		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{
-			URL: mgmt.srv.URL, OrgSlug: "my-org", AuthToken: "sntrys_token",
+			URL: mgmt.url, OrgSlug: "my-org", AuthToken: "sntrys_token",
 			AutoCreateProjects: true, Team: "platform", CacheTTL: defaultDiscoveryTTL,
 		})
 	})
@@ -278,7 +295,7 @@ func TestDiscoveryHangingAPIEndsWithTheDrain(t *testing.T) {
 	}))
 	t.Cleanup(func() { close(release); api.Close() })
 	clock := newFakeClock()
-	h := newHarnessWith(t, newFakeSentry(t, clock), clock.clocks(), func(c *Config) {
+	h := newHarnessWith(t, newMemSentry(t, clock), clock.clocks(), func(c *Config) {
 		c.DSN = ""
 		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: api.URL, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
 		c.Pending.DrainTimeout = 50 * time.Millisecond
@@ -299,30 +316,32 @@ func TestDiscoveryHangingAPIEndsWithTheDrain(t *testing.T) {
 
 // Shutting down while a look-up hangs in the background ends it: the
 // exporter's shutdown stops discovery (Resolver.Shutdown), and no goroutine
-// of it outlives the exporter (goleak).
+// of it outlives the exporter (goleak). The push gave up on the look-up
+// after discoveryWait (virtual time), which went on in the background.
 func TestDiscoveryShutdownMidLookup(t *testing.T) {
-	before := goleak.IgnoreCurrent()
-	asked := make(chan struct{}, 1)
-	api := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		select {
-		case asked <- struct{}{}:
-		default:
-		}
-		<-r.Context().Done() // never answers
-	}))
-	t.Cleanup(api.Close)
-	clock := newFakeClock()
-	h := newHarnessWith(t, newFakeSentry(t, clock), clock.clocks(), func(c *Config) {
-		c.DSN = ""
-		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: api.URL, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
+	synctest.Test(t, func(t *testing.T) {
+		before := goleak.IgnoreCurrent()
+		clock := newFakeClock()
+		sentry := newMemSentry(t, clock)
+		asked := make(chan struct{}, 1)
+		api := serveAPI(t, sentry, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			select {
+			case asked <- struct{}{}:
+			default:
+			}
+			<-r.Context().Done() // never answers
+		}))
+		h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
+			c.DSN = ""
+			c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: api, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
+		})
+		start := time.Now()
+		require.NoError(t, h.exp.pushTraces(t.Context(), makeTraces(0, 1, false)))
+		assert.Equal(t, discoveryWait, time.Since(start), "the push waited discoveryWait, no longer")
+		<-asked
+		h.shutdown()
+		goleak.VerifyNone(t, before)
 	})
-	h.exp.discoveryWait = time.Millisecond // the push gives up at once; the look-up goes on in the background
-	require.NoError(t, h.exp.pushTraces(t.Context(), makeTraces(0, 1, false)))
-	<-asked
-	h.shutdown()
-	// the test servers' own goroutines stay until their cleanup
-	goleak.VerifyNone(t, before, goleak.IgnoreAnyFunction("net/http.(*conn).serve"),
-		goleak.IgnoreAnyFunction("net/http.(*Server).Serve"))
 }
 
 // A slow management API holds a push for at most discoveryWait: the items of
@@ -330,35 +349,27 @@ func TestDiscoveryShutdownMidLookup(t *testing.T) {
 // the batch go on), and the look-up, finished in the background, serves the
 // next push from the cache.
 func TestDiscoverySlowAPIHoldsAPushBriefly(t *testing.T) {
-	clock := newFakeClock()
-	sentry := newFakeSentry(t, clock)
-	mgmt := newFakeManagement(t, sentry, func() int64 { return 0 })
-	mgmt.projects["checkout"] = "5"
-	mgmt.gate = make(chan struct{})
-	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
-		c.DSN = ""
-		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: mgmt.srv.URL, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
+	synctest.Test(t, func(t *testing.T) {
+		clock := newFakeClock()
+		sentry := newMemSentry(t, clock)
+		mgmt := newFakeManagement(t, sentry, func() int64 { return 0 })
+		mgmt.projects["checkout"] = "5"
+		mgmt.gate = make(chan struct{})
+		h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
+			c.DSN = ""
+			c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: mgmt.url, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
+		})
+		start := time.Now()
+		require.NoError(t, h.traces.ConsumeTraces(t.Context(), makeTraces(0, 2, false)))
+		assert.Equal(t, discoveryWait, time.Since(start), "the push waited discoveryWait, no longer: the look-up never ends before the gate opens")
+		assert.EqualValues(t, 2*3, h.sum("otelcol_exporter_sentry_dropped_items",
+			map[string]string{"project": "unroutable", "category": "span", "reason": "unroutable"}))
+
+		close(mgmt.gate) // the look-up in the background completes and is cached
+		synctest.Wait()
+		require.NoError(t, h.traces.ConsumeTraces(t.Context(), makeTraces(10, 1, false)))
+		assert.Positive(t, byProject(sentry)["5"]["transaction"], "a later push is routed by the cached look-up")
+		h.shutdown()
+		sentry.requireNoInvalid()
 	})
-	h.exp.discoveryWait = 20 * time.Millisecond
-
-	pushed := make(chan error, 1)
-	go func() { pushed <- h.traces.ConsumeTraces(t.Context(), makeTraces(0, 2, false)) }()
-	select {
-	case err := <-pushed:
-		require.NoError(t, err)
-	case <-time.After(2 * time.Second): // the README's bound, 100 x this test's discoveryWait; the look-up never ends before the gate opens
-		t.Fatal("the push waits on the management API")
-	}
-	assert.EqualValues(t, 2*3, h.sum("otelcol_exporter_sentry_dropped_items",
-		map[string]string{"project": "unroutable", "category": "span", "reason": "unroutable"}))
-
-	close(mgmt.gate) // the look-up in the background completes and is cached
-	require.Eventually(t, func() bool {
-		if err := h.traces.ConsumeTraces(t.Context(), makeTraces(10, 1, false)); err != nil {
-			return false
-		}
-		return byProject(sentry)["5"]["transaction"] > 0
-	}, 10*time.Second, 10*time.Millisecond, "a later push is routed by the cached look-up")
-	h.shutdown()
-	sentry.requireNoInvalid()
 }

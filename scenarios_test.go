@@ -272,7 +272,7 @@ func TestScenarioBare429(t *testing.T) {
 // clock the gauge reads, and inside it nothing is sent. The window's end is
 // tested on the fake clock (TestScenarioRetryAfterOnly): no test sleeps.
 func TestScenarioRealTimeRetryAfter(t *testing.T) {
-	sentry := newFakeSentry(t, newFakeClock())
+	sentry := newMemSentry(t, newFakeClock())
 	sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"Retry-After": "60"}}))
 	rh := newHarnessWith(t, sentry, realClocks(), nil)
 	before := time.Now()

@@ -106,6 +106,33 @@ func (h *statusHost) last() *componentstatus.Event {
 	return h.events[len(h.events)-1]
 }
 
+// answerStatus makes f answer every envelope with status, and returns the
+// func that changes it.
+func answerStatus(f *fakeSentry, status int) (set func(int)) {
+	var mu sync.Mutex
+	f.setRespond(func(*envelope.Envelope) answer {
+		mu.Lock()
+		defer mu.Unlock()
+		return answer{status: status}
+	})
+	return func(s int) {
+		mu.Lock()
+		defer mu.Unlock()
+		status = s
+	}
+}
+
+// requireRefusedReported: ev is the recoverable error of project 2's
+// refused key, naming neither the key nor the healthy project 1.
+func requireRefusedReported(t *testing.T, ev *componentstatus.Event) {
+	t.Helper()
+	require.NotNil(t, ev, "a refused key is reported to every pipeline's instance")
+	assert.Equal(t, componentstatus.StatusRecoverableError, ev.Status(), "one bad project among many degrades the gateway")
+	assert.Contains(t, ev.Err().Error(), "project 2 refused its key (HTTP 401)")
+	assert.NotContains(t, ev.Err().Error(), "revokedkey123")
+	assert.NotContains(t, ev.Err().Error(), "project 1")
+}
+
 // TestStatusThroughAnswers: a gateway of two projects whose second one's
 // Sentry answers 401, then 503 for longer than unreachableAfter, then 200:
 // each pipeline's component instance sees a recoverable error naming that
@@ -114,18 +141,7 @@ func (h *statusHost) last() *componentstatus.Event {
 func TestStatusThroughAnswers(t *testing.T) {
 	clock := newFakeClock()
 	healthy, sick := newFakeSentry(t, clock), newFakeSentry(t, clock)
-	var mu sync.Mutex
-	status := http.StatusUnauthorized
-	sick.setRespond(func(*envelope.Envelope) answer {
-		mu.Lock()
-		defer mu.Unlock()
-		return answer{status: status}
-	})
-	setStatus := func(s int) {
-		mu.Lock()
-		defer mu.Unlock()
-		status = s
-	}
+	setStatus := answerStatus(sick, http.StatusUnauthorized)
 	clk := clock.clocks()
 	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk}
 	f := factoryOf(shared)
@@ -158,12 +174,7 @@ func TestStatusThroughAnswers(t *testing.T) {
 
 	push()
 	for _, h := range []*statusHost{tracesHost, logsHost} {
-		ev := h.last()
-		require.NotNil(t, ev, "a refused key is reported to every pipeline's instance")
-		assert.Equal(t, componentstatus.StatusRecoverableError, ev.Status(), "one bad project among many degrades the gateway")
-		assert.Contains(t, ev.Err().Error(), "project 2 refused its key (HTTP 401)")
-		assert.NotContains(t, ev.Err().Error(), "revokedkey123")
-		assert.NotContains(t, ev.Err().Error(), "project 1")
+		requireRefusedReported(t, h.last())
 	}
 
 	setStatus(http.StatusServiceUnavailable)

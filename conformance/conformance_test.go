@@ -13,13 +13,19 @@ func TestConformance(t *testing.T) {
 	}
 	for _, v := range otelVariants {
 		t.Run(v.name, func(t *testing.T) {
-			ours := newView(runExporter(t, v))
-			for _, c := range checks {
-				t.Run(c.name, func(t *testing.T) {
-					for _, d := range c.run(sdk, ours) {
-						t.Errorf("%s:\n\tsentry-go: %s\n\texporter:  %s", d.where, d.want, d.got)
-					}
-				})
+			runChecks(t, sdk, newView(runExporter(t, v)))
+		})
+	}
+}
+
+// runChecks runs every check as a subtest, comparing the exporter's view
+// with sentry-go's, and reports each difference it finds.
+func runChecks(t *testing.T, sdk, ours *view) {
+	t.Helper()
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) {
+			for _, d := range c.run(sdk, ours) {
+				t.Errorf("%s:\n\tsentry-go: %s\n\texporter:  %s", d.where, d.want, d.got)
 			}
 		})
 	}

@@ -24,134 +24,30 @@ func TestSpanStreamingMatchesSentryNode(t *testing.T) {
 			t.Errorf("exporter envelope fails the strict Relay model: %v", err)
 		}
 	}
-
-	t.Run("envelope and item headers", func(t *testing.T) {
-		for _, v := range []*streamView{sdk, exp} {
-			for _, e := range v.envs {
-				if e.item["type"] != "span" || e.item["content_type"] != "application/vnd.sentry.items.span.v2+json" {
-					t.Errorf("%s: item header %v", v.name, e.item)
-				}
-				if fmt.Sprint(e.item["item_count"]) != fmt.Sprint(len(e.spans)) {
-					t.Errorf("%s: item_count %v for %d spans", v.name, e.item["item_count"], len(e.spans))
-				}
-			}
-		}
-		for _, k := range union(keysOf(sdk.envs[0].header), keysOf(exp.envs[0].header)) {
-			if _, ok := exp.envs[0].header[k]; !ok {
-				t.Errorf("envelope header %q: the SDK writes it, the exporter does not", k)
-			}
-		}
-	})
-
-	t.Run("span container", func(t *testing.T) {
-		for _, v := range []*streamView{sdk, exp} {
-			for _, e := range v.envs {
-				if fmt.Sprint(e.container["version"]) != "2" {
-					t.Errorf("%s: container version %v, want 2", v.name, e.container["version"])
-				}
-			}
-		}
-		// ingest_settings: only in browsers (isBrowser()), to let Relay infer
-		// the user's IP and user agent; neither a Node SDK nor a collector.
-		want, got := keysOf(sdk.envs[0].container), keysOf(exp.envs[0].container)
-		if strings.Join(want, ",") != strings.Join(got, ",") {
-			t.Errorf("container members: SDK %v, exporter %v", want, got)
-		}
-	})
-
-	t.Run("trace header (DSC)", func(t *testing.T) {
-		for _, role := range sdk.segmentRoles() {
-			want, got := sdk.dscOf(role), exp.dscOf(role)
-			if got == nil {
-				t.Errorf("%s: the exporter sent no envelope with this segment", role)
-				continue
-			}
-			for _, k := range union(keysOf(want), keysOf(got)) {
-				if reason, ok := dscRules[k]; ok && reason.how != ruleEqual {
-					if reason.how == ruleSDKOnly && got[k] != nil && want[k] == nil {
-						t.Errorf("%s: DSC %s only the exporter writes", role, k)
-					}
-					continue
-				}
-				if fmt.Sprint(want[k]) != fmt.Sprint(got[k]) {
-					t.Errorf("%s: DSC %s: SDK %v, exporter %v", role, k, want[k], got[k])
-				}
-			}
-		}
-	})
-
+	t.Run("envelope and item headers", func(t *testing.T) { checkStreamHeaders(t, sdk, exp) })
+	t.Run("span container", func(t *testing.T) { checkSpanContainer(t, sdk, exp) })
+	t.Run("trace header (DSC)", func(t *testing.T) { checkStreamDSC(t, sdk, exp) })
 	t.Run("the same spans", func(t *testing.T) {
 		want, got := keysOf(sdk.byRole), keysOf(exp.byRole)
 		if strings.Join(want, "|") != strings.Join(got, "|") {
 			t.Fatalf("span roles:\n SDK      %v\n exporter %v", want, got)
 		}
 	})
-
 	for _, role := range keysOf(sdk.byRole) {
 		s, o := sdk.byRole[role], exp.byRole[role]
 		if o == nil {
 			continue
 		}
 		t.Run(role, func(t *testing.T) {
-			op := s.op()
-			// Top-level fields.
-			if s.top["name"] != o.top["name"] && op != "http.client" { // see nameDiffers
-				t.Errorf("name: SDK %v, exporter %v", s.top["name"], o.top["name"])
-			}
-			for _, k := range []string{"status", "is_segment"} {
-				if fmt.Sprint(s.top[k]) != fmt.Sprint(o.top[k]) {
-					t.Errorf("%s: SDK %v, exporter %v", k, s.top[k], o.top[k])
-				}
-			}
-			if sdk.parentRole(s) != exp.parentRole(o) {
-				t.Errorf("parent: SDK %q, exporter %q", sdk.parentRole(s), exp.parentRole(o))
-			}
-			if sdk.segmentRole(s) != exp.segmentRole(o) {
-				t.Errorf("sentry.segment.id names the segment: SDK %q, exporter %q", sdk.segmentRole(s), exp.segmentRole(o))
-			}
-			if s.top["trace_id"] == nil || o.top["trace_id"] == nil || o.float("end_timestamp") < o.float("start_timestamp") {
-				t.Errorf("ids or timestamps: exporter %v", o.top)
-			}
-			// Attributes.
-			for _, k := range union(keysOf(s.attrs), keysOf(o.attrs)) {
-				r := ruleFor(op, k)
-				sv, sok := s.attrs[k]
-				ov, ook := o.attrs[k]
-				switch {
-				case r.how == ruleValueDiffers:
-					if sok != ook {
-						t.Errorf("%s: SDK has it %v, exporter %v", k, sok, ook)
-					}
-				case sok && ook:
-					if sdk.norm(sv) != exp.norm(ov) {
-						t.Errorf("%s: SDK %s, exporter %s", k, sdk.norm(sv), exp.norm(ov))
-					}
-				case sok && r.how != ruleSDKOnly:
-					t.Errorf("%s = %s: the SDK writes it, the exporter does not", k, sdk.norm(sv))
-				case ook && r.how != ruleExporterOnly:
-					t.Errorf("%s = %s: the exporter writes it, the SDK does not", k, exp.norm(ov))
-				}
-			}
+			checkSpanTopLevel(t, sdk, exp, s, o)
+			checkSpanAttributes(t, sdk, exp, s, o)
 		})
 	}
-
 	t.Run("no per-process data on child spans", func(t *testing.T) {
 		for _, v := range []*streamView{sdk, exp} {
-			for role, sp := range v.byRole {
-				if sp.top["is_segment"] == true {
-					continue
-				}
-				for k := range sp.attrs {
-					for _, p := range resourcePrefixes {
-						if strings.HasPrefix(k, p) {
-							t.Errorf("%s: child %s carries %s", v.name, role, k)
-						}
-					}
-				}
-			}
+			checkNoResourceOnChildren(t, v)
 		}
 	})
-
 	t.Run("bytes per span", func(t *testing.T) {
 		s, o := sdk.bytesPerSpan(), exp.bytesPerSpan()
 		t.Logf("span container bytes per span: @sentry/node %.0f, exporter %.0f (%.2fx)", s, o, o/s)
@@ -159,6 +55,145 @@ func TestSpanStreamingMatchesSentryNode(t *testing.T) {
 			t.Errorf("the exporter sends %.0f bytes per span, the SDK %.0f", o, s)
 		}
 	})
+}
+
+// checkStreamHeaders holds each span envelope's item header to span v2 with
+// an item_count that counts its spans, and the exporter's envelope header to
+// every member the SDK writes.
+func checkStreamHeaders(t *testing.T, sdk, exp *streamView) {
+	for _, v := range []*streamView{sdk, exp} {
+		for _, e := range v.envs {
+			if e.item["type"] != "span" || e.item["content_type"] != "application/vnd.sentry.items.span.v2+json" {
+				t.Errorf("%s: item header %v", v.name, e.item)
+			}
+			if fmt.Sprint(e.item["item_count"]) != fmt.Sprint(len(e.spans)) {
+				t.Errorf("%s: item_count %v for %d spans", v.name, e.item["item_count"], len(e.spans))
+			}
+		}
+	}
+	for _, k := range union(keysOf(sdk.envs[0].header), keysOf(exp.envs[0].header)) {
+		if _, ok := exp.envs[0].header[k]; !ok {
+			t.Errorf("envelope header %q: the SDK writes it, the exporter does not", k)
+		}
+	}
+}
+
+// checkSpanContainer holds every span container to version 2 and the
+// exporter's container members to the SDK's.
+func checkSpanContainer(t *testing.T, sdk, exp *streamView) {
+	for _, v := range []*streamView{sdk, exp} {
+		for _, e := range v.envs {
+			if fmt.Sprint(e.container["version"]) != "2" {
+				t.Errorf("%s: container version %v, want 2", v.name, e.container["version"])
+			}
+		}
+	}
+	// ingest_settings: only in browsers (isBrowser()), to let Relay infer
+	// the user's IP and user agent; neither a Node SDK nor a collector.
+	want, got := keysOf(sdk.envs[0].container), keysOf(exp.envs[0].container)
+	if strings.Join(want, ",") != strings.Join(got, ",") {
+		t.Errorf("container members: SDK %v, exporter %v", want, got)
+	}
+}
+
+// checkStreamDSC compares each segment's trace header member by member, as
+// dscRules says.
+func checkStreamDSC(t *testing.T, sdk, exp *streamView) {
+	for _, role := range sdk.segmentRoles() {
+		want, got := sdk.dscOf(role), exp.dscOf(role)
+		if got == nil {
+			t.Errorf("%s: the exporter sent no envelope with this segment", role)
+			continue
+		}
+		for _, k := range union(keysOf(want), keysOf(got)) {
+			checkDSCMember(t, role, k, want, got)
+		}
+	}
+}
+
+// checkDSCMember compares one DSC member k of the segment role.
+func checkDSCMember(t *testing.T, role, k string, want, got map[string]any) {
+	if reason, ok := dscRules[k]; ok && reason.how != ruleEqual {
+		if reason.how == ruleSDKOnly && got[k] != nil && want[k] == nil {
+			t.Errorf("%s: DSC %s only the exporter writes", role, k)
+		}
+		return
+	}
+	if fmt.Sprint(want[k]) != fmt.Sprint(got[k]) {
+		t.Errorf("%s: DSC %s: SDK %v, exporter %v", role, k, want[k], got[k])
+	}
+}
+
+// checkSpanTopLevel compares the top-level fields of the SDK's span s and
+// the exporter's span o of the same role.
+func checkSpanTopLevel(t *testing.T, sdk, exp *streamView, s, o *streamedSpan) {
+	if s.top["name"] != o.top["name"] && s.op() != "http.client" { // see nameDiffers
+		t.Errorf("name: SDK %v, exporter %v", s.top["name"], o.top["name"])
+	}
+	for _, k := range []string{"status", "is_segment"} {
+		if fmt.Sprint(s.top[k]) != fmt.Sprint(o.top[k]) {
+			t.Errorf("%s: SDK %v, exporter %v", k, s.top[k], o.top[k])
+		}
+	}
+	if sdk.parentRole(s) != exp.parentRole(o) {
+		t.Errorf("parent: SDK %q, exporter %q", sdk.parentRole(s), exp.parentRole(o))
+	}
+	if sdk.segmentRole(s) != exp.segmentRole(o) {
+		t.Errorf("sentry.segment.id names the segment: SDK %q, exporter %q", sdk.segmentRole(s), exp.segmentRole(o))
+	}
+	if s.top["trace_id"] == nil || o.top["trace_id"] == nil || o.float("end_timestamp") < o.float("start_timestamp") {
+		t.Errorf("ids or timestamps: exporter %v", o.top)
+	}
+}
+
+// checkSpanAttributes compares the attributes of the SDK's span s and the
+// exporter's span o of the same role, as spanRules says.
+func checkSpanAttributes(t *testing.T, sdk, exp *streamView, s, o *streamedSpan) {
+	op := s.op()
+	for _, k := range union(keysOf(s.attrs), keysOf(o.attrs)) {
+		r := ruleFor(op, k)
+		sv, sok := s.attrs[k]
+		ov, ook := o.attrs[k]
+		switch {
+		case r.how == ruleValueDiffers:
+			if sok != ook {
+				t.Errorf("%s: SDK has it %v, exporter %v", k, sok, ook)
+			}
+		case sok && ook:
+			if sdk.norm(sv) != exp.norm(ov) {
+				t.Errorf("%s: SDK %s, exporter %s", k, sdk.norm(sv), exp.norm(ov))
+			}
+		case sok && r.how != ruleSDKOnly:
+			t.Errorf("%s = %s: the SDK writes it, the exporter does not", k, sdk.norm(sv))
+		case ook && r.how != ruleExporterOnly:
+			t.Errorf("%s = %s: the exporter writes it, the SDK does not", k, exp.norm(ov))
+		}
+	}
+}
+
+// checkNoResourceOnChildren fails on a child span of v that carries
+// per-process data (resourcePrefixes).
+func checkNoResourceOnChildren(t *testing.T, v *streamView) {
+	for role, sp := range v.byRole {
+		if sp.top["is_segment"] == true {
+			continue
+		}
+		for k := range sp.attrs {
+			if hasResourcePrefix(k) {
+				t.Errorf("%s: child %s carries %s", v.name, role, k)
+			}
+		}
+	}
+}
+
+// hasResourcePrefix reports whether attribute k is per-process data.
+func hasResourcePrefix(k string) bool {
+	for _, p := range resourcePrefixes {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // How a field is compared.
@@ -313,46 +348,61 @@ func (sp *streamedSpan) role() string {
 	return sp.op() + " " + path
 }
 
+// newStreamView reads run's span envelopes, failing on a run without one
+// and on two spans of one role.
 func newStreamView(t *testing.T, name string, run nodeRun) *streamView {
 	t.Helper()
 	v := &streamView{name: name, port: run.port, byRole: map[string]*streamedSpan{}, byID: map[string]*streamedSpan{}}
 	for _, e := range run.envelopes {
 		for _, it := range e.items {
-			if it.typ() != "span" {
-				continue
+			if it.typ() == "span" {
+				v.addSpanItem(t, e, it)
 			}
-			se := streamEnv{header: e.header, item: it.header, container: map[string]any{}, payloadBytes: len(it.raw)}
-			for k, val := range it.payload {
-				if k != "items" {
-					se.container[k] = val
-				}
-			}
-			items, _ := it.payload["items"].([]any)
-			for _, x := range items {
-				m, _ := x.(map[string]any)
-				sp := &streamedSpan{top: map[string]any{}, env: len(v.envs)}
-				for k, val := range m {
-					if k == "attributes" {
-						sp.attrs, _ = val.(map[string]any)
-					} else {
-						sp.top[k] = val
-					}
-				}
-				se.spans = append(se.spans, sp)
-				if _, dup := v.byRole[sp.role()]; dup {
-					t.Fatalf("%s: two spans with role %q", name, sp.role())
-				}
-				v.byRole[sp.role()] = sp
-				v.byID[fmt.Sprint(sp.top["span_id"])] = sp
-			}
-			v.envs = append(v.envs, se)
-			v.raw = append(v.raw, e.raw)
 		}
 	}
 	if len(v.envs) == 0 {
 		t.Fatalf("%s: no span envelope arrived", name)
 	}
 	return v
+}
+
+// addSpanItem adds envelope e's span item it: its container members and
+// each of its spans, by role and by id.
+func (v *streamView) addSpanItem(t *testing.T, e captured, it capturedItem) {
+	t.Helper()
+	se := streamEnv{header: e.header, item: it.header, container: map[string]any{}, payloadBytes: len(it.raw)}
+	for k, val := range it.payload {
+		if k != "items" {
+			se.container[k] = val
+		}
+	}
+	items, _ := it.payload["items"].([]any)
+	for _, x := range items {
+		m, _ := x.(map[string]any)
+		sp := newStreamedSpan(m, len(v.envs))
+		se.spans = append(se.spans, sp)
+		if _, dup := v.byRole[sp.role()]; dup {
+			t.Fatalf("%s: two spans with role %q", v.name, sp.role())
+		}
+		v.byRole[sp.role()] = sp
+		v.byID[fmt.Sprint(sp.top["span_id"])] = sp
+	}
+	v.envs = append(v.envs, se)
+	v.raw = append(v.raw, e.raw)
+}
+
+// newStreamedSpan splits a span v2 item m, of the view's envelope env, into
+// its attributes and its top-level fields.
+func newStreamedSpan(m map[string]any, env int) *streamedSpan {
+	sp := &streamedSpan{top: map[string]any{}, env: env}
+	for k, val := range m {
+		if k == "attributes" {
+			sp.attrs, _ = val.(map[string]any)
+		} else {
+			sp.top[k] = val
+		}
+	}
+	return sp
 }
 
 func (v *streamView) parentRole(sp *streamedSpan) string {

@@ -134,102 +134,128 @@ func TestDedupeReservesBeforeItHolds(t *testing.T) {
 // after it was offered; nothing else waits, and shutdown waits for nothing.
 // The window is 5 s and HoldMore 10 s: the event's limit is at 15 s.
 func TestDueWaitsForHeldSpan(t *testing.T) {
+	for _, tt := range heldSpanCases {
+		t.Run(tt.name, func(t *testing.T) { runHeldSpanCase(t, tt) })
+	}
+}
+
+// heldSpanLog is an error from a log on a span that the cases hold,
+// heldSpanOther one from a log on another span, and heldSpanEvent one
+// derived from a span; their event ids start with b, c and a.
+var (
+	heldSpanLog   = errorshapetest.LogEvent(false)
+	heldSpanEvent = errorshapetest.SpanEvent(false)
+	heldSpanOther = logOnOtherSpan()
+)
+
+// logOnOtherSpan is an error from a log on a span no case holds.
+func logOnOtherSpan() translate.ErrorEvent {
+	ev := errorshapetest.LogEvent(false)
+	ev.SpanID = [8]byte{9}
+	ev.EventID = "c" + ev.EventID[1:]
+	return ev
+}
+
+// spanAlwaysHeld and spanNeverHeld answer SpanHeld the same at any time.
+func spanAlwaysHeld(time.Duration, [8]byte) bool { return true }
+func spanNeverHeld(time.Duration, [8]byte) bool  { return false }
+
+// heldSpanDue is one Due call, at a time after the offers, and the event
+// ids it must release, in order.
+type heldSpanDue struct {
+	at    time.Duration
+	final bool
+	want  []string
+}
+
+type heldSpanCase struct {
+	name  string
+	offer []translate.ErrorEvent // all at once, in this order
+	// held tells whether span is held in assembly at the time of the
+	// Due call (nil: no assembly, SpanHeld is nil).
+	held func(at time.Duration, span [8]byte) bool
+	dues []heldSpanDue
+}
+
+var heldSpanCases = []heldSpanCase{
+	{
+		"span held: waits in steps of the window, up to its limit",
+		[]translate.ErrorEvent{heldSpanLog},
+		spanAlwaysHeld,
+		[]heldSpanDue{{5 * time.Second, false, nil}, {10 * time.Second, false, nil}, {14 * time.Second, false, nil}, {15 * time.Second, false, []string{heldSpanLog.EventID}}},
+	},
+	{
+		"the step that would pass the limit stops at it",
+		[]translate.ErrorEvent{heldSpanLog},
+		spanAlwaysHeld,
+		[]heldSpanDue{{7 * time.Second, false, nil}, {12 * time.Second, false, nil}, {15 * time.Second, false, []string{heldSpanLog.EventID}}},
+	},
+	{
+		"span released meanwhile: the event goes at its next due time",
+		[]translate.ErrorEvent{heldSpanLog},
+		func(at time.Duration, _ [8]byte) bool { return at < 8*time.Second },
+		[]heldSpanDue{{5 * time.Second, false, nil}, {9 * time.Second, false, nil}, {10 * time.Second, false, []string{heldSpanLog.EventID}}},
+	},
+	{
+		"span not held: released when the window ends",
+		[]translate.ErrorEvent{heldSpanLog},
+		spanNeverHeld,
+		[]heldSpanDue{{4 * time.Second, false, nil}, {5 * time.Second, false, []string{heldSpanLog.EventID}}},
+	},
+	{
+		"no assembly (SpanHeld nil): released when the window ends",
+		[]translate.ErrorEvent{heldSpanLog},
+		nil,
+		[]heldSpanDue{{5 * time.Second, false, []string{heldSpanLog.EventID}}},
+	},
+	{
+		"a span-derived event never waits for its span",
+		[]translate.ErrorEvent{heldSpanEvent},
+		spanAlwaysHeld,
+		[]heldSpanDue{{5 * time.Second, false, []string{heldSpanEvent.EventID}}},
+	},
+	{
+		"shutdown waits for no held span",
+		[]translate.ErrorEvent{heldSpanLog},
+		spanAlwaysHeld,
+		[]heldSpanDue{{5 * time.Second, false, nil}, {6 * time.Second, true, []string{heldSpanLog.EventID}}},
+	},
+	{
+		"a waiting event does not hold back one behind it",
+		[]translate.ErrorEvent{heldSpanLog, heldSpanOther},
+		func(_ time.Duration, span [8]byte) bool { return span == heldSpanLog.SpanID },
+		[]heldSpanDue{{5 * time.Second, false, []string{heldSpanOther.EventID}}, {15 * time.Second, false, []string{heldSpanLog.EventID}}},
+	},
+}
+
+// runHeldSpanCase offers tt's events to a 5 s window with HoldMore 10 s,
+// makes its Due calls and checks what each releases, and that nothing is
+// left held at the end.
+func runHeldSpanCase(t *testing.T, tt heldSpanCase) {
+	t.Helper()
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	log := errorshapetest.LogEvent(false)
-	spanEv := errorshapetest.SpanEvent(false)
-	otherLog := errorshapetest.LogEvent(false)
-	otherLog.SpanID = [8]byte{9} // a span that is not held
-	otherLog.EventID = "c" + otherLog.EventID[1:]
-	always := func(time.Duration, [8]byte) bool { return true }
-	type due struct {
-		at    time.Duration
-		final bool
-		want  []string // event ids released, in order
+	d := New[*project](5 * time.Second)
+	d.HoldMore = 10 * time.Second
+	var at time.Duration
+	if tt.held != nil {
+		d.SpanHeld = func(trace [16]byte, span [8]byte) bool {
+			assert.Equal(t, heldSpanLog.TraceIDBytes, trace)
+			return tt.held(at, span)
+		}
 	}
-	a, b, c := spanEv.EventID, log.EventID, otherLog.EventID
-	tests := []struct {
-		name  string
-		offer []translate.ErrorEvent // all at t0, in this order
-		// held tells whether span is held in assembly at the time of the
-		// Due call (nil: no assembly, SpanHeld is nil).
-		held func(at time.Duration, span [8]byte) bool
-		dues []due
-	}{
-		{
-			"span held: waits in steps of the window, up to its limit",
-			[]translate.ErrorEvent{log},
-			always,
-			[]due{{5 * time.Second, false, nil}, {10 * time.Second, false, nil}, {14 * time.Second, false, nil}, {15 * time.Second, false, []string{b}}},
-		},
-		{
-			"the step that would pass the limit stops at it",
-			[]translate.ErrorEvent{log},
-			always,
-			[]due{{7 * time.Second, false, nil}, {12 * time.Second, false, nil}, {15 * time.Second, false, []string{b}}},
-		},
-		{
-			"span released meanwhile: the event goes at its next due time",
-			[]translate.ErrorEvent{log},
-			func(at time.Duration, _ [8]byte) bool { return at < 8*time.Second },
-			[]due{{5 * time.Second, false, nil}, {9 * time.Second, false, nil}, {10 * time.Second, false, []string{b}}},
-		},
-		{
-			"span not held: released when the window ends",
-			[]translate.ErrorEvent{log},
-			func(time.Duration, [8]byte) bool { return false },
-			[]due{{4 * time.Second, false, nil}, {5 * time.Second, false, []string{b}}},
-		},
-		{
-			"no assembly (SpanHeld nil): released when the window ends",
-			[]translate.ErrorEvent{log},
-			nil,
-			[]due{{5 * time.Second, false, []string{b}}},
-		},
-		{
-			"a span-derived event never waits for its span",
-			[]translate.ErrorEvent{spanEv},
-			always,
-			[]due{{5 * time.Second, false, []string{a}}},
-		},
-		{
-			"shutdown waits for no held span",
-			[]translate.ErrorEvent{log},
-			always,
-			[]due{{5 * time.Second, false, nil}, {6 * time.Second, true, []string{b}}},
-		},
-		{
-			"a waiting event does not hold back one behind it",
-			[]translate.ErrorEvent{log, otherLog},
-			func(_ time.Duration, span [8]byte) bool { return span == log.SpanID },
-			[]due{{5 * time.Second, false, []string{c}}, {15 * time.Second, false, []string{b}}},
-		},
+	p := &project{}
+	for i := range tt.offer {
+		ev := tt.offer[i]
+		_, what := d.Offer(p, &ev, t0)
+		require.Equal(t, Held, what)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d := New[*project](5 * time.Second)
-			d.HoldMore = 10 * time.Second
-			var at time.Duration
-			if tt.held != nil {
-				d.SpanHeld = func(trace [16]byte, span [8]byte) bool {
-					assert.Equal(t, log.TraceIDBytes, trace)
-					return tt.held(at, span)
-				}
-			}
-			p := &project{}
-			for i := range tt.offer {
-				ev := tt.offer[i]
-				_, what := d.Offer(p, &ev, t0)
-				require.Equal(t, Held, what)
-			}
-			for _, s := range tt.dues {
-				at = s.at
-				var got []string
-				for _, r := range d.Due(t0.Add(s.at), s.final) {
-					got = append(got, r.Ev.EventID)
-				}
-				assert.Equal(t, s.want, got, "at %v (final %v)", s.at, s.final)
-			}
-			assert.Empty(t, d.held, "everything released")
-		})
+	for _, s := range tt.dues {
+		at = s.at
+		var got []string
+		for _, r := range d.Due(t0.Add(s.at), s.final) {
+			got = append(got, r.Ev.EventID)
+		}
+		assert.Equal(t, s.want, got, "at %v (final %v)", s.at, s.final)
 	}
+	assert.Empty(t, d.held, "everything released")
 }

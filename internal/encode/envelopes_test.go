@@ -107,104 +107,120 @@ func TestTransaction(t *testing.T) {
 }
 
 func TestError(t *testing.T) {
-	tests := []struct {
-		name        string
-		known       bool // the index knows the head segment and its spans
-		ref         translate.ErrorRef
-		wantTx      string // DSC transaction
-		wantPayload map[string]any
-		samePayload bool
-	}{
-		{
-			name: "span event with its transaction", known: true,
-			ref:    translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: childSpanID, Linked: true, Transaction: "GET /head"},
-			wantTx: "GET /head", samePayload: true,
-		},
-		{
-			name: "span event without transaction gets its segment's name only", known: true,
-			ref:         translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: childSpanID, Linked: true},
-			wantTx:      "GET /head",
-			wantPayload: map[string]any{"transaction": "GET /head", "request": nil, "response": nil},
-		},
-		{
-			name: "unknown trace, no transaction", ref: translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: childSpanID, Linked: true},
-			wantTx: "", samePayload: true,
-		},
-		{
-			name: "log record in a known segment gets its name, request and status", known: true,
-			ref:    translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: childSpanID, Linked: true, FromLog: true},
-			wantTx: "GET /head",
-			wantPayload: map[string]any{
-				"transaction": "GET /head",
-				"request":     map[string]any{"method": "GET", "url": "http://x/head"},
-				"response":    map[string]any{"status_code": json.Number("503")},
-			},
-		},
-		{
-			name: "log record with its own transaction keeps it, gets the request", known: true,
-			ref:    translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: childSpanID, Linked: true, FromLog: true, Transaction: "mine"},
-			wantTx: "GET /head", // the DSC is the head's once it is known
-			wantPayload: map[string]any{
-				"request":  map[string]any{"method": "GET", "url": "http://x/head"},
-				"response": map[string]any{"status_code": json.Number("503")},
-			},
-		},
-		{
-			name: "unlinked: no segment look-up", known: true,
-			ref:    translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: childSpanID, FromLog: true},
-			wantTx: "GET /head", samePayload: true,
-		},
-		{
-			name: "span not in the segment: payload unchanged", known: true,
-			ref:    translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: [8]byte{9, 9, 9, 9, 9, 9, 9, 9}, Linked: true, FromLog: true},
-			wantTx: "GET /head", samePayload: true,
-		},
+	for _, tt := range errorCases {
+		t.Run(tt.name, func(t *testing.T) { runErrorCase(t, tt) })
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t)
-			if tt.known {
-				f.index.Add([]translate.Segment{headSegment()}, nil)
-			}
-			payload := errPayload(testEventID)
-			ev := &translate.ErrorEvent{EventID: testEventID, TraceID: testTraceID, Environment: "prod", Release: "r1", Payload: payload, ErrorRef: tt.ref}
-			o := f.enc.Error(ev)
+}
 
-			assert.Equal(t, gate.GateError, o.Gate)
-			assert.Equal(t, account.Counts{account.CatError: 1}, o.Counts)
-			assert.False(t, o.Splittable())
-			p := writeAndParse(t, &o.Env)
-			assert.Equal(t, testEventID, p.Header.EventID)
-			assertSDK(t, p.Header)
-			require.Len(t, p.Items, 1)
-			assert.Equal(t, envelope.ItemTypeEvent, p.Items[0].Type)
-			require.NotNil(t, p.Header.Trace)
-			assert.Equal(t, testTraceID, p.Header.Trace.TraceID)
-			assert.Equal(t, testPublicKey, p.Header.Trace.PublicKey)
-			assert.Equal(t, "prod", p.Header.Trace.Environment)
-			assert.Equal(t, "r1", p.Header.Trace.Release)
-			assert.Equal(t, tt.wantTx, p.Header.Trace.Transaction)
-			if tt.samePayload {
-				assert.Equal(t, string(payload), string(p.Items[0].Payload))
-				return
-			}
-			dec := json.NewDecoder(bytes.NewReader(p.Items[0].Payload))
-			dec.UseNumber()
-			var got map[string]any
-			require.NoError(t, dec.Decode(&got))
-			for k, want := range tt.wantPayload {
-				if k == "response" {
-					contexts, _ := got["contexts"].(map[string]any)
-					assert.Equal(t, want, contexts["response"])
-					continue
-				}
-				assert.Equal(t, want, got[k], k)
-			}
-			if tt.ref.Transaction != "" {
-				_, has := got["transaction"]
-				assert.False(t, has, "an event with its own transaction in the ref gets none added")
-			}
-		})
+type errorCase struct {
+	name        string
+	known       bool // the index knows the head segment and its spans
+	ref         translate.ErrorRef
+	wantTx      string // DSC transaction
+	wantPayload map[string]any
+	samePayload bool
+}
+
+var errorCases = []errorCase{
+	{
+		name: "span event with its transaction", known: true,
+		ref:    translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: childSpanID, Linked: true, Transaction: "GET /head"},
+		wantTx: "GET /head", samePayload: true,
+	},
+	{
+		name: "span event without transaction gets its segment's name only", known: true,
+		ref:         translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: childSpanID, Linked: true},
+		wantTx:      "GET /head",
+		wantPayload: map[string]any{"transaction": "GET /head", "request": nil, "response": nil},
+	},
+	{
+		name: "unknown trace, no transaction", ref: translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: childSpanID, Linked: true},
+		wantTx: "", samePayload: true,
+	},
+	{
+		name: "log record in a known segment gets its name, request and status", known: true,
+		ref:    translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: childSpanID, Linked: true, FromLog: true},
+		wantTx: "GET /head",
+		wantPayload: map[string]any{
+			"transaction": "GET /head",
+			"request":     map[string]any{"method": "GET", "url": "http://x/head"},
+			"response":    map[string]any{"status_code": json.Number("503")},
+		},
+	},
+	{
+		name: "log record with its own transaction keeps it, gets the request", known: true,
+		ref:    translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: childSpanID, Linked: true, FromLog: true, Transaction: "mine"},
+		wantTx: "GET /head", // the DSC is the head's once it is known
+		wantPayload: map[string]any{
+			"request":  map[string]any{"method": "GET", "url": "http://x/head"},
+			"response": map[string]any{"status_code": json.Number("503")},
+		},
+	},
+	{
+		name: "unlinked: no segment look-up", known: true,
+		ref:    translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: childSpanID, FromLog: true},
+		wantTx: "GET /head", samePayload: true,
+	},
+	{
+		name: "span not in the segment: payload unchanged", known: true,
+		ref:    translate.ErrorRef{TraceIDBytes: testTraceBytes, SpanID: [8]byte{9, 9, 9, 9, 9, 9, 9, 9}, Linked: true, FromLog: true},
+		wantTx: "GET /head", samePayload: true,
+	},
+}
+
+// runErrorCase encodes an error event with tt's ref and checks its
+// envelope: one event item, its header and DSC, and its payload.
+func runErrorCase(t *testing.T, tt errorCase) {
+	t.Helper()
+	f := newFixture(t)
+	if tt.known {
+		f.index.Add([]translate.Segment{headSegment()}, nil)
+	}
+	payload := errPayload(testEventID)
+	ev := &translate.ErrorEvent{EventID: testEventID, TraceID: testTraceID, Environment: "prod", Release: "r1", Payload: payload, ErrorRef: tt.ref}
+	o := f.enc.Error(ev)
+
+	assert.Equal(t, gate.GateError, o.Gate)
+	assert.Equal(t, account.Counts{account.CatError: 1}, o.Counts)
+	assert.False(t, o.Splittable())
+	p := writeAndParse(t, &o.Env)
+	assert.Equal(t, testEventID, p.Header.EventID)
+	assertSDK(t, p.Header)
+	require.Len(t, p.Items, 1)
+	assert.Equal(t, envelope.ItemTypeEvent, p.Items[0].Type)
+	require.NotNil(t, p.Header.Trace)
+	assert.Equal(t, testTraceID, p.Header.Trace.TraceID)
+	assert.Equal(t, testPublicKey, p.Header.Trace.PublicKey)
+	assert.Equal(t, "prod", p.Header.Trace.Environment)
+	assert.Equal(t, "r1", p.Header.Trace.Release)
+	assert.Equal(t, tt.wantTx, p.Header.Trace.Transaction)
+	if tt.samePayload {
+		assert.Equal(t, string(payload), string(p.Items[0].Payload))
+		return
+	}
+	checkErrorPayload(t, tt, p.Items[0].Payload)
+}
+
+// checkErrorPayload holds the event payload to tt's wantPayload members
+// (response under contexts), and adds no transaction to an event whose ref
+// has its own.
+func checkErrorPayload(t *testing.T, tt errorCase, payload []byte) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	var got map[string]any
+	require.NoError(t, dec.Decode(&got))
+	for k, want := range tt.wantPayload {
+		if k == "response" {
+			contexts, _ := got["contexts"].(map[string]any)
+			assert.Equal(t, want, contexts["response"])
+			continue
+		}
+		assert.Equal(t, want, got[k], k)
+	}
+	if tt.ref.Transaction != "" {
+		_, has := got["transaction"]
+		assert.False(t, has, "an event with its own transaction in the ref gets none added")
 	}
 }
 
@@ -367,14 +383,24 @@ func TestAppendLogsOversized(t *testing.T) {
 // Each envelope of a trace's spans carries its DSC; a group that fits one
 // container goes out as the translator framed it.
 func TestAppendSpans(t *testing.T) {
-	tests := []struct {
-		name      string
-		items     [][]byte
-		framed    bool // Container set, as the translator does
-		head      bool // the index knows the trace's head
-		wantSizes []int
-		asIs      bool // the one envelope's payload is g.Container itself
-	}{
+	for _, tt := range appendSpansCases() {
+		t.Run(tt.name, func(t *testing.T) { runAppendSpansCase(t, tt) })
+	}
+}
+
+type appendSpansCase struct {
+	name      string
+	items     [][]byte
+	framed    bool // Container set, as the translator does
+	head      bool // the index knows the trace's head
+	wantSizes []int
+	asIs      bool // the one envelope's payload is g.Container itself
+}
+
+// appendSpansCases are built when the test runs, not at package init: the
+// last case's spans alone are 6 MiB.
+func appendSpansCases() []appendSpansCase {
+	return []appendSpansCase{
 		{name: "empty", items: nil},
 		{name: "one, framed", items: spanItems(1, 0), framed: true, wantSizes: []int{1}, asIs: true},
 		{name: "1000, framed", items: spanItems(1000, 0), framed: true, wantSizes: []int{1000}, asIs: true},
@@ -384,57 +410,67 @@ func TestAppendSpans(t *testing.T) {
 		// 1 MiB spans: five of them with commas and the head are over 5 MiB
 		{name: "over 5 MiB framed: chunked by bytes", items: spanItems(6, 1<<20), framed: true, wantSizes: []int{4, 2}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t)
-			wantDSC := envelope.TraceContext{TraceID: testTraceID, PublicKey: testPublicKey, Environment: "staging", Release: "r2", Transaction: "first segment"}
-			if tt.head {
-				f.index.Add([]translate.Segment{headSegment()}, nil)
-				wantDSC.Transaction, wantDSC.Sampled, wantDSC.SampleRate, wantDSC.SampleRand = "GET /head", "true", "0.25", "0.125"
-			}
-			g := &translate.SpanGroup{TraceID: testTraceID, Environment: "staging", Release: "r2", Segment: "first segment", Items: tt.items}
-			if tt.framed {
-				g.Container = envelope.SpanContainer(tt.items)
-			}
-			arenas := &Arenas{}
-			a := arenas.Get()
-			defer arenas.Put(a)
-			out := f.enc.AppendSpans(t.Context(), nil, g, a)
+}
 
-			require.Len(t, out, len(tt.wantSizes))
-			var got []json.RawMessage
-			for i := range out {
-				o := &out[i]
-				assert.Equal(t, gate.GateSpan, o.Gate)
-				assert.Equal(t, account.Counts{account.CatSpan: int64(tt.wantSizes[i])}, o.Counts)
-				assert.Equal(t, tt.wantSizes[i] > 1, o.Splittable())
-				p := writeAndParse(t, &o.Env)
-				assertSDK(t, p.Header)
-				assert.Empty(t, p.Header.EventID)
-				require.NotNil(t, p.Header.Trace, "envelope %d has no DSC", i)
-				assert.Equal(t, wantDSC, *p.Header.Trace)
-				require.Len(t, p.Items, 1)
-				it := p.Items[0]
-				assert.Equal(t, envelope.ItemTypeSpan, it.Type)
-				assert.Equal(t, envelope.ContentTypeSpanContainer, it.ContentType)
-				assert.Equal(t, tt.wantSizes[i], it.ItemCount)
-				assert.LessOrEqual(t, len(it.Payload), maxSpanContainerBytes)
-				inner := containerItems(t, it.Payload)
-				assert.Len(t, inner, it.ItemCount)
-				got = append(got, inner...)
-			}
-			require.Len(t, got, len(tt.items))
-			for i := range tt.items {
-				assert.Equal(t, string(tt.items[i]), string(got[i]), "span %d, in order", i)
-			}
-			if tt.asIs {
-				payload := out[0].Env.Items[0].Payload
-				assert.Same(t, unsafe.SliceData(g.Container), unsafe.SliceData(payload), "the framed container is sent without a copy")
-				assert.Len(t, payload, len(g.Container))
-			}
-			assert.Empty(t, f.dropped(t))
-		})
+// runAppendSpansCase encodes tt's span group and checks each envelope, that
+// together they carry its spans in order, and that a framed group that fits
+// is sent as the translator framed it.
+func runAppendSpansCase(t *testing.T, tt appendSpansCase) {
+	t.Helper()
+	f := newFixture(t)
+	wantDSC := envelope.TraceContext{TraceID: testTraceID, PublicKey: testPublicKey, Environment: "staging", Release: "r2", Transaction: "first segment"}
+	if tt.head {
+		f.index.Add([]translate.Segment{headSegment()}, nil)
+		wantDSC.Transaction, wantDSC.Sampled, wantDSC.SampleRate, wantDSC.SampleRand = "GET /head", "true", "0.25", "0.125"
 	}
+	g := &translate.SpanGroup{TraceID: testTraceID, Environment: "staging", Release: "r2", Segment: "first segment", Items: tt.items}
+	if tt.framed {
+		g.Container = envelope.SpanContainer(tt.items)
+	}
+	arenas := &Arenas{}
+	a := arenas.Get()
+	defer arenas.Put(a)
+	out := f.enc.AppendSpans(t.Context(), nil, g, a)
+
+	require.Len(t, out, len(tt.wantSizes))
+	var got []json.RawMessage
+	for i := range out {
+		got = append(got, checkSpanEnvelope(t, i, &out[i], tt.wantSizes[i], wantDSC)...)
+	}
+	require.Len(t, got, len(tt.items))
+	for i := range tt.items {
+		assert.Equal(t, string(tt.items[i]), string(got[i]), "span %d, in order", i)
+	}
+	if tt.asIs {
+		payload := out[0].Env.Items[0].Payload
+		assert.Same(t, unsafe.SliceData(g.Container), unsafe.SliceData(payload), "the framed container is sent without a copy")
+		assert.Len(t, payload, len(g.Container))
+	}
+	assert.Empty(t, f.dropped(t))
+}
+
+// checkSpanEnvelope checks span envelope i, o, of wantSize spans with the
+// DSC wantDSC: its gate, counts, header and one span container, and
+// returns the container's spans.
+func checkSpanEnvelope(t *testing.T, i int, o *Outgoing, wantSize int, wantDSC envelope.TraceContext) []json.RawMessage {
+	t.Helper()
+	assert.Equal(t, gate.GateSpan, o.Gate)
+	assert.Equal(t, account.Counts{account.CatSpan: int64(wantSize)}, o.Counts)
+	assert.Equal(t, wantSize > 1, o.Splittable())
+	p := writeAndParse(t, &o.Env)
+	assertSDK(t, p.Header)
+	assert.Empty(t, p.Header.EventID)
+	require.NotNil(t, p.Header.Trace, "envelope %d has no DSC", i)
+	assert.Equal(t, wantDSC, *p.Header.Trace)
+	require.Len(t, p.Items, 1)
+	it := p.Items[0]
+	assert.Equal(t, envelope.ItemTypeSpan, it.Type)
+	assert.Equal(t, envelope.ContentTypeSpanContainer, it.ContentType)
+	assert.Equal(t, wantSize, it.ItemCount)
+	assert.LessOrEqual(t, len(it.Payload), maxSpanContainerBytes)
+	inner := containerItems(t, it.Payload)
+	assert.Len(t, inner, it.ItemCount)
+	return inner
 }
 
 func TestAppendSpansOversized(t *testing.T) {
@@ -480,45 +516,57 @@ func TestHalves(t *testing.T) {
 		{"two logs", twoLogs[0]},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o := tt.o
-			require.True(t, o.Splittable())
-			orig := writeAndParse(t, &o.Env)
-			origItems := containerItems(t, orig.Items[0].Payload)
-			halves := o.Halves()
-			var sum account.Counts
-			var got []json.RawMessage
-			for i := range halves {
-				h := &halves[i]
-				assert.False(t, h.Splittable(), "half %d splits again", i)
-				assert.Equal(t, o.Gate, h.Gate)
-				p := writeAndParse(t, &h.Env)
-				require.Len(t, p.Items, 1)
-				assert.Equal(t, orig.Items[0].Type, p.Items[0].Type)
-				assert.Equal(t, orig.Items[0].ContentType, p.Items[0].ContentType)
-				if orig.Header.Trace == nil {
-					assert.Nil(t, p.Header.Trace)
-				} else {
-					require.NotNil(t, p.Header.Trace)
-					assert.Equal(t, *orig.Header.Trace, *p.Header.Trace)
-				}
-				inner := containerItems(t, p.Items[0].Payload)
-				assert.Len(t, inner, p.Items[0].ItemCount)
-				assert.NotEmpty(t, inner)
-				got = append(got, inner...)
-				for c := range sum {
-					sum[c] += h.Counts[c]
-				}
-			}
-			assert.Equal(t, o.Counts, sum, "the halves' counts add up to the original's")
-			require.Len(t, got, len(origItems))
-			for i := range got {
-				assert.Equal(t, string(origItems[i]), string(got[i]))
-			}
-			assert.Equal(t, len(origItems)/2, halves[0].Env.Items[0].ItemCount)
-			assert.Equal(t, len(origItems)-len(origItems)/2, halves[1].Env.Items[0].ItemCount)
-		})
+		t.Run(tt.name, func(t *testing.T) { checkHalves(t, tt.o) })
 	}
+}
+
+// checkHalves splits o and checks that the halves carry exactly its items,
+// in order and split in the middle, and its counts, and that each half
+// keeps its gate, item type and DSC and cannot split again.
+func checkHalves(t *testing.T, o Outgoing) {
+	t.Helper()
+	require.True(t, o.Splittable())
+	orig := writeAndParse(t, &o.Env)
+	origItems := containerItems(t, orig.Items[0].Payload)
+	halves := o.Halves()
+	var sum account.Counts
+	var got []json.RawMessage
+	for i := range halves {
+		h := &halves[i]
+		got = append(got, checkHalf(t, i, orig, &o, h)...)
+		for c := range sum {
+			sum[c] += h.Counts[c]
+		}
+	}
+	assert.Equal(t, o.Counts, sum, "the halves' counts add up to the original's")
+	require.Len(t, got, len(origItems))
+	for i := range got {
+		assert.Equal(t, string(origItems[i]), string(got[i]))
+	}
+	assert.Equal(t, len(origItems)/2, halves[0].Env.Items[0].ItemCount)
+	assert.Equal(t, len(origItems)-len(origItems)/2, halves[1].Env.Items[0].ItemCount)
+}
+
+// checkHalf checks half i, h, of o (which parses as orig) and returns the
+// items of its container.
+func checkHalf(t *testing.T, i int, orig *envelope.Envelope, o, h *Outgoing) []json.RawMessage {
+	t.Helper()
+	assert.False(t, h.Splittable(), "half %d splits again", i)
+	assert.Equal(t, o.Gate, h.Gate)
+	p := writeAndParse(t, &h.Env)
+	require.Len(t, p.Items, 1)
+	assert.Equal(t, orig.Items[0].Type, p.Items[0].Type)
+	assert.Equal(t, orig.Items[0].ContentType, p.Items[0].ContentType)
+	if orig.Header.Trace == nil {
+		assert.Nil(t, p.Header.Trace)
+	} else {
+		require.NotNil(t, p.Header.Trace)
+		assert.Equal(t, *orig.Header.Trace, *p.Header.Trace)
+	}
+	inner := containerItems(t, p.Items[0].Payload)
+	assert.Len(t, inner, p.Items[0].ItemCount)
+	assert.NotEmpty(t, inner)
+	return inner
 }
 
 func TestNotSplittable(t *testing.T) {

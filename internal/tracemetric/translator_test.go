@@ -112,92 +112,7 @@ const (
 // TestEveryMetricType: what each OTLP metric type becomes, for a stream
 // seen for the first time (started after the exporter) and then again.
 func TestEveryMetricType(t *testing.T) {
-	newStart := started + sec // began after the exporter: its first point is all new
-	tests := []struct {
-		name       string
-		add        func(ms pmetric.MetricSlice, ts uint64, v int64)
-		first, nxt []brief
-	}{
-		{
-			"gauge", func(ms pmetric.MetricSlice, ts uint64, v int64) { gauge(ms, "queue.depth", "{job}", ts, float64(v)) },
-			[]brief{{"gauge", "queue.depth", 10, ""}},
-			[]brief{{"gauge", "queue.depth", 25, ""}},
-		},
-		{
-			"monotonic delta sum", func(ms pmetric.MetricSlice, ts uint64, v int64) { sum(ms, "requests", true, delta, ts-sec, ts, v) },
-			[]brief{{"counter", "requests", 10, ""}},
-			[]brief{{"counter", "requests", 25, ""}},
-		},
-		{
-			"monotonic cumulative sum", func(ms pmetric.MetricSlice, ts uint64, v int64) {
-				sum(ms, "requests", true, cumulative, newStart, ts, v)
-			},
-			[]brief{{"counter", "requests", 10, ""}},
-			[]brief{{"counter", "requests", 15, ""}},
-		},
-		{
-			"non-monotonic cumulative sum", func(ms pmetric.MetricSlice, ts uint64, v int64) {
-				sum(ms, "pool.used", false, cumulative, newStart, ts, v)
-			},
-			[]brief{{"gauge", "pool.used", 10, ""}},
-			[]brief{{"gauge", "pool.used", 25, ""}},
-		},
-		{
-			"non-monotonic delta sum", func(ms pmetric.MetricSlice, ts uint64, v int64) { sum(ms, "pool.used", false, delta, ts-sec, ts, -v) },
-			[]brief{{"counter", "pool.used", -10, ""}},
-			[]brief{{"counter", "pool.used", -25, ""}},
-		},
-		{
-			"delta histogram", func(ms pmetric.MetricSlice, ts uint64, v int64) {
-				hist(ms, "http.duration", delta, ts-sec, ts, uint64(v), float64(v)*2)
-			},
-			[]brief{{"counter", "http.duration.count", 10, ""}, {"counter", "http.duration.sum", 20, "millisecond"}, {"gauge", "http.duration.min", 1.5, "millisecond"}, {"gauge", "http.duration.max", 40, "millisecond"}},
-			[]brief{{"counter", "http.duration.count", 25, ""}, {"counter", "http.duration.sum", 50, "millisecond"}, {"gauge", "http.duration.min", 1.5, "millisecond"}, {"gauge", "http.duration.max", 40, "millisecond"}},
-		},
-		{
-			"cumulative histogram", func(ms pmetric.MetricSlice, ts uint64, v int64) {
-				hist(ms, "http.duration", cumulative, newStart, ts, uint64(v), float64(v)*2)
-			},
-			[]brief{{"counter", "http.duration.count", 10, ""}, {"counter", "http.duration.sum", 20, "millisecond"}},
-			[]brief{{"counter", "http.duration.count", 15, ""}, {"counter", "http.duration.sum", 30, "millisecond"}},
-		},
-		{
-			"cumulative exponential histogram", func(ms pmetric.MetricSlice, ts uint64, v int64) {
-				m := ms.AppendEmpty()
-				m.SetName("rpc.duration")
-				m.SetUnit("s")
-				h := m.SetEmptyExponentialHistogram()
-				h.SetAggregationTemporality(cumulative)
-				dp := h.DataPoints().AppendEmpty()
-				dp.SetStartTimestamp(pcommon.Timestamp(newStart))
-				dp.SetTimestamp(pcommon.Timestamp(ts))
-				dp.SetCount(uint64(v))
-				dp.SetSum(float64(v) / 4)
-				dp.SetScale(3)
-				dp.Positive().BucketCounts().FromRaw([]uint64{uint64(v)})
-			},
-			[]brief{{"counter", "rpc.duration.count", 10, ""}, {"counter", "rpc.duration.sum", 2.5, "second"}},
-			[]brief{{"counter", "rpc.duration.count", 15, ""}, {"counter", "rpc.duration.sum", 3.75, "second"}},
-		},
-		{
-			"summary", func(ms pmetric.MetricSlice, ts uint64, v int64) {
-				m := ms.AppendEmpty()
-				m.SetName("gc.pause")
-				m.SetUnit("ns")
-				dp := m.SetEmptySummary().DataPoints().AppendEmpty()
-				dp.SetStartTimestamp(pcommon.Timestamp(newStart))
-				dp.SetTimestamp(pcommon.Timestamp(ts))
-				dp.SetCount(uint64(v))
-				dp.SetSum(float64(v) * 100)
-				q := dp.QuantileValues().AppendEmpty()
-				q.SetQuantile(0.99)
-				q.SetValue(float64(v) * 7)
-			},
-			[]brief{{"counter", "gc.pause.count", 10, ""}, {"counter", "gc.pause.sum", 1000, "nanosecond"}, {"gauge", "gc.pause.quantile", 70, "nanosecond"}},
-			[]brief{{"counter", "gc.pause.count", 15, ""}, {"counter", "gc.pause.sum", 1500, "nanosecond"}, {"gauge", "gc.pause.quantile", 175, "nanosecond"}},
-		},
-	}
-	for _, tt := range tests {
+	for _, tt := range metricTypeCases {
 		t.Run(tt.name, func(t *testing.T) {
 			tr, st := newTranslator(), NewStreams(1<<20, started)
 			first := tr.Metrics(batch(func(ms pmetric.MetricSlice) { tt.add(ms, t0, 10) }), st, t0, Want{Items: true})
@@ -207,6 +122,107 @@ func TestEveryMetricType(t *testing.T) {
 			assert.Zero(t, first.NoBaseline+first.Invalid+next.NoBaseline+next.Invalid)
 		})
 	}
+}
+
+// newStart is the start of a stream that began after the exporter: its
+// first point is all new.
+var newStart = started + sec
+
+// metricTypeCase adds one metric of a type, with value v at ts, and says
+// what its first point (v 10) and its next (v 25) become.
+type metricTypeCase struct {
+	name       string
+	add        func(ms pmetric.MetricSlice, ts uint64, v int64)
+	first, nxt []brief
+}
+
+var metricTypeCases = []metricTypeCase{
+	{
+		"gauge", func(ms pmetric.MetricSlice, ts uint64, v int64) { gauge(ms, "queue.depth", "{job}", ts, float64(v)) },
+		[]brief{{"gauge", "queue.depth", 10, ""}},
+		[]brief{{"gauge", "queue.depth", 25, ""}},
+	},
+	{
+		"monotonic delta sum", func(ms pmetric.MetricSlice, ts uint64, v int64) { sum(ms, "requests", true, delta, ts-sec, ts, v) },
+		[]brief{{"counter", "requests", 10, ""}},
+		[]brief{{"counter", "requests", 25, ""}},
+	},
+	{
+		"monotonic cumulative sum", func(ms pmetric.MetricSlice, ts uint64, v int64) {
+			sum(ms, "requests", true, cumulative, newStart, ts, v)
+		},
+		[]brief{{"counter", "requests", 10, ""}},
+		[]brief{{"counter", "requests", 15, ""}},
+	},
+	{
+		"non-monotonic cumulative sum", func(ms pmetric.MetricSlice, ts uint64, v int64) {
+			sum(ms, "pool.used", false, cumulative, newStart, ts, v)
+		},
+		[]brief{{"gauge", "pool.used", 10, ""}},
+		[]brief{{"gauge", "pool.used", 25, ""}},
+	},
+	{
+		"non-monotonic delta sum", func(ms pmetric.MetricSlice, ts uint64, v int64) { sum(ms, "pool.used", false, delta, ts-sec, ts, -v) },
+		[]brief{{"counter", "pool.used", -10, ""}},
+		[]brief{{"counter", "pool.used", -25, ""}},
+	},
+	{
+		"delta histogram", func(ms pmetric.MetricSlice, ts uint64, v int64) {
+			hist(ms, "http.duration", delta, ts-sec, ts, uint64(v), float64(v)*2)
+		},
+		[]brief{{"counter", "http.duration.count", 10, ""}, {"counter", "http.duration.sum", 20, "millisecond"}, {"gauge", "http.duration.min", 1.5, "millisecond"}, {"gauge", "http.duration.max", 40, "millisecond"}},
+		[]brief{{"counter", "http.duration.count", 25, ""}, {"counter", "http.duration.sum", 50, "millisecond"}, {"gauge", "http.duration.min", 1.5, "millisecond"}, {"gauge", "http.duration.max", 40, "millisecond"}},
+	},
+	{
+		"cumulative histogram", func(ms pmetric.MetricSlice, ts uint64, v int64) {
+			hist(ms, "http.duration", cumulative, newStart, ts, uint64(v), float64(v)*2)
+		},
+		[]brief{{"counter", "http.duration.count", 10, ""}, {"counter", "http.duration.sum", 20, "millisecond"}},
+		[]brief{{"counter", "http.duration.count", 15, ""}, {"counter", "http.duration.sum", 30, "millisecond"}},
+	},
+	{
+		"cumulative exponential histogram", cumulativeExpHistogram,
+		[]brief{{"counter", "rpc.duration.count", 10, ""}, {"counter", "rpc.duration.sum", 2.5, "second"}},
+		[]brief{{"counter", "rpc.duration.count", 15, ""}, {"counter", "rpc.duration.sum", 3.75, "second"}},
+	},
+	{
+		"summary", gcPauseSummary,
+		[]brief{{"counter", "gc.pause.count", 10, ""}, {"counter", "gc.pause.sum", 1000, "nanosecond"}, {"gauge", "gc.pause.quantile", 70, "nanosecond"}},
+		[]brief{{"counter", "gc.pause.count", 15, ""}, {"counter", "gc.pause.sum", 1500, "nanosecond"}, {"gauge", "gc.pause.quantile", 175, "nanosecond"}},
+	},
+}
+
+// cumulativeExpHistogram adds rpc.duration, a cumulative exponential
+// histogram in seconds of v points summing to v/4, started at newStart.
+func cumulativeExpHistogram(ms pmetric.MetricSlice, ts uint64, v int64) {
+	m := ms.AppendEmpty()
+	m.SetName("rpc.duration")
+	m.SetUnit("s")
+	h := m.SetEmptyExponentialHistogram()
+	h.SetAggregationTemporality(cumulative)
+	dp := h.DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(pcommon.Timestamp(newStart))
+	dp.SetTimestamp(pcommon.Timestamp(ts))
+	dp.SetCount(uint64(v))
+	dp.SetSum(float64(v) / 4)
+	dp.SetScale(3)
+	dp.Positive().BucketCounts().FromRaw([]uint64{uint64(v)})
+}
+
+// gcPauseSummary adds gc.pause, a summary in nanoseconds of v points
+// summing to v*100 with a 0.99 quantile of v*7, started at newStart.
+func gcPauseSummary(ms pmetric.MetricSlice, ts uint64, v int64) {
+	m := ms.AppendEmpty()
+	m.SetName("gc.pause")
+	m.SetUnit("ns")
+	dp := m.SetEmptySummary().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(pcommon.Timestamp(newStart))
+	dp.SetTimestamp(pcommon.Timestamp(ts))
+	dp.SetCount(uint64(v))
+	dp.SetSum(float64(v) * 100)
+	q := dp.QuantileValues().AppendEmpty()
+	q.SetQuantile(0.99)
+	q.SetValue(float64(v) * 7)
 }
 
 // TestItemFields: one item as sentry-go writes it: the fields, the trace of

@@ -1,0 +1,93 @@
+package assemblepdata
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otel-sentry/sentryexporter/internal/assemble"
+)
+
+// Owner is whom spans are held for (the exporter's project). It learns of
+// the bytes held for it and of its fragments; it is a map key of the
+// batches this package returns.
+type Owner interface {
+	comparable
+	// HoldAssembled is told that n more bytes of its spans are held (fewer
+	// when n is negative).
+	HoldAssembled(n int64)
+	// CountFragments is told that n of its spans go out without their local
+	// root, and why.
+	CountFragments(ctx context.Context, why assemble.Reason, n int64)
+}
+
+// Config is trace assembly's configuration (the exporter's `assembly`).
+type Config struct {
+	// Wait is how long a span waits for its local root; 0 turns assembly off.
+	Wait time.Duration
+	// MaxBytes bounds the estimated bytes of the spans held, over all owners.
+	MaxBytes int64
+}
+
+// rememberSentIDs is how many sent span ids per generation assembly
+// remembers, to send a late child at once: 2 × 100,000 × ~40 B ≈ 8 MiB.
+const rememberSentIDs = 100_000
+
+// Assembly is one assembler shared by every owner, so that a trace's spans
+// are held together whatever owner they go to, and Config.MaxBytes bounds
+// them all.
+type Assembly[P Owner] struct {
+	asm     *assemble.Assembler[heldSpan[P]]
+	scratch sync.Pool // *scratch
+	sizer   ptrace.ProtoMarshaler
+}
+
+// heldSpan is one span held in assembly: a copy of the span, its owner, and
+// the resource and scope it came with (shared by the spans of one batch's
+// scope).
+type heldSpan[P Owner] struct {
+	owner P
+	from  *heldScope
+	span  ptrace.Span
+	size  int64
+}
+
+// heldScope is a copy of a ResourceSpans' resource and one ScopeSpans' scope
+// (with their schema URLs), without spans.
+type heldScope struct{ rs ptrace.ResourceSpans }
+
+// New is the assembly of cfg; nil when cfg.Wait is 0 (assembly off).
+func New[P Owner](cfg Config) *Assembly[P] {
+	if cfg.Wait <= 0 {
+		return nil
+	}
+	return &Assembly[P]{asm: assemble.New[heldSpan[P]](assemble.Config{Wait: cfg.Wait, MaxBytes: cfg.MaxBytes, Remember: rememberSentIDs})}
+}
+
+// Expire returns, in a batch per owner, the held spans whose wait is over.
+func (a *Assembly[P]) Expire(ctx context.Context, now time.Time) map[P]ptrace.Traces {
+	return a.released(ctx, a.asm.Expire(now))
+}
+
+// Flush returns, in a batch per owner, every span held (shutdown); from then
+// on nothing is held.
+func (a *Assembly[P]) Flush(ctx context.Context) map[P]ptrace.Traces {
+	return a.released(ctx, a.asm.Flush())
+}
+
+// Held reports whether span (trace, id) is held.
+func (a *Assembly[P]) Held(traceID [16]byte, id [8]byte) bool {
+	return a.asm.Held(traceID, id)
+}
+
+// released puts groups that came out without a batch of theirs (expired,
+// shutdown) into a batch per owner.
+func (*Assembly[P]) released(ctx context.Context, rel []assemble.Released[heldSpan[P]]) map[P]ptrace.Traces {
+	if len(rel) == 0 {
+		return nil
+	}
+	var none P
+	return place(ctx, none, ptrace.Traces{}, rel)
+}
