@@ -77,7 +77,7 @@ sink:
 demo: otelcol sink
 	./scripts/demo.sh
 
-## gateway: four services through the built collector, routed to three projects (one over its error quota) and checked.
+## gateway: five services through the built collector, routed to four projects (one over its error quota, one hung; one service unroutable) and checked.
 gateway: otelcol sink
 	./scripts/gateway.sh
 

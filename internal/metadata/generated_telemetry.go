@@ -234,7 +234,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ExporterSentryMemoryHeldBytes, err = builder.meter.Int64ObservableGauge(
 		"otelcol_exporter_sentry_memory_held_bytes",
-		metric.WithDescription("Bytes the exporter holds against its one memory budget (memory::max_bytes) over all projects - envelopes queued, waiting to retry and in flight, spans held for assembly, error events held for dedupe. [Alpha]"),
+		metric.WithDescription("Bytes the exporter holds against its one memory budget (memory::max_bytes) over all projects - envelopes queued, waiting to retry and in flight, spans held for assembly, error events held for dedupe, cumulative metric streams' previous points. [Alpha]"),
 		metric.WithUnit("By"),
 	)
 	errs = errors.Join(errs, err)

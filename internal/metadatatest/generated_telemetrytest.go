@@ -114,7 +114,7 @@ func AssertEqualExporterSentryInFlightBytes(t *testing.T, tt *componenttest.Tele
 func AssertEqualExporterSentryMemoryHeldBytes(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_sentry_memory_held_bytes",
-		Description: "Bytes the exporter holds against its one memory budget (memory::max_bytes) over all projects - envelopes queued, waiting to retry and in flight, spans held for assembly, error events held for dedupe. [Alpha]",
+		Description: "Bytes the exporter holds against its one memory budget (memory::max_bytes) over all projects - envelopes queued, waiting to retry and in flight, spans held for assembly, error events held for dedupe, cumulative metric streams' previous points. [Alpha]",
 		Unit:        "By",
 		Data: metricdata.Gauge[int64]{
 			DataPoints: dps,
