@@ -163,7 +163,8 @@ type MemoryConfig struct {
 	// MaxBytes is the one memory budget for everything the exporter holds:
 	// envelopes queued, waiting to retry and in flight (every copy of a
 	// request's body, reserved before each attempt), spans held for trace
-	// assembly and error events held in the dedupe window. Each project may hold its share (max_bytes /
+	// assembly, error events held in the dedupe window and cumulative metric
+	// streams' previous points. Each project may hold its share (max_bytes /
 	// routing::max_projects) whatever the others hold, and more while there
 	// is room; when it is full, the oldest envelopes not in flight are
 	// dropped and counted (queue_overflow), first those of the projects
