@@ -145,22 +145,7 @@ func (w *jw) base64(p []byte, limit int) {
 
 // float writes a finite float as a JSON number that always reads back as a
 // double (1 is written 1.0). The caller handles NaN and ±Inf.
-func (w *jw) float(f float64) {
-	b, start := w.b, len(w.b)
-	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
-		b = strconv.AppendFloat(b, f, 'e', -1, 64)
-	} else {
-		b = strconv.AppendFloat(b, f, 'f', -1, 64)
-	}
-	for _, c := range b[start:] {
-		if c == '.' || c == 'e' {
-			w.b = b
-			return
-		}
-	}
-	b = append(b, '.', '0')
-	w.b = b
-}
+func (w *jw) float(f float64) { w.b = jsonstr.AppendFloat(w.b, f) }
 
 // nonFinite names NaN and ±Inf, which JSON cannot hold, as strings.
 func nonFinite(f float64) (string, bool) {
