@@ -80,7 +80,7 @@ func (r *run) appendItem(b []byte, rc *resCtx, p *point, it *metricItem) []byte 
 // appendHead writes a trace metric up to its attributes' opening brace.
 func appendHead(b []byte, p *point, it *metricItem) []byte {
 	b = append(b, `{"timestamp":`...)
-	b = appendTimestamp(b, p.time)
+	b = jsonstr.AppendTimestamp(b, p.time)
 	b = append(b, `,"trace_id":`...)
 	b = appendHex(b, p.traceID[:])
 	if !pcommon.SpanID(p.spanID).IsEmpty() {

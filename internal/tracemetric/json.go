@@ -13,25 +13,11 @@ import (
 // parts become "[depth limit]", as translate writes them.
 const maxDepth = 10
 
-const hexDigits = "0123456789abcdef"
-
+// appendHex writes id as a quoted lowercase hex string.
 func appendHex(b, id []byte) []byte {
 	b = append(b, '"')
-	for _, c := range id {
-		b = append(b, hexDigits[c>>4], hexDigits[c&15])
-	}
+	b = jsonstr.AppendHex(b, id)
 	return append(b, '"')
-}
-
-// appendTimestamp writes ns since the epoch as seconds with microseconds.
-func appendTimestamp(b []byte, ns uint64) []byte {
-	b = strconv.AppendUint(b, ns/1e9, 10)
-	us := ns % 1e9 / 1e3
-	b = append(b, '.')
-	for d := uint64(100000); d > 0; d /= 10 {
-		b = append(b, byte('0'+us/d%10))
-	}
-	return b
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
