@@ -2,7 +2,6 @@ package envelope
 
 import (
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"unicode/utf8"
 )
@@ -28,14 +27,7 @@ func (v *validator) clientReport(where string, obj map[string]any) {
 		v.failf(where, "discarded_events is missing")
 		return
 	}
-	events := v.arrayAt(where, obj, "discarded_events")
-	for i, raw := range events {
-		at := fmt.Sprintf("%s discarded_events[%d]", where, i)
-		d, ok := raw.(map[string]any)
-		if !ok {
-			v.failf(at, "is not an object")
-			continue
-		}
+	v.eachObject(where, "discarded_events", v.arrayAt(where, obj, "discarded_events"), func(at string, d map[string]any) {
 		if reason, has := v.requiredString(at, d, "reason"); has && utf8.RuneCountInString(reason) > maxReasonLen {
 			v.failf(at, "reason is longer than %d characters", maxReasonLen)
 		}
@@ -46,5 +38,5 @@ func (v *validator) clientReport(where string, obj map[string]any) {
 		} else if _, err := strconv.ParseUint(n.String(), 10, 64); err != nil {
 			v.failf(at, "quantity %s is not an unsigned 64-bit integer", n)
 		}
-	}
+	})
 }

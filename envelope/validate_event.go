@@ -1,7 +1,5 @@
 package envelope
 
-import "fmt"
-
 // event checks an event or transaction payload (develop docs event-payloads, Relay
 // relay-event-schema): the envelope event_id is present and the payload's equals it; a
 // timestamp; contexts.trace IDs; exceptions with a type or a value and mechanisms with a
@@ -55,13 +53,7 @@ func (v *validator) exceptions(where string, obj map[string]any) {
 		return
 	}
 	values := v.arrayAt(where+" exception", exc, "values")
-	for i, raw := range values {
-		at := fmt.Sprintf("%s exception.values[%d]", where, i)
-		ex, ok := raw.(map[string]any)
-		if !ok {
-			v.failf(at, "is not an object")
-			continue
-		}
+	v.eachObject(where, "exception.values", values, func(at string, ex map[string]any) {
 		ty, _ := ex["type"].(string)
 		val, _ := ex["value"].(string)
 		if ty == "" && val == "" {
@@ -72,19 +64,12 @@ func (v *validator) exceptions(where string, obj map[string]any) {
 				v.failf(at, "mechanism without type")
 			}
 		}
-	}
+	})
 }
 
 // transactionSpans checks a transaction's child spans.
 func (v *validator) transactionSpans(where string, obj map[string]any) {
-	spans := v.arrayAt(where, obj, "spans")
-	for i, raw := range spans {
-		at := fmt.Sprintf("%s spans[%d]", where, i)
-		span, ok := raw.(map[string]any)
-		if !ok {
-			v.failf(at, "is not an object")
-			continue
-		}
+	v.eachObject(where, "spans", v.arrayAt(where, obj, "spans"), func(at string, span map[string]any) {
 		v.id(at, span, "trace_id", 32, true)
 		v.id(at, span, "span_id", 16, true)
 		v.id(at, span, "parent_span_id", 16, false)
@@ -95,5 +80,5 @@ func (v *validator) transactionSpans(where string, obj map[string]any) {
 				v.failf(at, "tag %q is not a string", k)
 			}
 		}
-	}
+	})
 }

@@ -134,3 +134,35 @@ func (v *validator) arrayAt(where string, obj map[string]any, key string) []any 
 	}
 	return a
 }
+
+// eachObject calls check on each element of arr that is an object, at "where name[i]";
+// any other element is a problem.
+func (v *validator) eachObject(where, name string, arr []any, check func(at string, obj map[string]any)) {
+	for i, raw := range arr {
+		at := fmt.Sprintf("%s %s[%d]", where, name, i)
+		obj, ok := raw.(map[string]any)
+		if !ok {
+			v.failf(at, "is not an object")
+			continue
+		}
+		check(at, obj)
+	}
+}
+
+// traceSet collects the trace IDs of a container's items: a log or trace metric
+// container may mix traces only when the envelope has no `trace` header.
+type traceSet map[string]bool
+
+// add records a non-empty trace ID.
+func (s traceSet) add(id string) {
+	if id != "" {
+		s[id] = true
+	}
+}
+
+// check fails when the container mixes traces under a `trace` header; what names its items.
+func (s traceSet) check(v *validator, where, what string) {
+	if len(s) > 1 && v.env.Header.Trace != nil {
+		v.failf(where, "%s from %d traces in one container, but the envelope has a trace header", what, len(s))
+	}
+}

@@ -1,7 +1,5 @@
 package envelope
 
-import "fmt"
-
 // spans checks the spans of a span v2 container (develop docs span-protocol.mdx, Relay
 // processing/spans): trace_id, span_id, name, status, is_segment, start_timestamp not after
 // end_timestamp, typed attributes, link IDs. The envelope needs a valid DSC `trace` header
@@ -11,13 +9,7 @@ func (v *validator) spans(where string, items []any) {
 	if dsc == nil || v.env.Header.traceErr != nil {
 		v.failf(where, "span v2 needs a valid trace (DSC) envelope header")
 	}
-	for i, raw := range items {
-		at := fmt.Sprintf("%s items[%d]", where, i)
-		span, ok := raw.(map[string]any)
-		if !ok {
-			v.failf(at, "is not an object")
-			continue
-		}
+	v.eachObject(where, "items", items, func(at string, span map[string]any) {
 		traceID := v.id(at, span, "trace_id", 32, true)
 		if dsc != nil && traceID != "" && traceID != dsc.TraceID {
 			v.failf(at, "trace_id %s differs from the DSC trace_id %q", traceID, dsc.TraceID)
@@ -31,17 +23,10 @@ func (v *validator) spans(where string, items []any) {
 		}
 		v.timeRange(at, span, "start_timestamp", "end_timestamp")
 		v.attributes(at, span)
-		links := v.arrayAt(at, span, "links")
-		for j, rl := range links {
-			lat := fmt.Sprintf("%s links[%d]", at, j)
-			link, ok := rl.(map[string]any)
-			if !ok {
-				v.failf(lat, "is not an object")
-				continue
-			}
+		v.eachObject(at, "links", v.arrayAt(at, span, "links"), func(lat string, link map[string]any) {
 			v.id(lat, link, "trace_id", 32, true)
 			v.id(lat, link, "span_id", 16, true)
 			v.attributes(lat, link)
-		}
-	}
+		})
+	})
 }

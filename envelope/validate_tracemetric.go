@@ -1,9 +1,6 @@
 package envelope
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // metricTypes are the trace metric types Relay stores; any other is dropped as
 // invalid_trace_metric (relay-server/src/processing/trace_metrics/validate.rs).
@@ -34,18 +31,10 @@ const maxCustomUnit = 15
 // without the unit: both are problems here. As for logs, metrics of several traces may
 // share a container only when the envelope has no `trace` header.
 func (v *validator) traceMetrics(where string, payload []byte, items []any) {
-	traces := map[string]bool{}
-	for i, raw := range items {
-		at := fmt.Sprintf("%s items[%d]", where, i)
-		metric, ok := raw.(map[string]any)
-		if !ok {
-			v.failf(at, "is not an object")
-			continue
-		}
+	traces := traceSet{}
+	v.eachObject(where, "items", items, func(at string, metric map[string]any) {
 		v.timestamp(at, metric, "timestamp")
-		if id := v.id(at, metric, "trace_id", 32, true); id != "" {
-			traces[id] = true
-		}
+		traces.add(v.id(at, metric, "trace_id", 32, true))
 		v.id(at, metric, "span_id", 16, false)
 		v.requiredString(at, metric, "name")
 		if ty, ok := v.requiredString(at, metric, "type"); ok && !metricTypes[ty] {
@@ -60,13 +49,11 @@ func (v *validator) traceMetrics(where string, payload []byte, items []any) {
 		if n := relayMetricSize(metric); n > SentryTraceMetricSize {
 			v.failf(at, "Relay's size %d bytes, over sentry.io's max_trace_metric_size %d (dropped)", n, SentryTraceMetricSize)
 		}
-	}
+	})
 	if n := len(payload) / max(len(items), 1); n > SentryTraceMetricSize {
 		v.failf(where, "%d bytes per metric, over sentry.io's max_trace_metric_size %d (413)", n, SentryTraceMetricSize)
 	}
-	if len(traces) > 1 && v.env.Header.Trace != nil {
-		v.failf(where, "metrics from %d traces in one container, but the envelope has a trace header", len(traces))
-	}
+	traces.check(v, where, "metrics")
 }
 
 // metricValue checks that the metric's value is a finite number.

@@ -85,13 +85,7 @@ now_s() { date +%s.%N; }
 # wait_summary FILE PID LOG: wait (10 s at most) for a sink's first summary file, which it
 # writes just after its address file: on a loaded machine the first read could come first.
 wait_summary() {
-	local file=$1 pid=$2 logfile=$3 i
-	for ((i = 0; i < 100; i++)); do
-		[[ -s "$file" ]] && return 0
-		kill -0 "$pid" 2>/dev/null || die "the sink exited during startup: $(cat "$logfile")"
-		sleep 0.1
-	done
-	die "the sink wrote no summary file ($file)"
+	wait_file "$1" "$2" "$3" "the sink" "the sink wrote no summary file ($1)"
 }
 
 # write_config FILE HTTP_PORT METRICS_PORT EXPORTER SINK_PORT [PPROF_PORT] [CA_FILE]: the

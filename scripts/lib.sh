@@ -94,15 +94,21 @@ install_trap() {
 }
 
 # free_ports N: print N distinct free loopback ports, space separated.
-# wait_addr_file FILE PID LOG: wait (10 s at most) for a sink to write its address.
-wait_addr_file() {
-	local file=$1 pid=$2 logfile=$3 i
+# wait_file FILE PID LOG NAME FAILURE: wait (10 s at most) for process PID, called NAME,
+# to write FILE; dies with its LOG if it exits first, with FAILURE if the time runs out.
+wait_file() {
+	local file=$1 pid=$2 logfile=$3 name=$4 failure=$5 i
 	for ((i = 0; i < 100; i++)); do
 		[[ -s "$file" ]] && return 0
-		kill -0 "$pid" 2>/dev/null || die "sentrysink exited during startup: $(cat "$logfile")"
+		kill -0 "$pid" 2>/dev/null || die "$name exited during startup: $(cat "$logfile")"
 		sleep 0.1
 	done
-	die "sentrysink did not start"
+	die "$failure"
+}
+
+# wait_addr_file FILE PID LOG: wait (10 s at most) for a sink to write its address.
+wait_addr_file() {
+	wait_file "$1" "$2" "$3" sentrysink "sentrysink did not start"
 }
 
 free_ports() {

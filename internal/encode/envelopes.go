@@ -138,19 +138,26 @@ func (e *Encoder) AppendSpans(ctx context.Context, out []Outgoing, g *translate.
 	return out
 }
 
-func spanOutgoing(trace *envelope.TraceContext, items [][]byte, payload []byte) Outgoing {
+// containerOutgoing is the envelope of one container item of items, written
+// as payload; the caller adds its counts.
+func containerOutgoing(trace *envelope.TraceContext, itemType, contentType string, g gate.Gate, items [][]byte, payload []byte) Outgoing {
 	return Outgoing{
 		Env: envelope.Envelope{
 			Header: envelope.Header{SDK: sdkinfo.Envelope(), Trace: trace},
 			Items: []envelope.Item{{
-				Type: envelope.ItemTypeSpan, ContentType: envelope.ContentTypeSpanContainer,
+				Type: itemType, ContentType: contentType,
 				ItemCount: len(items), Payload: payload,
 			}},
 		},
-		Gate:   gate.GateSpan,
-		Counts: account.Counts{account.CatSpan: int64(len(items))},
-		items:  items,
+		Gate:  g,
+		items: items,
 	}
+}
+
+func spanOutgoing(trace *envelope.TraceContext, items [][]byte, payload []byte) Outgoing {
+	o := containerOutgoing(trace, envelope.ItemTypeSpan, envelope.ContentTypeSpanContainer, gate.GateSpan, items, payload)
+	o.Counts[account.CatSpan] = int64(len(items))
+	return o
 }
 
 // AppendLogs packs log items into containers of at most
@@ -172,17 +179,7 @@ func (e *Encoder) AppendLogs(ctx context.Context, out []Outgoing, logs [][]byte,
 }
 
 func logOutgoing(items [][]byte, payload []byte) Outgoing {
-	o := Outgoing{
-		Env: envelope.Envelope{
-			Header: envelope.Header{SDK: sdkinfo.Envelope()},
-			Items: []envelope.Item{{
-				Type: envelope.ItemTypeLog, ContentType: envelope.ContentTypeLogContainer,
-				ItemCount: len(items), Payload: payload,
-			}},
-		},
-		Gate:  gate.GateLogs,
-		items: items,
-	}
+	o := containerOutgoing(nil, envelope.ItemTypeLog, envelope.ContentTypeLogContainer, gate.GateLogs, items, payload)
 	o.Counts[account.CatLogItem] = int64(len(items))
 	for _, it := range items {
 		o.Counts[account.CatLogByte] += int64(len(it))

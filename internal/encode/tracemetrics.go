@@ -6,7 +6,6 @@ import (
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/gate"
-	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 )
 
 const (
@@ -57,16 +56,7 @@ func (e *Encoder) AppendTraceMetrics(ctx context.Context, out []Outgoing, metric
 }
 
 func traceMetricOutgoing(items [][]byte, payload []byte) Outgoing {
-	return Outgoing{
-		Env: envelope.Envelope{
-			Header: envelope.Header{SDK: sdkinfo.Envelope()},
-			Items: []envelope.Item{{
-				Type: envelope.ItemTypeTraceMetric, ContentType: envelope.ContentTypeTraceMetricContainer,
-				ItemCount: len(items), Payload: payload,
-			}},
-		},
-		Gate:   gate.GateTraceMetric,
-		Counts: account.Counts{account.CatTraceMetric: int64(len(items))},
-		items:  items,
-	}
+	o := containerOutgoing(nil, envelope.ItemTypeTraceMetric, envelope.ContentTypeTraceMetricContainer, gate.GateTraceMetric, items, payload)
+	o.Counts[account.CatTraceMetric] = int64(len(items))
+	return o
 }

@@ -1,9 +1,11 @@
 // Package jsonstr writes Go strings as JSON string content that Sentry can
 // store: valid JSON in valid UTF-8, whatever the input. It is shared by the
-// envelope writer (headers) and the translator (payloads), so both repair a
-// string the same way.
+// envelope writer (headers) and the translators (payloads), so all repair a
+// string the same way. Beside that repair it holds the translators' other
+// scalar writers, so each exists once: a float that reads back as a double,
+// a timestamp in seconds with microseconds, an ID's hex digits.
 //
-// Its one job is that repair. It must not fail or reject a string: what JSON
+// Its main job is that repair. It must not fail or reject a string: what JSON
 // or UTF-8 cannot hold is replaced, never dropped.
 package jsonstr
 

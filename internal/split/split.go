@@ -17,40 +17,43 @@ type Signal[B any] struct {
 	CopyTo   func(src B, i int, dst B)
 }
 
+// resources is what a pdata resource slice offers split: ptrace.ResourceSpansSlice,
+// plog.ResourceLogsSlice, pmetric.ResourceMetricsSlice.
+type resources[R any] interface {
+	Len() int
+	At(int) R
+	AppendEmpty() R
+}
+
+// resource is one element of such a slice, with its scopes and items.
+type resource[R any] interface {
+	Resource() pcommon.Resource
+	CopyTo(R)
+}
+
+// signal is the Signal of a batch whose resources list returns.
+func signal[B any, L resources[R], R resource[R]](list func(B) L, newBatch func() B) Signal[B] {
+	return Signal[B]{
+		Len:      func(b B) int { return list(b).Len() },
+		Resource: func(b B, i int) pcommon.Resource { return list(b).At(i).Resource() },
+		New:      newBatch,
+		CopyTo:   func(src B, i int, dst B) { list(src).At(i).CopyTo(list(dst).AppendEmpty()) },
+	}
+}
+
 // Traces is the Signal of ptrace.Traces.
 func Traces() Signal[ptrace.Traces] {
-	return Signal[ptrace.Traces]{
-		Len:      func(b ptrace.Traces) int { return b.ResourceSpans().Len() },
-		Resource: func(b ptrace.Traces, i int) pcommon.Resource { return b.ResourceSpans().At(i).Resource() },
-		New:      ptrace.NewTraces,
-		CopyTo: func(src ptrace.Traces, i int, dst ptrace.Traces) {
-			src.ResourceSpans().At(i).CopyTo(dst.ResourceSpans().AppendEmpty())
-		},
-	}
+	return signal(ptrace.Traces.ResourceSpans, ptrace.NewTraces)
 }
 
 // Logs is the Signal of plog.Logs.
 func Logs() Signal[plog.Logs] {
-	return Signal[plog.Logs]{
-		Len:      func(b plog.Logs) int { return b.ResourceLogs().Len() },
-		Resource: func(b plog.Logs, i int) pcommon.Resource { return b.ResourceLogs().At(i).Resource() },
-		New:      plog.NewLogs,
-		CopyTo: func(src plog.Logs, i int, dst plog.Logs) {
-			src.ResourceLogs().At(i).CopyTo(dst.ResourceLogs().AppendEmpty())
-		},
-	}
+	return signal(plog.Logs.ResourceLogs, plog.NewLogs)
 }
 
 // Metrics is the Signal of pmetric.Metrics.
 func Metrics() Signal[pmetric.Metrics] {
-	return Signal[pmetric.Metrics]{
-		Len:      func(b pmetric.Metrics) int { return b.ResourceMetrics().Len() },
-		Resource: func(b pmetric.Metrics, i int) pcommon.Resource { return b.ResourceMetrics().At(i).Resource() },
-		New:      pmetric.NewMetrics,
-		CopyTo: func(src pmetric.Metrics, i int, dst pmetric.Metrics) {
-			src.ResourceMetrics().At(i).CopyTo(dst.ResourceMetrics().AppendEmpty())
-		},
-	}
+	return signal(pmetric.Metrics.ResourceMetrics, pmetric.NewMetrics)
 }
 
 // Part is one target's share of a batch.

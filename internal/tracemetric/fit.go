@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/jsonstr"
 )
 
 // MaxItemBytes is what one trace metric may measure: sentry.io runs Relay
@@ -126,7 +127,7 @@ func (r *run) appendAttributesCut(b []byte, rc *resCtx, p *point, it *metricItem
 	if it.hasQuantile && !a.quantileKey {
 		b = appendMember(b, len(b) == start, "quantile")
 		b = append(b, `{"type":"double","value":`...)
-		b = appendFloat(b, it.quantile)
+		b = jsonstr.AppendFloat(b, it.quantile)
 		b = append(b, '}')
 	}
 	rest, restElems := r.t.appendShared(nil, rc, rc.res, p.has, c)

@@ -80,7 +80,7 @@ func (r *run) appendItem(b []byte, rc *resCtx, p *point, it *metricItem) []byte 
 // appendHead writes a trace metric up to its attributes' opening brace.
 func appendHead(b []byte, p *point, it *metricItem) []byte {
 	b = append(b, `{"timestamp":`...)
-	b = appendTimestamp(b, p.time)
+	b = jsonstr.AppendTimestamp(b, p.time)
 	b = append(b, `,"trace_id":`...)
 	b = appendHex(b, p.traceID[:])
 	if !pcommon.SpanID(p.spanID).IsEmpty() {
@@ -96,7 +96,7 @@ func appendHead(b []byte, p *point, it *metricItem) []byte {
 	if it.value.isInt {
 		b = strconv.AppendInt(b, it.value.i, 10)
 	} else {
-		b = appendFloat(b, it.value.f)
+		b = jsonstr.AppendFloat(b, it.value.f)
 	}
 	if it.unit != "" {
 		b = append(b, `,"unit":"`...)
@@ -123,7 +123,7 @@ func (r *run) appendAttributes(b []byte, rc *resCtx, p *point, it *metricItem) [
 	if it.hasQuantile && !p.quantileKey {
 		b = appendMember(b, first, "quantile")
 		b = append(b, `{"type":"double","value":`...)
-		b = appendFloat(b, it.quantile)
+		b = jsonstr.AppendFloat(b, it.quantile)
 		b = append(b, '}')
 		first = false
 	}

@@ -13,42 +13,11 @@ import (
 // parts become "[depth limit]", as translate writes them.
 const maxDepth = 10
 
-const hexDigits = "0123456789abcdef"
-
+// appendHex writes id as a quoted lowercase hex string.
 func appendHex(b, id []byte) []byte {
 	b = append(b, '"')
-	for _, c := range id {
-		b = append(b, hexDigits[c>>4], hexDigits[c&15])
-	}
+	b = jsonstr.AppendHex(b, id)
 	return append(b, '"')
-}
-
-// appendTimestamp writes ns since the epoch as seconds with microseconds.
-func appendTimestamp(b []byte, ns uint64) []byte {
-	b = strconv.AppendUint(b, ns/1e9, 10)
-	us := ns % 1e9 / 1e3
-	b = append(b, '.')
-	for d := uint64(100000); d > 0; d /= 10 {
-		b = append(b, byte('0'+us/d%10))
-	}
-	return b
-}
-
-// appendFloat writes a finite float as a JSON number that reads back as a
-// double (1 is written 1.0). The caller handles NaN and ±Inf.
-func appendFloat(b []byte, f float64) []byte {
-	start := len(b)
-	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
-		b = strconv.AppendFloat(b, f, 'e', -1, 64)
-	} else {
-		b = strconv.AppendFloat(b, f, 'f', -1, 64)
-	}
-	for _, c := range b[start:] {
-		if c == '.' || c == 'e' {
-			return b
-		}
-	}
-	return append(b, '.', '0')
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
@@ -84,7 +53,7 @@ func appendTypedCut(b []byte, v pcommon.Value, l cut) (_ []byte, elems int, _ bo
 	case pcommon.ValueTypeDouble:
 		if f := v.Double(); finite(f) {
 			b = append(b, `{"type":"double","value":`...)
-			b = appendFloat(b, f)
+			b = jsonstr.AppendFloat(b, f)
 			break
 		}
 		b = append(b, `{"type":"string","value":`...)
@@ -159,7 +128,7 @@ func appendPlain(b []byte, v pcommon.Value, d int) []byte {
 		return strconv.AppendInt(b, v.Int(), 10)
 	case pcommon.ValueTypeDouble:
 		if f := v.Double(); finite(f) {
-			return appendFloat(b, f)
+			return jsonstr.AppendFloat(b, f)
 		}
 		return jsonstr.Append(b, v.AsString())
 	case pcommon.ValueTypeBool:

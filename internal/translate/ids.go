@@ -1,5 +1,7 @@
 package translate
 
+import "github.com/otel-sentry/sentryexporter/internal/jsonstr"
+
 // Id repair: Relay rejects ids that are not exactly 32 (trace, event) or 16
 // (span) hex digits, and removes all-zero ones. Every id written here comes from
 // the input when it is non-zero, else from Options.NewID; a generated id that is
@@ -33,7 +35,7 @@ type span32 struct{ a, b int32 }
 
 func (s *state) arenaHex(id []byte) span32 {
 	a := len(s.arena)
-	s.arena = appendHex(s.arena, id)
+	s.arena = jsonstr.AppendHex(s.arena, id)
 	return span32{int32(a), int32(len(s.arena))}
 }
 

@@ -3,7 +3,6 @@ package translate
 import (
 	"encoding/base64"
 	"math"
-	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -145,22 +144,7 @@ func (w *jw) base64(p []byte, limit int) {
 
 // float writes a finite float as a JSON number that always reads back as a
 // double (1 is written 1.0). The caller handles NaN and ±Inf.
-func (w *jw) float(f float64) {
-	b, start := w.b, len(w.b)
-	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
-		b = strconv.AppendFloat(b, f, 'e', -1, 64)
-	} else {
-		b = strconv.AppendFloat(b, f, 'f', -1, 64)
-	}
-	for _, c := range b[start:] {
-		if c == '.' || c == 'e' {
-			w.b = b
-			return
-		}
-	}
-	b = append(b, '.', '0')
-	w.b = b
-}
+func (w *jw) float(f float64) { w.b = jsonstr.AppendFloat(w.b, f) }
 
 // nonFinite names NaN and ±Inf, which JSON cannot hold, as strings.
 func nonFinite(f float64) (string, bool) {
@@ -177,65 +161,13 @@ func nonFinite(f float64) (string, bool) {
 
 // ts writes nanoseconds since the epoch as seconds with exactly microsecond
 // precision, without going through a float.
-func (w *jw) ts(ns uint64) {
-	sec, us := ns/1e9, (ns%1e9)/1e3
-	if sec < 1e9 { // before 2001: rare
-		b := strconv.AppendUint(w.b, sec, 10)
-		var d [7]byte
-		d[0] = '.'
-		put6(&d, us)
-		b = append(b, d[:]...)
-		w.b = b
-		return
-	}
-	var d [17]byte // up to the year 2286: ten digits of seconds
-	hi, lo := sec/1e5%1e5, sec%1e5
-	d[0] = byte('0' + hi/1e4)
-	copy(d[1:3], digitPairs[hi%1e4/100*2:][:2])
-	copy(d[3:5], digitPairs[hi%100*2:][:2])
-	d[5] = byte('0' + lo/1e4)
-	copy(d[6:8], digitPairs[lo%1e4/100*2:][:2])
-	copy(d[8:10], digitPairs[lo%100*2:][:2])
-	d10 := (*[7]byte)(d[10:])
-	d10[0] = '.'
-	put6(d10, us)
-	b := w.b
-	if sec >= 1e10 {
-		b = strconv.AppendUint(b, sec/1e10, 10)
-	}
-	b = append(b, d[:]...)
-	w.b = b
-}
-
-// put6 writes us (< 1e6) as six digits after d[0].
-func put6(d *[7]byte, us uint64) {
-	copy(d[1:3], digitPairs[us/1e4*2:][:2])
-	copy(d[3:5], digitPairs[us/100%100*2:][:2])
-	copy(d[5:7], digitPairs[us%100*2:][:2])
-}
-
-// digitPairs holds "00" to "99".
-const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
-	"8081828384858687888990919293949596979899"
-
-const hexDigits = "0123456789abcdef"
+func (w *jw) ts(ns uint64) { w.b = jsonstr.AppendTimestamp(w.b, ns) }
 
 // hex writes id as a quoted lowercase hex string.
 func (w *jw) hex(id []byte) {
 	b := w.b
 	b = append(b, '"')
-	b = appendHex(b, id)
+	b = jsonstr.AppendHex(b, id)
 	b = append(b, '"')
 	w.b = b
-}
-
-func appendHex(b, id []byte) []byte {
-	n := len(b)
-	b = slices.Grow(b, 2*len(id))[:n+2*len(id)]
-	d := b[n:]
-	for i, c := range id {
-		d[2*i], d[2*i+1] = hexDigits[c>>4], hexDigits[c&0xf]
-	}
-	return b
 }

@@ -2,7 +2,6 @@ package translate
 
 import (
 	"encoding/json"
-	"math"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -40,12 +39,10 @@ func TestStrTruncation(t *testing.T) {
 }
 
 func TestFloatAndTimestamp(t *testing.T) {
-	for f, want := range map[float64]string{1: "1.0", 0.25: "0.25", 1e21: "1e+21", 5e-324: "5e-324", -3: "-3.0", 0: "0.0", math.MaxFloat64: "1.7976931348623157e+308"} {
-		var w jw
-		w.float(f)
-		assert.Equal(t, want, string(w.b))
-	}
 	var w jw
+	w.float(1)
+	assert.Equal(t, "1.0", string(w.b), "jsonstr.AppendFloat's table holds the cases")
+	w = jw{}
 	w.ts(1_742_921_669_158_209_999)
 	assert.Equal(t, "1742921669.158209", string(w.b))
 	w = jw{}
