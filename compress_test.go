@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -24,8 +25,10 @@ import (
 const fallbacksMetric = "otelcol_exporter_sentry_compression_fallbacks"
 
 // By default envelopes go out zstd-compressed, and a current Relay stores them.
-func TestZstdByDefault(t *testing.T) {
-	h := newHarness(t, nil)
+func TestZstdByDefault(t *testing.T) { synctest.Test(t, testZstdByDefault) }
+
+func testZstdByDefault(t *testing.T) {
+	h := newSyncHarness(t, nil)
 	h.consumeTraces(0, 3, true)
 	h.consumeLogs(10)
 	h.shutdown()
@@ -41,8 +44,10 @@ func TestZstdByDefault(t *testing.T) {
 // A Relay that predates zstd takes the body for identity and answers 400: each
 // such envelope is re-sent with gzip and stored once; the project switches to
 // gzip for good, counted once; nothing is lost or dropped.
-func TestOldRelayFallsBackToGzip(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
+func TestOldRelayFallsBackToGzip(t *testing.T) { synctest.Test(t, testOldRelayFallsBackToGzip) }
+
+func testOldRelayFallsBackToGzip(t *testing.T) {
+	h := newSyncHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
 	h.sentry.oldRelay = true
 	h.consumeTraces(0, 3, true)
 	refused := h.sentry.bodies("zstd")
@@ -66,8 +71,10 @@ func TestOldRelayFallsBackToGzip(t *testing.T) {
 
 // A 400 that gzip gets too was not about the encoding: the envelope is counted
 // once as send_error, and the project keeps zstd.
-func TestInvalidEnvelopeKeepsZstd(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
+func TestInvalidEnvelopeKeepsZstd(t *testing.T) { synctest.Test(t, testInvalidEnvelopeKeepsZstd) }
+
+func testInvalidEnvelopeKeepsZstd(t *testing.T) {
+	h := newSyncHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
 	h.sentry.setRespond(func(*envelope.Envelope) answer { return answer{status: http.StatusBadRequest} })
 	h.consumeTraces(0, 1, false)
 	h.consumeTraces(1, 1, false)
@@ -81,8 +88,10 @@ func TestInvalidEnvelopeKeepsZstd(t *testing.T) {
 
 // A gzip resend that Sentry did not take (a 5xx, no answer) says nothing
 // about zstd: the project keeps it and no fallback is counted.
-func TestFailedResendKeepsZstd(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false; c.RetryConfig.Enabled = false })
+func TestFailedResendKeepsZstd(t *testing.T) { synctest.Test(t, testFailedResendKeepsZstd) }
+
+func testFailedResendKeepsZstd(t *testing.T) {
+	h := newSyncHarness(t, func(c *Config) { c.ClientReports.Enabled = false; c.RetryConfig.Enabled = false })
 	var mu sync.Mutex
 	answers := []int{http.StatusBadRequest, http.StatusServiceUnavailable}
 	h.sentry.setRespond(func(*envelope.Envelope) answer {
@@ -106,7 +115,11 @@ func TestFailedResendKeepsZstd(t *testing.T) {
 
 // A 415 (an unknown encoding refused outright) falls back like a 400.
 func TestUnsupportedMediaTypeFallsBack(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
+	synctest.Test(t, testUnsupportedMediaTypeFallsBack)
+}
+
+func testUnsupportedMediaTypeFallsBack(t *testing.T) {
+	h := newSyncHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
 	h.sentry.setRespond(func(*envelope.Envelope) answer { return answer{status: http.StatusOK} })
 	var mu sync.Mutex
 	first := true
@@ -134,8 +147,8 @@ func TestConfiguredCompression(t *testing.T) {
 		compression configcompression.Type
 		encoding    string
 	}{{configcompression.TypeGzip, "gzip"}, {"", ""}} {
-		t.Run(string(tc.compression), func(t *testing.T) {
-			h := newHarness(t, func(c *Config) { c.ClientConfig.Compression = tc.compression })
+		t.Run(string(tc.compression), inBubble(func(t *testing.T) {
+			h := newSyncHarness(t, func(c *Config) { c.ClientConfig.Compression = tc.compression })
 			h.consumeTraces(0, 2, true)
 			h.consumeLogs(5)
 			h.shutdown()
@@ -143,7 +156,7 @@ func TestConfiguredCompression(t *testing.T) {
 			assert.Len(t, h.sentry.envelopes(), h.sentry.bodies(tc.encoding), "every body %q", tc.encoding)
 			assert.EqualValues(t, 6, h.sent("span"))
 			assert.EqualValues(t, 5, h.sent("log_item"))
-		})
+		}))
 	}
 }
 

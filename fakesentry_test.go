@@ -9,10 +9,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -124,6 +124,14 @@ func newMemSentryOn(t *testing.T, clock *fakeClock, net *memNet, host string) *f
 	return f
 }
 
+// now is f's clock: the fake clock it was given, or time (synctest's in a bubble).
+func (f *fakeSentry) now() time.Time {
+	if f.clock == nil {
+		return time.Now()
+	}
+	return f.clock.Now()
+}
+
 func (f *fakeSentry) dsn() string { return f.dsnFor("1") }
 
 // dsnFor is the DSN of one project of this fake Sentry.
@@ -160,7 +168,7 @@ func (f *fakeSentry) handle(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]string{"detail": err.Error()})
 		return
 	}
-	f.got = append(f.got, received{at: f.clock.Now(), project: r.PathValue("project"), env: env})
+	f.got = append(f.got, received{at: f.now(), project: r.PathValue("project"), env: env})
 	respond := f.respond
 	f.mu.Unlock()
 	a := answer{status: http.StatusOK}
@@ -351,9 +359,11 @@ type harness struct {
 
 // waitIdle waits until l holds nothing: every envelope it was offered is
 // settled (an envelope holds its bytes until its fate is recorded).
+// It sleeps between looks: in a synctest bubble, that lets virtual time run
+// on to the next retry once every other goroutine is blocked.
 func waitIdle(l *send.Lane) {
 	for l.Held() != 0 {
-		runtime.Gosched()
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -416,6 +426,12 @@ func (s settlingLogs) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	err := s.Logs.ConsumeLogs(ctx, ld)
 	s.exp.settle()
 	return err
+}
+
+// newSyncHarness is an exporter on real time, in the caller's synctest
+// bubble, against a fake Sentry on an in-memory network.
+func newSyncHarness(t *testing.T, configure func(*Config)) *harness {
+	return newHarnessWith(t, newMemSentry(t, nil), realClocks(), configure)
 }
 
 func newHarness(t *testing.T, configure func(*Config)) *harness {
@@ -553,4 +569,10 @@ func (h *harness) droppedAll(cat string) int64 {
 
 func (h *harness) sent(cat string) int64 {
 	return h.sum("otelcol_exporter_sentry_sent_items", map[string]string{"category": cat})
+}
+
+// inBubble runs a subtest in a synctest bubble of its own: t.Run cannot be
+// called inside one.
+func inBubble(f func(*testing.T)) func(*testing.T) {
+	return func(t *testing.T) { synctest.Test(t, f) }
 }
