@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -358,11 +359,20 @@ type harness struct {
 }
 
 // waitIdle waits until l holds nothing: every envelope it was offered is
-// settled (an envelope holds its bytes until its fate is recorded).
-// It sleeps between looks: in a synctest bubble, that lets virtual time run
-// on to the next retry once every other goroutine is blocked.
+// settled (an envelope holds its bytes until its fate is recorded). It is
+// for real time; in a synctest bubble, waitIdleInBubble.
 func waitIdle(l *send.Lane) {
 	for l.Held() != 0 {
+		runtime.Gosched()
+	}
+}
+
+// waitIdleInBubble is waitIdle in a synctest bubble: it waits until every
+// other goroutine of the bubble is blocked, and while l still holds an
+// envelope (one waiting for its retry) lets virtual time run on. Time moves
+// only for retries: a test's times stay exact.
+func waitIdleInBubble(l *send.Lane) {
+	for synctest.Wait(); l.Held() != 0; synctest.Wait() {
 		time.Sleep(time.Millisecond)
 	}
 }
@@ -371,6 +381,13 @@ func waitIdle(l *send.Lane) {
 func (e *sentryExporter) settle() {
 	for _, p := range e.allProjects() {
 		waitIdle(p.lane)
+	}
+}
+
+// settleInBubble is settle in a synctest bubble.
+func (e *sentryExporter) settleInBubble() {
+	for _, p := range e.allProjects() {
+		waitIdleInBubble(p.lane)
 	}
 }
 
@@ -397,34 +414,34 @@ func newTestFactory(clk clocks) (exporter.Factory, *sharedExporters) {
 // the call handed over is settled.
 type settlingTraces struct {
 	exporter.Traces
-	exp *sentryExporter
+	settle func()
 }
 
 func (s settlingTraces) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	err := s.Traces.ConsumeTraces(ctx, td)
-	s.exp.settle()
+	s.settle()
 	return err
 }
 
 type settlingMetrics struct {
 	exporter.Metrics
-	exp *sentryExporter
+	settle func()
 }
 
 func (s settlingMetrics) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
 	err := s.Metrics.ConsumeMetrics(ctx, md)
-	s.exp.settle()
+	s.settle()
 	return err
 }
 
 type settlingLogs struct {
 	exporter.Logs
-	exp *sentryExporter
+	settle func()
 }
 
 func (s settlingLogs) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	err := s.Logs.ConsumeLogs(ctx, ld)
-	s.exp.settle()
+	s.settle()
 	return err
 }
 
@@ -475,10 +492,14 @@ func newHarnessWith(t *testing.T, sentry *fakeSentry, clk clocks, configure func
 	require.NoError(t, err)
 	require.NoError(t, me.Start(t.Context(), host))
 	exp := shared.byConfig[cfg].exp
+	settle := exp.settle
+	if sentry.net != nil { // in memory: in a synctest bubble
+		settle = exp.settleInBubble
+	}
 	return &harness{
 		t: t, sentry: sentry, tel: tel, exp: exp,
-		traces: settlingTraces{Traces: te, exp: exp}, logs: settlingLogs{Logs: le, exp: exp},
-		metrics: settlingMetrics{Metrics: me, exp: exp},
+		traces: settlingTraces{Traces: te, settle: settle}, logs: settlingLogs{Logs: le, settle: settle},
+		metrics: settlingMetrics{Metrics: me, settle: settle},
 	}
 }
 
