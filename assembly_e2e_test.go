@@ -407,7 +407,7 @@ func TestAssemblyDistributedTwoProjects(t *testing.T) {
 }
 
 func testAssemblyDistributedTwoProjects(t *testing.T) {
-	sentry := newMemSentry(t, nil)
+	sentry := newMemSentry(t)
 	h := newHarnessWith(t, sentry, realClocks(), func(c *Config) {
 		noDedupe(c)
 		c.DSN = ""

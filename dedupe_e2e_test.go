@@ -135,7 +135,7 @@ func testDedupeWindowOff(t *testing.T) {
 func TestDedupeBoundEndToEnd(t *testing.T) { synctest.Test(t, testDedupeBoundEndToEnd) }
 
 func testDedupeBoundEndToEnd(t *testing.T) {
-	sentry := newMemSentry(t, nil)
+	sentry := newMemSentry(t)
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.WithoutCancel(t.Context()))) }) // t.Context is done once cleanup runs
 	cfg := createDefaultConfig().(*Config)

@@ -239,7 +239,7 @@ func TestShutdownUnderLimitDropsQueued(t *testing.T) {
 }
 
 func testShutdownUnderLimitDropsQueued(t *testing.T) {
-	sentry := newMemSentry(t, nil)
+	sentry := newMemSentry(t)
 	var posts atomic.Int32
 	sentry.setRespond(func(*envelope.Envelope) answer {
 		posts.Add(1)
@@ -318,7 +318,7 @@ func testTelemetry(t *testing.T) {
 func TestKeyNeverLogged(t *testing.T) { synctest.Test(t, testKeyNeverLogged) }
 
 func testKeyNeverLogged(t *testing.T) {
-	sentry := newMemSentry(t, nil)
+	sentry := newMemSentry(t)
 	sentry.setRespond(func(*envelope.Envelope) answer {
 		return answer{status: http.StatusForbidden, headers: map[string]string{"X-Sentry-Error": "project disabled"}}
 	})

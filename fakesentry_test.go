@@ -39,7 +39,7 @@ import (
 
 // received is one envelope as the fake Sentry saw it.
 type received struct {
-	at      time.Time // fake clock
+	at      time.Time // virtual time in a bubble
 	project string
 	env     *envelope.Envelope
 }
@@ -71,7 +71,6 @@ type fakeSentry struct {
 	srv     *httptest.Server // nil when served by net
 	net     *memNet          // nil when served by srv
 	url     string           // where its envelope endpoint is
-	clock   *fakeClock
 	mu      sync.Mutex
 	got     []received
 	invalid []string
@@ -83,8 +82,8 @@ type fakeSentry struct {
 	encodings map[string]int
 }
 
-func newFakeSentry(t *testing.T, clock *fakeClock) *fakeSentry {
-	f := &fakeSentry{t: t, clock: clock}
+func newFakeSentry(t *testing.T) *fakeSentry {
+	f := &fakeSentry{t: t}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/{project}/envelope/", f.handle)
 	f.srv = httptest.NewServer(mux)
@@ -112,25 +111,17 @@ const (
 
 // newMemSentry is a fake Sentry on an in-memory network, for tests in a
 // synctest bubble (memnet_test.go).
-func newMemSentry(t *testing.T, clock *fakeClock) *fakeSentry {
-	return newMemSentryOn(t, clock, newMemNet(), memSentryHost)
+func newMemSentry(t *testing.T) *fakeSentry {
+	return newMemSentryOn(t, newMemNet(), memSentryHost)
 }
 
 // newMemSentryOn is a fake Sentry at host of net.
-func newMemSentryOn(t *testing.T, clock *fakeClock, net *memNet, host string) *fakeSentry {
-	f := &fakeSentry{t: t, clock: clock, net: net, url: "http://" + host}
+func newMemSentryOn(t *testing.T, net *memNet, host string) *fakeSentry {
+	f := &fakeSentry{t: t, net: net, url: "http://" + host}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/{project}/envelope/", f.handle)
 	net.serve(host, mux)
 	return f
-}
-
-// now is f's clock: the fake clock it was given, or time (synctest's in a bubble).
-func (f *fakeSentry) now() time.Time {
-	if f.clock == nil {
-		return time.Now()
-	}
-	return f.clock.Now()
 }
 
 func (f *fakeSentry) dsn() string { return f.dsnFor("1") }
@@ -169,7 +160,7 @@ func (f *fakeSentry) handle(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]string{"detail": err.Error()})
 		return
 	}
-	f.got = append(f.got, received{at: f.now(), project: r.PathValue("project"), env: env})
+	f.got = append(f.got, received{at: time.Now(), project: r.PathValue("project"), env: env})
 	respond := f.respond
 	f.mu.Unlock()
 	a := answer{status: http.StatusOK}
@@ -305,52 +296,12 @@ func discardsOf(t *testing.T, envs []received) map[string]uint64 {
 	return out
 }
 
-// fakeClock is the exporter's clock in tests: it moves only when told to.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 11, 9, 17, 57, 34, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-// clocks puts the exporter on this clock, which moves only when a test
-// advances it: a retry's wait passes at once (its timer fires at once), and
-// each envelope's retry budget counts the backoff it waited, so retry budgets
-// are exact and tests never sleep.
-func (c *fakeClock) clocks() clocks {
-	return clocks{
-		now: c.Now,
-		send: send.Clock{
-			Now: c.Now,
-			AfterFunc: func(_ time.Duration, f func()) func() bool {
-				go f()
-				return func() bool { return false }
-			},
-		},
-	}
-}
-
 // harness is an exporter built through the factory and exporterhelper, with no
 // sending queue. Its Consume* return only when every envelope is settled: they
 // wait until every project's pending queue is empty, so counts can be read at once.
 type harness struct {
 	t       *testing.T
 	sentry  *fakeSentry
-	clock   *fakeClock
 	tel     *componenttest.Telemetry
 	traces  exporter.Traces
 	logs    exporter.Logs
@@ -404,12 +355,6 @@ func (s *sharedExporters) settle() {
 	}
 }
 
-// newTestFactory is newFactory, keeping the exporters within reach of settle.
-func newTestFactory(clk clocks) (exporter.Factory, *sharedExporters) {
-	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk}
-	return factoryOf(shared), shared
-}
-
 // settlingTraces and settlingLogs return from Consume* once every envelope
 // the call handed over is settled.
 type settlingTraces struct {
@@ -448,14 +393,7 @@ func (s settlingLogs) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 // newSyncHarness is an exporter on real time, in the caller's synctest
 // bubble, against a fake Sentry on an in-memory network.
 func newSyncHarness(t *testing.T, configure func(*Config)) *harness {
-	return newHarnessWith(t, newMemSentry(t, nil), realClocks(), configure)
-}
-
-func newHarness(t *testing.T, configure func(*Config)) *harness {
-	clock := newFakeClock()
-	h := newHarnessWith(t, newMemSentry(t, clock), clock.clocks(), configure)
-	h.clock = clock
-	return h
+	return newHarnessWith(t, newMemSentry(t), realClocks(), configure)
 }
 
 // newHarnessWith builds the exporter on the given clock against sentry.

@@ -173,7 +173,7 @@ func TestScenarioTraceMetricLimit(t *testing.T) {
 func TestMetricsRouted(t *testing.T) { synctest.Test(t, testMetricsRouted) }
 
 func testMetricsRouted(t *testing.T) {
-	sentry := newMemSentry(t, nil)
+	sentry := newMemSentry(t)
 	h := newHarnessWith(t, sentry, realClocks(), func(c *Config) {
 		c.DSN = ""
 		c.Routing.DSNs = map[string]configopaque.String{

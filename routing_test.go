@@ -68,7 +68,7 @@ func byProject(f *fakeSentry) map[string]map[string]int {
 func TestStaticRoutingThreeProjects(t *testing.T) { synctest.Test(t, testStaticRoutingThreeProjects) }
 
 func testStaticRoutingThreeProjects(t *testing.T) {
-	sentry := newMemSentry(t, nil)
+	sentry := newMemSentry(t)
 	h := newHarnessWith(t, sentry, realClocks(), func(c *Config) {
 		c.DSN = ""
 		c.Routing.DSNs = map[string]configopaque.String{
@@ -148,7 +148,7 @@ func sentryProjectOf(env *envelope.Envelope) string {
 func TestStaticRoutingDefault(t *testing.T) { synctest.Test(t, testStaticRoutingDefault) }
 
 func testStaticRoutingDefault(t *testing.T) {
-	sentry := newMemSentry(t, nil)
+	sentry := newMemSentry(t)
 	h := newHarnessWith(t, sentry, realClocks(), func(c *Config) {
 		c.DSN = configopaque.String(sentry.dsnFor("1"))
 		c.Routing.DSNs = map[string]configopaque.String{"payments": configopaque.String(sentry.dsnFor("2"))}
@@ -243,7 +243,7 @@ func serveAPI(t *testing.T, sentry *fakeSentry, h http.Handler) string {
 func TestDiscoveryRouting(t *testing.T) { synctest.Test(t, testDiscoveryRouting) }
 
 func testDiscoveryRouting(t *testing.T) {
-	sentry := newMemSentry(t, nil)
+	sentry := newMemSentry(t)
 	mgmt := newFakeManagement(t, sentry, func() int64 { return time.Now().Add(30 * time.Second).Unix() })
 	h := newHarnessWith(t, sentry, realClocks(), func(c *Config) {
 		c.DSN = ""
@@ -288,7 +288,7 @@ func TestDiscoveryHangingAPIEndsWithTheDrain(t *testing.T) {
 func testDiscoveryHangingAPIEndsWithTheDrain(t *testing.T) {
 	asked := make(chan struct{}, 1)
 	release := make(chan struct{})
-	sentry := newMemSentry(t, nil)
+	sentry := newMemSentry(t)
 	api := serveAPI(t, sentry, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		select {
 		case asked <- struct{}{}:
@@ -326,7 +326,7 @@ func testDiscoveryHangingAPIEndsWithTheDrain(t *testing.T) {
 func TestDiscoveryShutdownMidLookup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		before := goleak.IgnoreCurrent()
-		sentry := newMemSentry(t, nil)
+		sentry := newMemSentry(t)
 		asked := make(chan struct{}, 1)
 		api := serveAPI(t, sentry, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 			select {
@@ -354,7 +354,7 @@ func TestDiscoveryShutdownMidLookup(t *testing.T) {
 // next push from the cache.
 func TestDiscoverySlowAPIHoldsAPushBriefly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sentry := newMemSentry(t, nil)
+		sentry := newMemSentry(t)
 		mgmt := newFakeManagement(t, sentry, func() int64 { return 0 })
 		mgmt.projects["checkout"] = "5"
 		mgmt.gate = make(chan struct{})
