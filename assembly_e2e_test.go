@@ -408,7 +408,7 @@ func TestAssemblyDistributedTwoProjects(t *testing.T) {
 
 func testAssemblyDistributedTwoProjects(t *testing.T) {
 	sentry := newMemSentry(t)
-	h := newHarnessWith(t, sentry, realClocks(), func(c *Config) {
+	h := newHarnessWith(t, sentry, func(c *Config) {
 		noDedupe(c)
 		c.DSN = ""
 		c.Routing.DSNs = map[string]configopaque.String{

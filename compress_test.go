@@ -8,7 +8,6 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/assert"
@@ -197,7 +196,7 @@ func BenchmarkCompressEnvelopes(b *testing.B) {
 // their bytes in all.
 func transactionBodies(b *testing.B) (bodies [][]byte, raw int) {
 	b.Helper()
-	e := benchExporter(b, time.Now)
+	e := benchExporter(b)
 	res := e.translator.Traces(smallTraces(), translate.TracesWant{Transactions: true, Errors: true})
 	defer res.Release()
 	for i := range res.Transactions {
@@ -297,7 +296,7 @@ func compressPerSpan(b *testing.B, bodies [][]byte, raw, spans int, compress fun
 // their bytes in all, and the spans they carry.
 func modeBodies(b *testing.B, mode TracesAs) (bodies [][]byte, raw, spans int) {
 	b.Helper()
-	e := benchExporter(b, time.Now)
+	e := benchExporter(b)
 	e.cfg.TracesAs = mode
 	td := smallTraces()
 	res := e.translator.Traces(td, translate.TracesWant{

@@ -144,7 +144,7 @@ func testDedupeBoundEndToEnd(t *testing.T) {
 	useMemNet(&cfg.ClientConfig)
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
-	e, err := newExporter(cfg, set, realClocks())
+	e, err := newExporter(cfg, set)
 	require.NoError(t, err)
 	e.dedupe.MaxEvents = 2
 	require.NoError(t, e.start(t.Context(), sentry.host()))

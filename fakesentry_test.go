@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/collector/consumer"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -342,19 +343,6 @@ func (e *sentryExporter) settleInBubble() {
 	}
 }
 
-// settle waits until no exporter built by s holds an envelope.
-func (s *sharedExporters) settle() {
-	s.mu.Lock()
-	exps := make([]*sentryExporter, 0, len(s.byConfig))
-	for _, e := range s.byConfig {
-		exps = append(exps, e.exp)
-	}
-	s.mu.Unlock()
-	for _, e := range exps {
-		e.settle()
-	}
-}
-
 // settlingTraces and settlingLogs return from Consume* once every envelope
 // the call handed over is settled.
 type settlingTraces struct {
@@ -393,16 +381,15 @@ func (s settlingLogs) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 // newSyncHarness is an exporter on real time, in the caller's synctest
 // bubble, against a fake Sentry on an in-memory network.
 func newSyncHarness(t *testing.T, configure func(*Config)) *harness {
-	return newHarnessWith(t, newMemSentry(t), realClocks(), configure)
+	return newHarnessWith(t, newMemSentry(t), configure)
 }
 
-// newHarnessWith builds the exporter on the given clock against sentry.
-func newHarnessWith(t *testing.T, sentry *fakeSentry, clk clocks, configure func(*Config)) *harness {
+// newHarnessWith builds the exporter against sentry.
+func newHarnessWith(t *testing.T, sentry *fakeSentry, configure func(*Config)) *harness {
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.WithoutCancel(t.Context()))) }) // t.Context is done once cleanup runs
 
-	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk}
-	f := factoryOf(shared)
+	f := NewFactory()
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.DSN = configopaque.String(sentry.dsn())
 	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
@@ -429,7 +416,7 @@ func newHarnessWith(t *testing.T, sentry *fakeSentry, clk clocks, configure func
 	me, err := f.CreateMetrics(t.Context(), set, cfg)
 	require.NoError(t, err)
 	require.NoError(t, me.Start(t.Context(), host))
-	exp := shared.byConfig[cfg].exp
+	exp := exporterOf(te)
 	settle := exp.settle
 	if sentry.net != nil { // in memory: in a synctest bubble
 		settle = exp.settleInBubble
@@ -534,4 +521,27 @@ func (h *harness) sent(cat string) int64 {
 // called inside one.
 func inBubble(f func(*testing.T)) func(*testing.T) {
 	return func(t *testing.T) { synctest.Test(t, f) }
+}
+
+// exporterOf is the exporter behind a pipeline that NewFactory built: the
+// pipeline's stopFirst knows it.
+func exporterOf(c component.Component) *sentryExporter {
+	switch c := c.(type) {
+	case struct {
+		stopFirst
+		consumer.Traces
+	}:
+		return c.pipeline.shared.exp
+	case struct {
+		stopFirst
+		consumer.Logs
+	}:
+		return c.pipeline.shared.exp
+	case struct {
+		stopFirst
+		consumer.Metrics
+	}:
+		return c.pipeline.shared.exp
+	}
+	panic(fmt.Sprintf("%T is not a pipeline of NewFactory", c))
 }

@@ -47,8 +47,7 @@ func newFaultHarnessWith(t *testing.T, healthy *fakeSentry, sickDSN string, dial
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.WithoutCancel(t.Context()))) }) // t.Context is done once cleanup runs
 
-	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: realClocks()}
-	f := factoryOf(shared)
+	f := NewFactory()
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.Routing.DSNs = map[string]configopaque.String{
 		"healthy": configopaque.String(healthy.dsnFor(healthyProject)),
@@ -86,7 +85,7 @@ func newFaultHarnessWith(t *testing.T, healthy *fakeSentry, sickDSN string, dial
 	require.NoError(t, err)
 	le, err := f.CreateLogs(t.Context(), set, cfg)
 	require.NoError(t, err)
-	exp := shared.byConfig[cfg].exp
+	exp := exporterOf(te)
 	require.NoError(t, te.Start(t.Context(), host))
 	require.NoError(t, le.Start(t.Context(), host))
 	return &faultHarness{

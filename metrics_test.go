@@ -174,7 +174,7 @@ func TestMetricsRouted(t *testing.T) { synctest.Test(t, testMetricsRouted) }
 
 func testMetricsRouted(t *testing.T) {
 	sentry := newMemSentry(t)
-	h := newHarnessWith(t, sentry, realClocks(), func(c *Config) {
+	h := newHarnessWith(t, sentry, func(c *Config) {
 		c.DSN = ""
 		c.Routing.DSNs = map[string]configopaque.String{
 			"checkout": configopaque.String(sentry.dsnFor("2")),

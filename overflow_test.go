@@ -96,7 +96,7 @@ func TestSingleProjectNeverWaits(t *testing.T) {
 			met.fire()
 			return answer{hang: true}
 		})
-		h := newHarnessWith(t, f, realClocks(), func(c *Config) {
+		h := newHarnessWith(t, f, func(c *Config) {
 			c.ClientConfig.Timeout = 0
 			c.MaxConcurrentRequests = 1
 			c.Pending.DrainTimeout = 50 * time.Millisecond

@@ -69,7 +69,7 @@ func TestStaticRoutingThreeProjects(t *testing.T) { synctest.Test(t, testStaticR
 
 func testStaticRoutingThreeProjects(t *testing.T) {
 	sentry := newMemSentry(t)
-	h := newHarnessWith(t, sentry, realClocks(), func(c *Config) {
+	h := newHarnessWith(t, sentry, func(c *Config) {
 		c.DSN = ""
 		c.Routing.DSNs = map[string]configopaque.String{
 			"payments": configopaque.String(sentry.dsnFor("2")),
@@ -149,7 +149,7 @@ func TestStaticRoutingDefault(t *testing.T) { synctest.Test(t, testStaticRouting
 
 func testStaticRoutingDefault(t *testing.T) {
 	sentry := newMemSentry(t)
-	h := newHarnessWith(t, sentry, realClocks(), func(c *Config) {
+	h := newHarnessWith(t, sentry, func(c *Config) {
 		c.DSN = configopaque.String(sentry.dsnFor("1"))
 		c.Routing.DSNs = map[string]configopaque.String{"payments": configopaque.String(sentry.dsnFor("2"))}
 	})
@@ -245,7 +245,7 @@ func TestDiscoveryRouting(t *testing.T) { synctest.Test(t, testDiscoveryRouting)
 func testDiscoveryRouting(t *testing.T) {
 	sentry := newMemSentry(t)
 	mgmt := newFakeManagement(t, sentry, func() int64 { return time.Now().Add(30 * time.Second).Unix() })
-	h := newHarnessWith(t, sentry, realClocks(), func(c *Config) {
+	h := newHarnessWith(t, sentry, func(c *Config) {
 		c.DSN = ""
 		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{
 			URL: mgmt.url, OrgSlug: "my-org", AuthToken: "sntrys_token",
@@ -300,7 +300,7 @@ func testDiscoveryHangingAPIEndsWithTheDrain(t *testing.T) {
 		}
 	}))
 	t.Cleanup(func() { close(release) })
-	h := newHarnessWith(t, sentry, realClocks(), func(c *Config) {
+	h := newHarnessWith(t, sentry, func(c *Config) {
 		c.DSN = ""
 		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: api, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
 		c.Pending.DrainTimeout = 50 * time.Millisecond
@@ -335,7 +335,7 @@ func TestDiscoveryShutdownMidLookup(t *testing.T) {
 			}
 			<-r.Context().Done() // never answers
 		}))
-		h := newHarnessWith(t, sentry, realClocks(), func(c *Config) {
+		h := newHarnessWith(t, sentry, func(c *Config) {
 			c.DSN = ""
 			c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: api, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
 		})
@@ -358,7 +358,7 @@ func TestDiscoverySlowAPIHoldsAPushBriefly(t *testing.T) {
 		mgmt := newFakeManagement(t, sentry, func() int64 { return 0 })
 		mgmt.projects["checkout"] = "5"
 		mgmt.gate = make(chan struct{})
-		h := newHarnessWith(t, sentry, realClocks(), func(c *Config) {
+		h := newHarnessWith(t, sentry, func(c *Config) {
 			c.DSN = ""
 			c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: mgmt.url, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
 		})

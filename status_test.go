@@ -144,8 +144,7 @@ func testStatusThroughAnswers(t *testing.T) {
 	net := newMemNet()
 	healthy, sick := newMemSentryOn(t, net, memSentryHost), newMemSentryOn(t, net, memSickHost)
 	setStatus := answerStatus(sick, http.StatusUnauthorized)
-	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: realClocks()}
-	f := factoryOf(shared)
+	f := NewFactory()
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.Routing.DSNs = map[string]configopaque.String{
 		"healthy": configopaque.String(healthy.dsnFor("1")),
@@ -163,7 +162,7 @@ func testStatusThroughAnswers(t *testing.T) {
 	tracesHost, logsHost := &statusHost{Host: net.host()}, &statusHost{Host: net.host()}
 	require.NoError(t, te.Start(t.Context(), tracesHost))
 	require.NoError(t, le.Start(t.Context(), logsHost))
-	exp := shared.byConfig[cfg].exp
+	exp := exporterOf(te)
 	push := func() {
 		for _, svc := range []string{"healthy", "sick"} {
 			td := makeTraces(0, 1, false)
