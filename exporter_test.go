@@ -344,7 +344,9 @@ func testKeyNeverLogged(t *testing.T) {
 	require.NoError(t, te.Shutdown(t.Context()))
 
 	require.NotZero(t, logs.Len())
-	for _, e := range logs.All() {
+	entries := logs.All()
+	for i := range entries {
+		e := &entries[i]
 		line := e.Message
 		for k, v := range e.ContextMap() {
 			line += " " + k + "=" + toString(v)
