@@ -137,7 +137,7 @@ func (h *harness) heldBytes() int64 {
 func TestAssemblySplitRequests(t *testing.T) { synctest.Test(t, testAssemblySplitRequests) }
 
 func testAssemblySplitRequests(t *testing.T) {
-	h := newSyncHarness(t, noDedupe)
+	h := newHarness(t, noDedupe)
 	children, roots := splitTraces(requests(0, 40, 7, false))
 	require.Equal(t, 360, children.SpanCount())
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
@@ -170,7 +170,7 @@ func TestAssemblyCompleteBatchDoesNotWait(t *testing.T) {
 }
 
 func testAssemblyCompleteBatchDoesNotWait(t *testing.T) {
-	h := newSyncHarness(t, noDedupe)
+	h := newHarness(t, noDedupe)
 	h.consumeTraces(0, 5, false)
 	assert.Len(t, transactions(t, h.sentry), 5)
 	assert.Zero(t, h.heldBytes())
@@ -184,7 +184,7 @@ func TestAssemblyOrphanStorm(t *testing.T) { synctest.Test(t, testAssemblyOrphan
 
 func testAssemblyOrphanStorm(t *testing.T) {
 	const bound = 32 << 10
-	h := newSyncHarness(t, func(c *Config) { noDedupe(c); c.Assembly.MaxBytes = bound; c.Assembly.Wait = 3 * time.Second })
+	h := newHarness(t, func(c *Config) { noDedupe(c); c.Assembly.MaxBytes = bound; c.Assembly.Wait = 3 * time.Second })
 	in, errs := 0, 0
 	for i := range 24 {
 		n := 2 + 10*(i%3) // small and large pushes: some expire before the bound pushes them out
@@ -219,7 +219,7 @@ func testAssemblyOrphanStorm(t *testing.T) {
 func TestAssemblyRateLimitAtRelease(t *testing.T) { synctest.Test(t, testAssemblyRateLimitAtRelease) }
 
 func testAssemblyRateLimitAtRelease(t *testing.T) {
-	h := newSyncHarness(t, noDedupe)
+	h := newHarness(t, noDedupe)
 	children, roots := splitTraces(requests(0, 10, 2, false))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
 	h.sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "60:transaction:key"}}))
@@ -239,7 +239,7 @@ func testAssemblyRateLimitAtRelease(t *testing.T) {
 func TestAssemblyShutdownFlush(t *testing.T) { synctest.Test(t, testAssemblyShutdownFlush) }
 
 func testAssemblyShutdownFlush(t *testing.T) {
-	h := newSyncHarness(t, noDedupe)
+	h := newHarness(t, noDedupe)
 	children, _ := splitTraces(requests(0, 4, 1, true))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
 	assert.Zero(t, h.sentry.countType(envelope.ItemTypeTransaction))
@@ -257,7 +257,7 @@ func testAssemblyShutdownFlush(t *testing.T) {
 func TestAssemblyLateChild(t *testing.T) { synctest.Test(t, testAssemblyLateChild) }
 
 func testAssemblyLateChild(t *testing.T) {
-	h := newSyncHarness(t, noDedupe)
+	h := newHarness(t, noDedupe)
 	children, roots := splitTraces(requests(0, 1, 0, false))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), roots))
 	require.Len(t, transactions(t, h.sentry), 1, "a root never waits")
@@ -273,7 +273,7 @@ func testAssemblyLateChild(t *testing.T) {
 func TestAssemblyExpiry(t *testing.T) { synctest.Test(t, testAssemblyExpiry) }
 
 func testAssemblyExpiry(t *testing.T) {
-	h := newSyncHarness(t, func(c *Config) { noDedupe(c); c.Assembly.Wait = 10 * time.Second })
+	h := newHarness(t, func(c *Config) { noDedupe(c); c.Assembly.Wait = 10 * time.Second })
 	children, roots := splitTraces(requests(0, 3, 0, false))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
 	time.Sleep(11 * time.Second)
@@ -289,7 +289,7 @@ func testAssemblyExpiry(t *testing.T) {
 func TestAssemblyOff(t *testing.T) { synctest.Test(t, testAssemblyOff) }
 
 func testAssemblyOff(t *testing.T) {
-	h := newSyncHarness(t, func(c *Config) { noDedupe(c); c.Assembly.Wait = 0 })
+	h := newHarness(t, func(c *Config) { noDedupe(c); c.Assembly.Wait = 0 })
 	children, _ := splitTraces(requests(0, 2, 0, false))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
 	assert.Len(t, transactions(t, h.sentry), 4)
@@ -301,7 +301,7 @@ func testAssemblyOff(t *testing.T) {
 func TestAssemblySpanV2Segments(t *testing.T) { synctest.Test(t, testAssemblySpanV2Segments) }
 
 func testAssemblySpanV2Segments(t *testing.T) {
-	h := newSyncHarness(t, func(c *Config) { noDedupe(c); c.TracesAs = TracesAsSpans })
+	h := newHarness(t, func(c *Config) { noDedupe(c); c.TracesAs = TracesAsSpans })
 	children, roots := splitTraces(requests(0, 5, 2, false))
 	orphans, _ := splitTraces(requests(10, 2, 0, false))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
@@ -359,7 +359,7 @@ func TestAssemblyDedupeWaitsForHeldSpan(t *testing.T) {
 }
 
 func testAssemblyDedupeWaitsForHeldSpan(t *testing.T) {
-	h := newSyncHarness(t, nil) // dedupe window 5 s
+	h := newHarness(t, nil) // dedupe window 5 s
 	children, roots := splitTraces(makeTraces(0, 1, true))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
 	h.consumeLogsData(exceptionLogs())
@@ -385,7 +385,7 @@ func testAssemblyDedupeWaitsForHeldSpan(t *testing.T) {
 func TestAssemblyDedupeAtShutdown(t *testing.T) { synctest.Test(t, testAssemblyDedupeAtShutdown) }
 
 func testAssemblyDedupeAtShutdown(t *testing.T) {
-	h := newSyncHarness(t, nil)
+	h := newHarness(t, nil)
 	children, _ := splitTraces(makeTraces(0, 1, true))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
 	h.consumeLogsData(exceptionLogs())
@@ -534,7 +534,7 @@ func TestAssemblyBatchSpanProcessorShape(t *testing.T) {
 }
 
 func testAssemblyBatchSpanProcessorShape(t *testing.T) {
-	h := newSyncHarness(t, noDedupe)
+	h := newHarness(t, noDedupe)
 	const requests, children = 1000, 9
 	p := &batchProcessor{t: t, h: h, start: time.Now()}
 	nextTick := 5 * time.Second

@@ -27,7 +27,7 @@ const fallbacksMetric = "otelcol_exporter_sentry_compression_fallbacks"
 func TestZstdByDefault(t *testing.T) { synctest.Test(t, testZstdByDefault) }
 
 func testZstdByDefault(t *testing.T) {
-	h := newSyncHarness(t, nil)
+	h := newHarness(t, nil)
 	h.consumeTraces(0, 3, true)
 	h.consumeLogs(10)
 	h.shutdown()
@@ -46,7 +46,7 @@ func testZstdByDefault(t *testing.T) {
 func TestOldRelayFallsBackToGzip(t *testing.T) { synctest.Test(t, testOldRelayFallsBackToGzip) }
 
 func testOldRelayFallsBackToGzip(t *testing.T) {
-	h := newSyncHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
+	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
 	h.sentry.oldRelay = true
 	h.consumeTraces(0, 3, true)
 	refused := h.sentry.bodies("zstd")
@@ -73,7 +73,7 @@ func testOldRelayFallsBackToGzip(t *testing.T) {
 func TestInvalidEnvelopeKeepsZstd(t *testing.T) { synctest.Test(t, testInvalidEnvelopeKeepsZstd) }
 
 func testInvalidEnvelopeKeepsZstd(t *testing.T) {
-	h := newSyncHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
+	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
 	h.sentry.setRespond(func(*envelope.Envelope) answer { return answer{status: http.StatusBadRequest} })
 	h.consumeTraces(0, 1, false)
 	h.consumeTraces(1, 1, false)
@@ -90,7 +90,7 @@ func testInvalidEnvelopeKeepsZstd(t *testing.T) {
 func TestFailedResendKeepsZstd(t *testing.T) { synctest.Test(t, testFailedResendKeepsZstd) }
 
 func testFailedResendKeepsZstd(t *testing.T) {
-	h := newSyncHarness(t, func(c *Config) { c.ClientReports.Enabled = false; c.RetryConfig.Enabled = false })
+	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false; c.RetryConfig.Enabled = false })
 	var mu sync.Mutex
 	answers := []int{http.StatusBadRequest, http.StatusServiceUnavailable}
 	h.sentry.setRespond(func(*envelope.Envelope) answer {
@@ -118,7 +118,7 @@ func TestUnsupportedMediaTypeFallsBack(t *testing.T) {
 }
 
 func testUnsupportedMediaTypeFallsBack(t *testing.T) {
-	h := newSyncHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
+	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
 	h.sentry.setRespond(func(*envelope.Envelope) answer { return answer{status: http.StatusOK} })
 	var mu sync.Mutex
 	first := true
@@ -147,7 +147,7 @@ func TestConfiguredCompression(t *testing.T) {
 		encoding    string
 	}{{configcompression.TypeGzip, "gzip"}, {"", ""}} {
 		t.Run(string(tc.compression), inBubble(func(t *testing.T) {
-			h := newSyncHarness(t, func(c *Config) { c.ClientConfig.Compression = tc.compression })
+			h := newHarness(t, func(c *Config) { c.ClientConfig.Compression = tc.compression })
 			h.consumeTraces(0, 2, true)
 			h.consumeLogs(5)
 			h.shutdown()

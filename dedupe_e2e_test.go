@@ -60,7 +60,7 @@ func errorEvents(t *testing.T, f *fakeSentry) ([]map[string]any, []*envelope.Tra
 func TestOneExceptionOneEvent(t *testing.T) {
 	for _, order := range []string{"span first", "log first"} {
 		t.Run(order, inBubble(func(t *testing.T) {
-			h := newSyncHarness(t, nil) // default window: 5 s
+			h := newHarness(t, nil) // default window: 5 s
 			first, second := func() { h.consumeTraces(0, 1, true) }, func() { h.consumeLogsData(exceptionLogs()) }
 			if order == "log first" {
 				first, second = second, first
@@ -96,7 +96,7 @@ func TestOneExceptionOneEvent(t *testing.T) {
 func TestExceptionOutsideWindow(t *testing.T) { synctest.Test(t, testExceptionOutsideWindow) }
 
 func testExceptionOutsideWindow(t *testing.T) {
-	h := newSyncHarness(t, nil)
+	h := newHarness(t, nil)
 	h.consumeTraces(0, 1, true)
 	time.Sleep(6 * time.Second)
 	h.consumeLogsData(exceptionLogs()) // the span event is released first, then this one is held
@@ -119,7 +119,7 @@ func testExceptionOutsideWindow(t *testing.T) {
 func TestDedupeWindowOff(t *testing.T) { synctest.Test(t, testDedupeWindowOff) }
 
 func testDedupeWindowOff(t *testing.T) {
-	h := newSyncHarness(t, noDedupe)
+	h := newHarness(t, noDedupe)
 	h.consumeTraces(0, 1, true)
 	assert.Equal(t, 1, h.sentry.countType(envelope.ItemTypeEvent))
 	h.consumeLogsData(exceptionLogs())
@@ -167,7 +167,7 @@ func (h *harness) consumeLogsData(ld plog.Logs) {
 func TestLogErrorTakesSegmentRequest(t *testing.T) {
 	for _, order := range []string{"spans first", "log first"} {
 		t.Run(order, inBubble(func(t *testing.T) {
-			h := newSyncHarness(t, nil)
+			h := newHarness(t, nil)
 			first, second := func() { h.consumeTraces(0, 1, false) }, func() { h.consumeLogsData(exceptionLogs()) }
 			if order == "log first" {
 				first, second = second, first

@@ -59,7 +59,7 @@ func TestDSCIsTheTraceHeads(t *testing.T) {
 		{"span v2, head first", TracesAsSpans, true},
 	} {
 		t.Run(tt.name, inBubble(func(t *testing.T) {
-			h := newSyncHarness(t, func(c *Config) { c.TracesAs = tt.tracesAs; noDedupe(c) })
+			h := newHarness(t, func(c *Config) { c.TracesAs = tt.tracesAs; noDedupe(c) })
 			head := withThreshold(makeTraces(0, 1, true), "ot=th:8")
 			down := withThreshold(downstreamSegment(), "ot=th:8")
 			if tt.headFirst {
@@ -108,7 +108,7 @@ func TestDSCIsTheTraceHeads(t *testing.T) {
 func TestDSCLeavesOutURLHeads(t *testing.T) { synctest.Test(t, testDSCLeavesOutURLHeads) }
 
 func testDSCLeavesOutURLHeads(t *testing.T) {
-	h := newSyncHarness(t, noDedupe)
+	h := newHarness(t, noDedupe)
 	td := makeTraces(0, 1, false)
 	root := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
 	root.Attributes().Remove("http.route")
@@ -128,7 +128,7 @@ func testDSCLeavesOutURLHeads(t *testing.T) {
 func TestDSCHostileHeadName(t *testing.T) { synctest.Test(t, testDSCHostileHeadName) }
 
 func testDSCHostileHeadName(t *testing.T) {
-	h := newSyncHarness(t, noDedupe)
+	h := newHarness(t, noDedupe)
 	td := makeTraces(0, 1, true)
 	route := "/cart/\xff\x00" + strings.Repeat("é", 50_000)
 	td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().PutStr("http.route", route)
@@ -154,7 +154,7 @@ func TestDSCSampleRand(t *testing.T) {
 			{"ot=th:8", ""},
 		} {
 			t.Run(string(tracesAs)+" "+tt.ts, inBubble(func(t *testing.T) {
-				h := newSyncHarness(t, func(c *Config) { c.TracesAs = tracesAs; noDedupe(c) })
+				h := newHarness(t, func(c *Config) { c.TracesAs = tracesAs; noDedupe(c) })
 				require.NoError(t, h.traces.ConsumeTraces(t.Context(), withThreshold(makeTraces(0, 1, true), tt.ts)))
 				h.shutdown()
 				h.sentry.requireNoInvalid()

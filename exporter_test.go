@@ -63,7 +63,7 @@ func TestStatusHandling(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, inBubble(func(t *testing.T) {
-			h := newSyncHarness(t, func(c *Config) {
+			h := newHarness(t, func(c *Config) {
 				c.RetryConfig.MaxElapsedTime = 30 * time.Millisecond
 				c.RetryConfig.InitialInterval = 8 * time.Millisecond
 				c.RetryConfig.MaxInterval = 8 * time.Millisecond
@@ -110,7 +110,7 @@ func TestNetworkErrorRetriedThenCounted(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, inBubble(func(t *testing.T) {
-			h := newSyncHarness(t, func(c *Config) {
+			h := newHarness(t, func(c *Config) {
 				c.RetryConfig.MaxElapsedTime = 20 * time.Millisecond
 				c.ClientReports.Enabled = false
 				noDedupe(c) // error events go out in their push, not at shutdown (when nothing is retried)
@@ -133,7 +133,7 @@ func TestNetworkErrorRetriedThenCounted(t *testing.T) {
 func TestContainerTooLargeSplitsOnce(t *testing.T) { synctest.Test(t, testContainerTooLargeSplitsOnce) }
 
 func testContainerTooLargeSplitsOnce(t *testing.T) {
-	h := newSyncHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
+	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
 	var mu sync.Mutex
 	var counts []int
 	h.sentry.setRespond(func(env *envelope.Envelope) answer {
@@ -160,7 +160,7 @@ func testContainerTooLargeSplitsOnce(t *testing.T) {
 func TestInvariantUnderChaos(t *testing.T) { synctest.Test(t, testInvariantUnderChaos) }
 
 func testInvariantUnderChaos(t *testing.T) {
-	h := newSyncHarness(t, func(c *Config) {
+	h := newHarness(t, func(c *Config) {
 		c.RetryConfig.MaxElapsedTime = 10 * time.Millisecond
 		c.RetryConfig.InitialInterval = time.Millisecond
 		c.MaxConcurrentRequests = 8
@@ -285,7 +285,7 @@ func testShutdownUnderLimitDropsQueued(t *testing.T) {
 func TestTelemetry(t *testing.T) { synctest.Test(t, testTelemetry) }
 
 func testTelemetry(t *testing.T) {
-	h := newSyncHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
+	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
 	h.sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "60:log_item:organization"}}))
 	h.consumeLogs(3) // 429
 	h.consumeLogs(2) // dropped locally
@@ -377,7 +377,7 @@ func toString(v any) string {
 func TestBadValuesEndToEnd(t *testing.T) { synctest.Test(t, testBadValuesEndToEnd) }
 
 func testBadValuesEndToEnd(t *testing.T) {
-	h := newSyncHarness(t, nil)
+	h := newHarness(t, nil)
 	td := makeTraces(0, 2, true)
 	rs := td.ResourceSpans().At(0)
 	rs.Resource().Attributes().PutStr("bad.utf8", "caf\xe9\x00")
@@ -421,7 +421,7 @@ func testBadValuesEndToEnd(t *testing.T) {
 func TestRefusedReportGoesStandalone(t *testing.T) { synctest.Test(t, testRefusedReportGoesStandalone) }
 
 func testRefusedReportGoesStandalone(t *testing.T) {
-	h := newSyncHarness(t, nil)
+	h := newHarness(t, nil)
 	h.sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "60:transaction:key"}}))
 	h.consumeTraces(0, 1, false) // 429
 	h.consumeTraces(1, 2, false) // 2 transactions dropped locally: a report is pending
@@ -464,7 +464,7 @@ func TestTimeoutBoundsEachPost(t *testing.T) { synctest.Test(t, testTimeoutBound
 
 func testTimeoutBoundsEachPost(t *testing.T) {
 	release := make(chan struct{})
-	h := newSyncHarness(t, func(c *Config) {
+	h := newHarness(t, func(c *Config) {
 		c.ClientConfig.Timeout = 20 * time.Millisecond
 		c.RetryConfig.Enabled = false
 		c.ClientReports.Enabled = false

@@ -378,9 +378,9 @@ func (s settlingLogs) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	return err
 }
 
-// newSyncHarness is an exporter on real time, in the caller's synctest
+// newHarness is an exporter on real time, in the caller's synctest
 // bubble, against a fake Sentry on an in-memory network.
-func newSyncHarness(t *testing.T, configure func(*Config)) *harness {
+func newHarness(t *testing.T, configure func(*Config)) *harness {
 	return newHarnessWith(t, newMemSentry(t), configure)
 }
 

@@ -15,7 +15,7 @@ import (
 func TestMemoryGauges(t *testing.T) { synctest.Test(t, testMemoryGauges) }
 
 func testMemoryGauges(t *testing.T) {
-	h := newSyncHarness(t, func(c *Config) { c.Memory.MaxBytes = 32 << 20 })
+	h := newHarness(t, func(c *Config) { c.Memory.MaxBytes = 32 << 20 })
 	defer h.shutdown()
 	children, roots := splitTraces(requests(0, 10, 2, false))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))

@@ -86,7 +86,7 @@ func (f *fakeSentry) metricsOf(t *testing.T) []map[string]any {
 func TestMetricsReachSentry(t *testing.T) { synctest.Test(t, testMetricsReachSentry) }
 
 func testMetricsReachSentry(t *testing.T) {
-	h := newSyncHarness(t, nil)
+	h := newHarness(t, nil)
 	start := time.Now().Add(time.Second) // the service started after the collector
 	h.consumeMetrics(makeMetrics(3, start, start.Add(10*time.Second), 5))
 	h.consumeMetrics(makeMetrics(3, start, start.Add(20*time.Second), 8))
@@ -116,7 +116,7 @@ func TestMetricsWithoutBaselineAreCounted(t *testing.T) {
 }
 
 func testMetricsWithoutBaselineAreCounted(t *testing.T) {
-	h := newSyncHarness(t, nil)
+	h := newHarness(t, nil)
 	start := time.Now().Add(-time.Hour)
 	h.consumeMetrics(makeMetrics(2, start, time.Now(), 100))
 	h.consumeMetrics(makeMetrics(2, start, time.Now().Add(10*time.Second), 130))
@@ -138,7 +138,7 @@ func TestScenarioTraceMetricLimit(t *testing.T) {
 		{"all categories", "60::organization:usage_exceeded"},
 	} {
 		t.Run(tt.name, inBubble(func(t *testing.T) {
-			h := newSyncHarness(t, nil)
+			h := newHarness(t, nil)
 			q := &quota{itemType: envelope.ItemTypeTraceMetric, cap: 1, refill: time.Minute, headers: map[string]string{
 				"X-Sentry-Rate-Limits": tt.limit, "Retry-After": "60",
 			}}

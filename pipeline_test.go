@@ -18,7 +18,7 @@ func TestOnePipelineStoppingKeepsTheOthersRetries(t *testing.T) {
 }
 
 func testOnePipelineStoppingKeepsTheOthersRetries(t *testing.T) {
-	h := newSyncHarness(t, noDedupe)
+	h := newHarness(t, noDedupe)
 	require.NoError(t, h.traces.Shutdown(t.Context()))
 
 	h.sentry.setRespond(firstThenOK(answer{status: http.StatusServiceUnavailable}))

@@ -71,7 +71,7 @@ func (h *harness) consumeLogs(n int) {
 func TestScenarioBaseline(t *testing.T) { synctest.Test(t, testScenarioBaseline) }
 
 func testScenarioBaseline(t *testing.T) {
-	h := newSyncHarness(t, nil)
+	h := newHarness(t, nil)
 	for i := range 5 {
 		h.consumeTraces(i, 1, true)
 		h.consumeLogs(10)
@@ -95,7 +95,7 @@ func testScenarioBaseline(t *testing.T) {
 func TestScenarioErrorCap(t *testing.T) { synctest.Test(t, testScenarioErrorCap) }
 
 func testScenarioErrorCap(t *testing.T) {
-	h := newSyncHarness(t, noDedupe) // error envelopes timed per push
+	h := newHarness(t, noDedupe) // error envelopes timed per push
 	q := &quota{itemType: envelope.ItemTypeEvent, cap: 2, headers: map[string]string{
 		"X-Sentry-Rate-Limits": "60:error:organization:usage_exceeded", "Retry-After": "60",
 	}}
@@ -140,7 +140,7 @@ func testScenarioErrorCap(t *testing.T) {
 func TestScenarioSpanOnlyLimit(t *testing.T) { synctest.Test(t, testScenarioSpanOnlyLimit) }
 
 func testScenarioSpanOnlyLimit(t *testing.T) {
-	h := newSyncHarness(t, func(c *Config) { c.TracesAs = TracesAsSpans })
+	h := newHarness(t, func(c *Config) { c.TracesAs = TracesAsSpans })
 	q := &quota{itemType: envelope.ItemTypeSpan, cap: 1, headers: map[string]string{
 		"X-Sentry-Rate-Limits": "60:span:organization:usage_exceeded", "Retry-After": "60",
 	}}
@@ -169,7 +169,7 @@ func testScenarioSpanOnlyLimit(t *testing.T) {
 func TestScenarioOneProbePerWindow(t *testing.T) { synctest.Test(t, testScenarioOneProbePerWindow) }
 
 func testScenarioOneProbePerWindow(t *testing.T) {
-	h := newSyncHarness(t, noDedupe) // error envelopes timed per push
+	h := newHarness(t, noDedupe) // error envelopes timed per push
 	q := &quota{itemType: envelope.ItemTypeEvent, cap: 2, headers: map[string]string{
 		"X-Sentry-Rate-Limits": "5:error:organization:usage_exceeded", "Retry-After": "5",
 	}}
@@ -207,7 +207,7 @@ func errorEnvelopeTimes(f *fakeSentry) []time.Duration {
 func TestScenarioRefill(t *testing.T) { synctest.Test(t, testScenarioRefill) }
 
 func testScenarioRefill(t *testing.T) {
-	h := newSyncHarness(t, noDedupe) // error envelopes timed per push
+	h := newHarness(t, noDedupe) // error envelopes timed per push
 	q := &quota{itemType: envelope.ItemTypeEvent, cap: 2, refill: 6 * time.Second, headers: map[string]string{
 		"X-Sentry-Rate-Limits": "5:error:organization:usage_exceeded", "Retry-After": "5",
 	}}
@@ -230,7 +230,7 @@ func testScenarioRefill(t *testing.T) {
 func TestScenarioRetryAfterOnly(t *testing.T) { synctest.Test(t, testScenarioRetryAfterOnly) }
 
 func testScenarioRetryAfterOnly(t *testing.T) {
-	h := newSyncHarness(t, nil)
+	h := newHarness(t, nil)
 	h.sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"Retry-After": "5"}}))
 	h.consumeTraces(0, 1, false) // answered 429: all categories for 5 s
 	time.Sleep(4 * time.Second)
@@ -264,7 +264,7 @@ func countReportOnly(h *harness) int {
 func TestScenarioBare429(t *testing.T) { synctest.Test(t, testScenarioBare429) }
 
 func testScenarioBare429(t *testing.T) {
-	h := newSyncHarness(t, nil)
+	h := newHarness(t, nil)
 	h.sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests}))
 	h.consumeTraces(0, 1, false)
 	for i := 1; i <= 11; i++ {
@@ -288,7 +288,7 @@ func testScenarioBare429(t *testing.T) {
 func TestScenarioRealTimeRetryAfter(t *testing.T) { synctest.Test(t, testScenarioRealTimeRetryAfter) }
 
 func testScenarioRealTimeRetryAfter(t *testing.T) {
-	rh := newSyncHarness(t, nil)
+	rh := newHarness(t, nil)
 	sentry := rh.sentry
 	sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"Retry-After": "60"}}))
 	before := time.Now()
@@ -309,7 +309,7 @@ func testScenarioRealTimeRetryAfter(t *testing.T) {
 func TestScenarioClientReportsExact(t *testing.T) { synctest.Test(t, testScenarioClientReportsExact) }
 
 func testScenarioClientReportsExact(t *testing.T) {
-	h := newSyncHarness(t, nil)
+	h := newHarness(t, nil)
 	h.sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "10:transaction:key"}}))
 	h.consumeTraces(0, 1, false) // 429 on the transaction
 	h.consumeTraces(1, 4, false) // 4 transactions dropped locally
@@ -331,7 +331,7 @@ func TestScenarioLimitOn200AndLogByte(t *testing.T) {
 }
 
 func testScenarioLimitOn200AndLogByte(t *testing.T) {
-	h := newSyncHarness(t, nil)
+	h := newHarness(t, nil)
 	h.sentry.setRespond(firstThenOK(answer{status: http.StatusOK, headers: map[string]string{"X-Sentry-Rate-Limits": "30:log_byte:organization"}}))
 	h.consumeLogs(5) // stored, and announces the limit
 	h.consumeLogs(7) // dropped locally
@@ -349,7 +349,7 @@ func testScenarioLimitOn200AndLogByte(t *testing.T) {
 func TestOneProbeUnderConcurrency(t *testing.T) { synctest.Test(t, testOneProbeUnderConcurrency) }
 
 func testOneProbeUnderConcurrency(t *testing.T) {
-	h := newSyncHarness(t, func(c *Config) { c.ClientReports.Enabled = false; noDedupe(c) })
+	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false; noDedupe(c) })
 	limited := answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "5:error:organization"}}
 	h.sentry.setRespond(func(env *envelope.Envelope) answer {
 		if env.Items[0].Type == envelope.ItemTypeEvent {
