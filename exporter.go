@@ -140,7 +140,6 @@ func newStage(cfg *Config, set exporter.Settings) *send.Stage {
 		Telemetry: set.TelemetrySettings,
 		Logger:    set.Logger,
 		UserAgent: fmt.Sprintf("%s/%s (%s %s; %s/%s)", sdkinfo.Name, sdkinfo.Version, set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
-		Clock:     send.RealClock(),
 	})
 }
 

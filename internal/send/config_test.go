@@ -14,7 +14,7 @@ import (
 )
 
 func newTestStage(cfg Config) *Stage {
-	return New(cfg, Settings{Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.NewNop(), Clock: RealClock()})
+	return New(cfg, Settings{Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.NewNop()})
 }
 
 // TestCompressionByWhom: zstd and gzip are the stage's own (its encoders, and

@@ -338,7 +338,7 @@ type hostileStage struct {
 func newHostileStage(t *testing.T, srv *rawServer, cfg Config, sndBuf int) *hostileStage {
 	h := &hostileStage{tel: accounttest.New(t)}
 	set := Settings{
-		Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.NewNop(), UserAgent: "test", Clock: RealClock(),
+		Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.NewNop(), UserAgent: "test",
 	}
 	host := componenttest.NewNopHost()
 	if sndBuf > 0 {

@@ -49,7 +49,6 @@ type Settings struct {
 	Telemetry component.TelemetrySettings
 	Logger    *zap.Logger
 	UserAgent string
-	Clock     Clock
 	// Jitter is the source of the retry backoff's jitter (nil: one seeded at
 	// random): a seeded one makes a run with failures repeatable.
 	Jitter *rand.Rand
@@ -143,7 +142,7 @@ func (s *Stage) NewLane(o LaneOptions) (*Lane, error) {
 		quit:  make(chan struct{}),
 	}
 	l.http = httpSender{
-		request: request, limits: o.Limits, acct: o.Acct, now: s.set.Clock.Now,
+		request: request, limits: o.Limits, acct: o.Acct, now: time.Now,
 		timeout: s.cfg.Client.Timeout, logger: s.set.Logger, bufs: &s.bufs,
 	}
 	if s.comp != nil {
