@@ -31,7 +31,7 @@ func (e *sentryExporter) expireHeld(ctx context.Context) {
 	if e.assembly == nil {
 		return
 	}
-	translateEach(ctx, e.assembly.Expire(ctx, e.clk.now()))
+	translateEach(ctx, e.assembly.Expire(ctx, time.Now()))
 }
 
 // flushHeld sends everything held (shutdown); from then on nothing is held.

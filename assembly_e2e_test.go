@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -133,14 +134,16 @@ func (h *harness) heldBytes() int64 {
 // The split case: 40 requests of 10 spans, children in one push, their roots
 // in a push 2 s later. One transaction per root, with all its children; no
 // fragment; nothing waits once the roots are there.
-func TestAssemblySplitRequests(t *testing.T) {
+func TestAssemblySplitRequests(t *testing.T) { synctest.Test(t, testAssemblySplitRequests) }
+
+func testAssemblySplitRequests(t *testing.T) {
 	h := newHarness(t, noDedupe)
 	children, roots := splitTraces(requests(0, 40, 7, false))
 	require.Equal(t, 360, children.SpanCount())
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
 	assert.Zero(t, h.sentry.countType(envelope.ItemTypeTransaction), "children wait for their roots")
 	assert.Positive(t, h.heldBytes())
-	h.clock.Advance(2 * time.Second)
+	time.Sleep(2 * time.Second)
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), roots))
 
 	txs := transactions(t, h.sentry)
@@ -163,6 +166,10 @@ func TestAssemblySplitRequests(t *testing.T) {
 // A complete batch passes at once, and a root arriving after its children
 // goes out at once: nothing waits for the ticker.
 func TestAssemblyCompleteBatchDoesNotWait(t *testing.T) {
+	synctest.Test(t, testAssemblyCompleteBatchDoesNotWait)
+}
+
+func testAssemblyCompleteBatchDoesNotWait(t *testing.T) {
 	h := newHarness(t, noDedupe)
 	h.consumeTraces(0, 5, false)
 	assert.Len(t, transactions(t, h.sentry), 5)
@@ -173,7 +180,9 @@ func TestAssemblyCompleteBatchDoesNotWait(t *testing.T) {
 // A storm of orphans: children whose roots never come, under a small byte
 // bound. Held bytes stay within the bound; every span is sent (each child its
 // own transaction, as without assembly) and counted as a fragment, by reason.
-func TestAssemblyOrphanStorm(t *testing.T) {
+func TestAssemblyOrphanStorm(t *testing.T) { synctest.Test(t, testAssemblyOrphanStorm) }
+
+func testAssemblyOrphanStorm(t *testing.T) {
 	const bound = 32 << 10
 	h := newHarness(t, func(c *Config) { noDedupe(c); c.Assembly.MaxBytes = bound; c.Assembly.Wait = 3 * time.Second })
 	in, errs := 0, 0
@@ -188,7 +197,7 @@ func TestAssemblyOrphanStorm(t *testing.T) {
 		held := h.heldBytes()
 		assert.LessOrEqual(t, held, int64(bound), "push %d", i)
 		assert.Positive(t, held, "push %d", i)
-		h.clock.Advance(time.Second)
+		time.Sleep(time.Second)
 	}
 	h.shutdown()
 	h.sentry.requireNoInvalid()
@@ -207,13 +216,15 @@ func TestAssemblyOrphanStorm(t *testing.T) {
 // Rate limits apply when held spans are released, not when they arrived:
 // children held while no limit was active are dropped and counted when
 // their roots come during a transaction limit.
-func TestAssemblyRateLimitAtRelease(t *testing.T) {
+func TestAssemblyRateLimitAtRelease(t *testing.T) { synctest.Test(t, testAssemblyRateLimitAtRelease) }
+
+func testAssemblyRateLimitAtRelease(t *testing.T) {
 	h := newHarness(t, noDedupe)
 	children, roots := splitTraces(requests(0, 10, 2, false))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
 	h.sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "60:transaction:key"}}))
 	h.consumeTraces(100, 1, false) // answered 429: transactions limited for 60 s
-	h.clock.Advance(2 * time.Second)
+	time.Sleep(2 * time.Second)
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), roots))
 	assert.Empty(t, transactions(t, h.sentry)[1:], "nothing sent into the limit")
 	h.shutdown()
@@ -225,7 +236,9 @@ func TestAssemblyRateLimitAtRelease(t *testing.T) {
 
 // Shutdown sends what is held, as fragments, before the pending queues
 // close: nothing is lost.
-func TestAssemblyShutdownFlush(t *testing.T) {
+func TestAssemblyShutdownFlush(t *testing.T) { synctest.Test(t, testAssemblyShutdownFlush) }
+
+func testAssemblyShutdownFlush(t *testing.T) {
 	h := newHarness(t, noDedupe)
 	children, _ := splitTraces(requests(0, 4, 1, true))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
@@ -241,7 +254,9 @@ func TestAssemblyShutdownFlush(t *testing.T) {
 
 // A child that arrives after its root was sent goes out at once, as a
 // fragment counted after_root.
-func TestAssemblyLateChild(t *testing.T) {
+func TestAssemblyLateChild(t *testing.T) { synctest.Test(t, testAssemblyLateChild) }
+
+func testAssemblyLateChild(t *testing.T) {
 	h := newHarness(t, noDedupe)
 	children, roots := splitTraces(requests(0, 1, 0, false))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), roots))
@@ -255,11 +270,13 @@ func TestAssemblyLateChild(t *testing.T) {
 
 // Expiry: children whose root does not come within assembly::wait are sent
 // without it by the next push (or the ticker).
-func TestAssemblyExpiry(t *testing.T) {
+func TestAssemblyExpiry(t *testing.T) { synctest.Test(t, testAssemblyExpiry) }
+
+func testAssemblyExpiry(t *testing.T) {
 	h := newHarness(t, func(c *Config) { noDedupe(c); c.Assembly.Wait = 10 * time.Second })
 	children, roots := splitTraces(requests(0, 3, 0, false))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
-	h.clock.Advance(11 * time.Second)
+	time.Sleep(11 * time.Second)
 	h.consumeTraces(50, 1, false) // any push releases what expired
 	assert.EqualValues(t, 6, h.fragments("expired"))
 	assert.Len(t, transactions(t, h.sentry), 7)
@@ -269,7 +286,9 @@ func TestAssemblyExpiry(t *testing.T) {
 }
 
 // assembly::wait 0 turns assembly off: children go out at once.
-func TestAssemblyOff(t *testing.T) {
+func TestAssemblyOff(t *testing.T) { synctest.Test(t, testAssemblyOff) }
+
+func testAssemblyOff(t *testing.T) {
 	h := newHarness(t, func(c *Config) { noDedupe(c); c.Assembly.Wait = 0 })
 	children, _ := splitTraces(requests(0, 2, 0, false))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
@@ -279,13 +298,15 @@ func TestAssemblyOff(t *testing.T) {
 
 // Span v2: held children go out with their root and name its segment; only
 // the root is a segment. Fragments (shutdown) claim no segment.
-func TestAssemblySpanV2Segments(t *testing.T) {
+func TestAssemblySpanV2Segments(t *testing.T) { synctest.Test(t, testAssemblySpanV2Segments) }
+
+func testAssemblySpanV2Segments(t *testing.T) {
 	h := newHarness(t, func(c *Config) { noDedupe(c); c.TracesAs = TracesAsSpans })
 	children, roots := splitTraces(requests(0, 5, 2, false))
 	orphans, _ := splitTraces(requests(10, 2, 0, false))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), orphans))
-	h.clock.Advance(2 * time.Second)
+	time.Sleep(2 * time.Second)
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), roots))
 	h.shutdown()
 	h.sentry.requireNoInvalid()
@@ -334,12 +355,16 @@ func TestAssemblySpanV2Segments(t *testing.T) {
 // waits in the window while its span is held. The event has its
 // transaction and the trace's DSC, as today.
 func TestAssemblyDedupeWaitsForHeldSpan(t *testing.T) {
+	synctest.Test(t, testAssemblyDedupeWaitsForHeldSpan)
+}
+
+func testAssemblyDedupeWaitsForHeldSpan(t *testing.T) {
 	h := newHarness(t, nil) // dedupe window 5 s
 	children, roots := splitTraces(makeTraces(0, 1, true))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
 	h.consumeLogsData(exceptionLogs())
-	h.clock.Advance(8 * time.Second) // past the window
-	h.consumeLogs(1)                 // a push releases what is due
+	time.Sleep(8 * time.Second) // past the window
+	h.consumeLogs(1)            // a push releases what is due
 	docs, _ := errorEvents(t, h.sentry)
 	assert.Empty(t, docs, "the log's copy waits for its held span")
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), roots))
@@ -347,7 +372,7 @@ func TestAssemblyDedupeWaitsForHeldSpan(t *testing.T) {
 	require.Len(t, docs, 1, "merged at the span's release")
 	assert.Equal(t, "GET /cart/{id}", docs[0]["transaction"])
 	assert.Equal(t, "GET /cart/{id}", dscs[0].Transaction)
-	h.clock.Advance(time.Minute)
+	time.Sleep(time.Minute)
 	h.shutdown()
 	h.sentry.requireNoInvalid()
 	assert.Equal(t, 1, h.sentry.countType(envelope.ItemTypeEvent))
@@ -357,7 +382,9 @@ func TestAssemblyDedupeWaitsForHeldSpan(t *testing.T) {
 
 // The same at shutdown: held spans are flushed before the dedupe window's
 // final release, so the pair still merges.
-func TestAssemblyDedupeAtShutdown(t *testing.T) {
+func TestAssemblyDedupeAtShutdown(t *testing.T) { synctest.Test(t, testAssemblyDedupeAtShutdown) }
+
+func testAssemblyDedupeAtShutdown(t *testing.T) {
 	h := newHarness(t, nil)
 	children, _ := splitTraces(makeTraces(0, 1, true))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
@@ -376,9 +403,12 @@ func TestAssemblyDedupeAtShutdown(t *testing.T) {
 // waits for the frontend. Each project gets one transaction per request
 // with all its own children; no fragment.
 func TestAssemblyDistributedTwoProjects(t *testing.T) {
-	clock := newFakeClock()
-	sentry := newMemSentry(t, clock)
-	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
+	synctest.Test(t, testAssemblyDistributedTwoProjects)
+}
+
+func testAssemblyDistributedTwoProjects(t *testing.T) {
+	sentry := newMemSentry(t)
+	h := newHarnessWith(t, sentry, func(c *Config) {
 		noDedupe(c)
 		c.DSN = ""
 		c.Routing.DSNs = map[string]configopaque.String{
@@ -386,13 +416,12 @@ func TestAssemblyDistributedTwoProjects(t *testing.T) {
 			"backend":  configopaque.String(sentry.dsnFor("3")),
 		}
 	})
-	h.clock = clock
 	const n = 20
 	batch := func(push int) ptrace.Traces { return distributedBatch(n, push) }
 	byProject := func() map[string][]txOf { return transactionsByProject(t, sentry) }
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), batch(1)))
 	assert.Empty(t, byProject(), "children wait")
-	clock.Advance(2 * time.Second)
+	time.Sleep(2 * time.Second)
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), batch(2)))
 	got := byProject()
 	require.Len(t, got["3"], n, "the backend's requests go as soon as their server span is there")
@@ -401,7 +430,7 @@ func TestAssemblyDistributedTwoProjects(t *testing.T) {
 		assert.Len(t, tx.Spans, 3)
 	}
 	assert.Empty(t, got["2"], "the frontend's children wait for its root")
-	clock.Advance(2 * time.Second)
+	time.Sleep(2 * time.Second)
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), batch(3)))
 	got = byProject()
 	require.Len(t, got["2"], n)
@@ -497,13 +526,17 @@ func transactionsByProject(t *testing.T, sentry *fakeSentry) map[string][]txOf {
 // An SDK's batch span processor at its defaults (export every 5 s or at 512
 // spans, spans in the order they end) serving 100 requests/s of 100 ms for
 // 10 s, each a server span with nine sequential children: almost every
-// export splits requests. Through the exporter, on the fake clock, it is
+// export splits requests. Through the exporter, in virtual time, it is
 // one transaction per request with all nine children, and no fragment.
 // (With assembly::wait 0 the same input gave 1,985 transactions.)
 func TestAssemblyBatchSpanProcessorShape(t *testing.T) {
+	synctest.Test(t, testAssemblyBatchSpanProcessorShape)
+}
+
+func testAssemblyBatchSpanProcessorShape(t *testing.T) {
 	h := newHarness(t, noDedupe)
 	const requests, children = 1000, 9
-	p := &batchProcessor{t: t, h: h}
+	p := &batchProcessor{t: t, h: h, start: time.Now()}
 	nextTick := 5 * time.Second
 	for _, e := range endedSpans(requests, children) {
 		for e.at >= nextTick { // the 5 s timer fires before this span ends
@@ -569,12 +602,13 @@ type batchProcessor struct {
 	t     *testing.T
 	h     *harness
 	batch []ended
-	now   time.Duration
+	start time.Time     // the processor's time 0
+	now   time.Duration // since start
 }
 
-// exportAt moves the fake clock to at and exports the batch, if any.
+// exportAt waits until at and exports the batch, if any.
 func (p *batchProcessor) exportAt(at time.Duration) {
-	p.h.clock.Advance(at - p.now)
+	time.Sleep(time.Until(p.start.Add(at)))
 	p.now = at
 	if len(p.batch) == 0 {
 		return

@@ -22,7 +22,7 @@ import (
 // benchExporterWith is benchExporter configured, sending to a Sentry that
 // answers 200 at once.
 func benchExporterWith(tb testing.TB, configure func(*Config)) *sentryExporter {
-	return newBenchExporterWith(tb, time.Now, configure, okTransport{})
+	return newBenchExporterWith(tb, configure, okTransport{})
 }
 
 func BenchmarkPushTraces1000NoAssembly(b *testing.B) {

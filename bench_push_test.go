@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -51,7 +50,7 @@ func BenchmarkPushTracesSpans1000(b *testing.B) {
 
 // BenchmarkPushLogs1000 is BenchmarkPushTraces1000 for 1,000 logs (10 containers).
 func BenchmarkPushLogs1000(b *testing.B) {
-	e := newBenchExporterWith(b, time.Now, func(*Config) {}, okTransport{})
+	e := newBenchExporterWith(b, func(*Config) {}, okTransport{})
 	ld := makeLogs(1000)
 	ctx := b.Context()
 	b.ReportAllocs()
@@ -78,7 +77,7 @@ func (w wrappedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // transport and a client built as newClient builds it (no Client.Timeout; the
 // sender puts `timeout` on each request's context).
 func BenchmarkPushTracesWrapped(b *testing.B) {
-	e := newBenchExporterWith(b, time.Now, func(*Config) {}, wrappedTransport{okTransport{}})
+	e := newBenchExporterWith(b, func(*Config) {}, wrappedTransport{okTransport{}})
 	td := smallTraces()
 	ctx := b.Context()
 	b.ReportAllocs()

@@ -22,21 +22,19 @@ import (
 // benchExporter is an exporter that is never started: the benchmarks below
 // measure translation, envelope building and encoding, or the drop path,
 // without HTTP.
-func benchExporter(tb testing.TB, now func() time.Time) *sentryExporter {
-	return newBenchExporter(tb, now, func(*Config) {})
+func benchExporter(tb testing.TB) *sentryExporter {
+	return newBenchExporter(tb, func(*Config) {})
 }
 
 // newBenchExporter builds a never-started exporter of one project with the
 // default config as configure leaves it; it is shut down when tb ends.
-func newBenchExporter(tb testing.TB, now func() time.Time, configure func(*Config)) *sentryExporter {
-	return newBenchExporterWith(tb, now, configure, nil)
+func newBenchExporter(tb testing.TB, configure func(*Config)) *sentryExporter {
+	return newBenchExporterWith(tb, configure, nil)
 }
 
 // newBenchExporterWith is newBenchExporter, started, with every HTTP client
 // on rt when rt is set.
-func newBenchExporterWith(tb testing.TB, now func() time.Time, configure func(*Config), rt http.RoundTripper) *sentryExporter {
-	clk := realClocks()
-	clk.now, clk.send.Now = now, now
+func newBenchExporterWith(tb testing.TB, configure func(*Config), rt http.RoundTripper) *sentryExporter {
 	cfg := createDefaultConfig().(*Config)
 	cfg.DSN = "https://public@o1.ingest.sentry.io/1"
 	configure(cfg)
@@ -45,7 +43,7 @@ func newBenchExporterWith(tb testing.TB, now func() time.Time, configure func(*C
 	}
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = componenttest.NewNopTelemetrySettings()
-	e, err := newExporter(cfg, set, clk)
+	e, err := newExporter(cfg, set)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -87,7 +85,7 @@ func smallTraces() ptrace.Traces {
 // benchEncodeTraces measures translation, envelopes and encoding of td,
 // with the trace index (DSC heads) as pushTraces keeps it.
 func benchEncodeTraces(b *testing.B, td ptrace.Traces) {
-	e := benchExporter(b, time.Now)
+	e := benchExporter(b)
 	spans := td.SpanCount()
 	var buf []byte
 	b.ReportAllocs()
@@ -145,7 +143,7 @@ func benchProtoTraces(b *testing.B, td ptrace.Traces) {
 // BenchmarkEncodeLogs1000 is translation + 10 log containers + encoding of
 // 1,000 log records; its peer is BenchmarkProtoMarshalLogs1000.
 func BenchmarkEncodeLogs1000(b *testing.B) {
-	e := benchExporter(b, time.Now)
+	e := benchExporter(b)
 	ld := makeLogs(1000)
 	ctx := b.Context()
 	var buf []byte
@@ -178,7 +176,7 @@ func BenchmarkProtoMarshalLogs1000(b *testing.B) {
 // counted. ns/dropped-span is the figure quoted in the README.
 func BenchmarkDropPath(b *testing.B) {
 	now := time.Now()
-	e := benchExporter(b, func() time.Time { return now })
+	e := benchExporter(b) // the hour-long limit outlasts any run
 	l, _ := ratelimit.Parse("3600::organization", now)
 	e.def.limits.Merge(l)
 	td := makeTraces(0, 333, true)
@@ -196,7 +194,7 @@ func BenchmarkDropPath(b *testing.B) {
 // BenchmarkDropPathLogs is the same for 1,000 logs under a log_byte limit.
 func BenchmarkDropPathLogs(b *testing.B) {
 	now := time.Now()
-	e := benchExporter(b, func() time.Time { return now })
+	e := benchExporter(b) // the hour-long limit outlasts any run
 	l, _ := ratelimit.Parse("3600:log_byte:organization", now)
 	e.def.limits.Merge(l)
 	ld := makeLogs(1000)

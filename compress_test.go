@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/assert"
@@ -24,7 +24,9 @@ import (
 const fallbacksMetric = "otelcol_exporter_sentry_compression_fallbacks"
 
 // By default envelopes go out zstd-compressed, and a current Relay stores them.
-func TestZstdByDefault(t *testing.T) {
+func TestZstdByDefault(t *testing.T) { synctest.Test(t, testZstdByDefault) }
+
+func testZstdByDefault(t *testing.T) {
 	h := newHarness(t, nil)
 	h.consumeTraces(0, 3, true)
 	h.consumeLogs(10)
@@ -41,7 +43,9 @@ func TestZstdByDefault(t *testing.T) {
 // A Relay that predates zstd takes the body for identity and answers 400: each
 // such envelope is re-sent with gzip and stored once; the project switches to
 // gzip for good, counted once; nothing is lost or dropped.
-func TestOldRelayFallsBackToGzip(t *testing.T) {
+func TestOldRelayFallsBackToGzip(t *testing.T) { synctest.Test(t, testOldRelayFallsBackToGzip) }
+
+func testOldRelayFallsBackToGzip(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
 	h.sentry.oldRelay = true
 	h.consumeTraces(0, 3, true)
@@ -66,7 +70,9 @@ func TestOldRelayFallsBackToGzip(t *testing.T) {
 
 // A 400 that gzip gets too was not about the encoding: the envelope is counted
 // once as send_error, and the project keeps zstd.
-func TestInvalidEnvelopeKeepsZstd(t *testing.T) {
+func TestInvalidEnvelopeKeepsZstd(t *testing.T) { synctest.Test(t, testInvalidEnvelopeKeepsZstd) }
+
+func testInvalidEnvelopeKeepsZstd(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
 	h.sentry.setRespond(func(*envelope.Envelope) answer { return answer{status: http.StatusBadRequest} })
 	h.consumeTraces(0, 1, false)
@@ -81,7 +87,9 @@ func TestInvalidEnvelopeKeepsZstd(t *testing.T) {
 
 // A gzip resend that Sentry did not take (a 5xx, no answer) says nothing
 // about zstd: the project keeps it and no fallback is counted.
-func TestFailedResendKeepsZstd(t *testing.T) {
+func TestFailedResendKeepsZstd(t *testing.T) { synctest.Test(t, testFailedResendKeepsZstd) }
+
+func testFailedResendKeepsZstd(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false; c.RetryConfig.Enabled = false })
 	var mu sync.Mutex
 	answers := []int{http.StatusBadRequest, http.StatusServiceUnavailable}
@@ -106,6 +114,10 @@ func TestFailedResendKeepsZstd(t *testing.T) {
 
 // A 415 (an unknown encoding refused outright) falls back like a 400.
 func TestUnsupportedMediaTypeFallsBack(t *testing.T) {
+	synctest.Test(t, testUnsupportedMediaTypeFallsBack)
+}
+
+func testUnsupportedMediaTypeFallsBack(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
 	h.sentry.setRespond(func(*envelope.Envelope) answer { return answer{status: http.StatusOK} })
 	var mu sync.Mutex
@@ -134,7 +146,7 @@ func TestConfiguredCompression(t *testing.T) {
 		compression configcompression.Type
 		encoding    string
 	}{{configcompression.TypeGzip, "gzip"}, {"", ""}} {
-		t.Run(string(tc.compression), func(t *testing.T) {
+		t.Run(string(tc.compression), inBubble(func(t *testing.T) {
 			h := newHarness(t, func(c *Config) { c.ClientConfig.Compression = tc.compression })
 			h.consumeTraces(0, 2, true)
 			h.consumeLogs(5)
@@ -143,7 +155,7 @@ func TestConfiguredCompression(t *testing.T) {
 			assert.Len(t, h.sentry.envelopes(), h.sentry.bodies(tc.encoding), "every body %q", tc.encoding)
 			assert.EqualValues(t, 6, h.sent("span"))
 			assert.EqualValues(t, 5, h.sent("log_item"))
-		})
+		}))
 	}
 }
 
@@ -184,7 +196,7 @@ func BenchmarkCompressEnvelopes(b *testing.B) {
 // their bytes in all.
 func transactionBodies(b *testing.B) (bodies [][]byte, raw int) {
 	b.Helper()
-	e := benchExporter(b, time.Now)
+	e := benchExporter(b)
 	res := e.translator.Traces(smallTraces(), translate.TracesWant{Transactions: true, Errors: true})
 	defer res.Release()
 	for i := range res.Transactions {
@@ -284,7 +296,7 @@ func compressPerSpan(b *testing.B, bodies [][]byte, raw, spans int, compress fun
 // their bytes in all, and the spans they carry.
 func modeBodies(b *testing.B, mode TracesAs) (bodies [][]byte, raw, spans int) {
 	b.Helper()
-	e := benchExporter(b, time.Now)
+	e := benchExporter(b)
 	e.cfg.TracesAs = mode
 	td := smallTraces()
 	res := e.translator.Traces(td, translate.TracesWant{

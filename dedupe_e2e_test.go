@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -58,7 +59,7 @@ func errorEvents(t *testing.T, f *fakeSentry) ([]map[string]any, []*envelope.Tra
 // The other is counted as deduplicated; the log record is still a log.
 func TestOneExceptionOneEvent(t *testing.T) {
 	for _, order := range []string{"span first", "log first"} {
-		t.Run(order, func(t *testing.T) {
+		t.Run(order, inBubble(func(t *testing.T) {
 			h := newHarness(t, nil) // default window: 5 s
 			first, second := func() { h.consumeTraces(0, 1, true) }, func() { h.consumeLogsData(exceptionLogs()) }
 			if order == "log first" {
@@ -66,7 +67,7 @@ func TestOneExceptionOneEvent(t *testing.T) {
 			}
 			first()
 			assert.Zero(t, h.sentry.countType(envelope.ItemTypeEvent), "held for its counterpart")
-			h.clock.Advance(3 * time.Second)
+			time.Sleep(3 * time.Second)
 			second()
 			docs, dscs := errorEvents(t, h.sentry)
 			require.Len(t, docs, 1, "merged and sent as soon as the counterpart arrived")
@@ -77,7 +78,7 @@ func TestOneExceptionOneEvent(t *testing.T) {
 			assert.Equal(t, "GET /cart/{id}", dscs[0].Transaction, "the DSC names the trace's head")
 			assert.Equal(t, 1, h.sentry.countType(envelope.ItemTypeLog), "the record is still sent as a log")
 
-			h.clock.Advance(time.Minute)
+			time.Sleep(time.Minute)
 			h.shutdown()
 			h.sentry.requireNoInvalid()
 			assert.Equal(t, 1, h.sentry.countType(envelope.ItemTypeEvent), "nothing else was held")
@@ -86,16 +87,18 @@ func TestOneExceptionOneEvent(t *testing.T) {
 			assert.EqualValues(t, 2, h.sent("error")+h.droppedAll("error"), "items in = sent + dropped")
 			assert.EqualValues(t, 1, h.sent("log_item"))
 			assert.Empty(t, h.sentry.discards(), "nothing was lost: no client report")
-		})
+		}))
 	}
 }
 
 // Outside the window both are sent; the log-derived one still carries its
 // segment's transaction and the trace's DSC, found in the trace index.
-func TestExceptionOutsideWindow(t *testing.T) {
+func TestExceptionOutsideWindow(t *testing.T) { synctest.Test(t, testExceptionOutsideWindow) }
+
+func testExceptionOutsideWindow(t *testing.T) {
 	h := newHarness(t, nil)
 	h.consumeTraces(0, 1, true)
-	h.clock.Advance(6 * time.Second)
+	time.Sleep(6 * time.Second)
 	h.consumeLogsData(exceptionLogs()) // the span event is released first, then this one is held
 	require.Equal(t, 1, h.sentry.countType(envelope.ItemTypeEvent))
 	h.shutdown() // releases the held log-derived event
@@ -113,7 +116,9 @@ func TestExceptionOutsideWindow(t *testing.T) {
 }
 
 // Without the window, each pipeline's event is sent in its own push.
-func TestDedupeWindowOff(t *testing.T) {
+func TestDedupeWindowOff(t *testing.T) { synctest.Test(t, testDedupeWindowOff) }
+
+func testDedupeWindowOff(t *testing.T) {
 	h := newHarness(t, noDedupe)
 	h.consumeTraces(0, 1, true)
 	assert.Equal(t, 1, h.sentry.countType(envelope.ItemTypeEvent))
@@ -127,9 +132,10 @@ func TestDedupeWindowOff(t *testing.T) {
 
 // Past the cap on held events, an event is sent at once (not held), and
 // every held one goes out at shutdown: nothing is lost either way.
-func TestDedupeBoundEndToEnd(t *testing.T) {
-	clock := newFakeClock()
-	sentry := newMemSentry(t, clock)
+func TestDedupeBoundEndToEnd(t *testing.T) { synctest.Test(t, testDedupeBoundEndToEnd) }
+
+func testDedupeBoundEndToEnd(t *testing.T) {
+	sentry := newMemSentry(t)
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.WithoutCancel(t.Context()))) }) // t.Context is done once cleanup runs
 	cfg := createDefaultConfig().(*Config)
@@ -138,13 +144,13 @@ func TestDedupeBoundEndToEnd(t *testing.T) {
 	useMemNet(&cfg.ClientConfig)
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
-	e, err := newExporter(cfg, set, clock.clocks())
+	e, err := newExporter(cfg, set)
 	require.NoError(t, err)
 	e.dedupe.MaxEvents = 2
 	require.NoError(t, e.start(t.Context(), sentry.host()))
 
 	require.NoError(t, e.pushTraces(t.Context(), makeTraces(0, 3, true)))
-	e.settle()
+	e.settleInBubble()
 	assert.Equal(t, 1, sentry.countType(envelope.ItemTypeEvent), "two held, the third sent at once")
 	require.NoError(t, e.shutdown(t.Context()))
 	assert.Equal(t, 3, sentry.countType(envelope.ItemTypeEvent), "the held ones go out at shutdown")
@@ -160,7 +166,7 @@ func (h *harness) consumeLogsData(ld plog.Logs) {
 // contexts.response.status_code, whichever pipeline delivered first.
 func TestLogErrorTakesSegmentRequest(t *testing.T) {
 	for _, order := range []string{"spans first", "log first"} {
-		t.Run(order, func(t *testing.T) {
+		t.Run(order, inBubble(func(t *testing.T) {
 			h := newHarness(t, nil)
 			first, second := func() { h.consumeTraces(0, 1, false) }, func() { h.consumeLogsData(exceptionLogs()) }
 			if order == "log first" {
@@ -168,7 +174,7 @@ func TestLogErrorTakesSegmentRequest(t *testing.T) {
 			}
 			first()
 			second()
-			h.clock.Advance(time.Minute)
+			time.Sleep(time.Minute)
 			h.shutdown()
 			h.sentry.requireNoInvalid()
 			docs, _ := errorEvents(t, h.sentry)
@@ -182,6 +188,6 @@ func TestLogErrorTakesSegmentRequest(t *testing.T) {
 			assert.Contains(t, contexts, "trace")
 			assert.EqualValues(t, 1, h.sent("error"))
 			assert.Zero(t, h.droppedAll("error"))
-		})
+		}))
 	}
 }

@@ -3,6 +3,7 @@ package sentryexporter
 import (
 	"strings"
 	"testing"
+	"testing/synctest"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -57,7 +58,7 @@ func TestDSCIsTheTraceHeads(t *testing.T) {
 		{"transactions, head second", TracesAsTransactions, false},
 		{"span v2, head first", TracesAsSpans, true},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.name, inBubble(func(t *testing.T) {
 			h := newHarness(t, func(c *Config) { c.TracesAs = tt.tracesAs; noDedupe(c) })
 			head := withThreshold(makeTraces(0, 1, true), "ot=th:8")
 			down := withThreshold(downstreamSegment(), "ot=th:8")
@@ -98,13 +99,15 @@ func TestDSCIsTheTraceHeads(t *testing.T) {
 				assert.Equal(t, 2, before, "the downstream transaction and its error")
 				assert.Equal(t, 2, n, "the head's transaction and error")
 			}
-		})
+		}))
 	}
 }
 
 // A head whose name is its URL (source url) is left out of the DSC, as
 // sentry-go and the JavaScript SDK do; the rest of the DSC stays.
-func TestDSCLeavesOutURLHeads(t *testing.T) {
+func TestDSCLeavesOutURLHeads(t *testing.T) { synctest.Test(t, testDSCLeavesOutURLHeads) }
+
+func testDSCLeavesOutURLHeads(t *testing.T) {
 	h := newHarness(t, noDedupe)
 	td := makeTraces(0, 1, false)
 	root := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
@@ -122,7 +125,9 @@ func TestDSCLeavesOutURLHeads(t *testing.T) {
 
 // A hostile head name (invalid UTF-8, NUL, 100 KB) still gives valid
 // envelopes: the DSC and the spliced transaction are cut and repaired.
-func TestDSCHostileHeadName(t *testing.T) {
+func TestDSCHostileHeadName(t *testing.T) { synctest.Test(t, testDSCHostileHeadName) }
+
+func testDSCHostileHeadName(t *testing.T) {
 	h := newHarness(t, noDedupe)
 	td := makeTraces(0, 1, true)
 	route := "/cart/\xff\x00" + strings.Repeat("é", 50_000)
@@ -148,13 +153,13 @@ func TestDSCSampleRand(t *testing.T) {
 			{"ot=th:8;rv:c0000000000000", "0.2499999999999999"}, // 1 - (R+1)/2^56, R = 3/4 of 2^56: kept at rate 0.5
 			{"ot=th:8", ""},
 		} {
-			t.Run(string(tracesAs)+" "+tt.ts, func(t *testing.T) {
+			t.Run(string(tracesAs)+" "+tt.ts, inBubble(func(t *testing.T) {
 				h := newHarness(t, func(c *Config) { c.TracesAs = tracesAs; noDedupe(c) })
 				require.NoError(t, h.traces.ConsumeTraces(t.Context(), withThreshold(makeTraces(0, 1, true), tt.ts)))
 				h.shutdown()
 				h.sentry.requireNoInvalid()
 				requireSampleRand(t, h.sentry.envelopes(), tt.rand)
-			})
+			}))
 		}
 	}
 }

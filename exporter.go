@@ -51,7 +51,6 @@ type sentryExporter struct {
 	dedupe      *dedupe.Window[*project]          // nil unless both error sources are on and error_events::dedupe_window > 0
 	assembly    *assemblepdata.Assembly[*project] // trace assembly (assembly.go); nil when assembly::wait is 0
 	tb          *metadata.TelemetryBuilder
-	clk         clocks
 	stage       *send.Stage       // everything after an envelope is built (internal/send)
 	assemblyMem *membudget.Holder // the spans held for assembly, in the stage's memory budget
 	metrics     *tracemetric.Translator
@@ -75,7 +74,7 @@ type sentryExporter struct {
 	status         statusReporter // component status (status.go)
 }
 
-func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporter, error) {
+func newExporter(cfg *Config, set exporter.Settings) (*sentryExporter, error) {
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
@@ -85,14 +84,13 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 		set:    set,
 		logger: set.Logger,
 		tb:     tb,
-		clk:    clk,
 		index:  traceindex.New(),
 		byDSN:  map[string]*project{},
 		static: map[string]*project{},
 	}
 	e.index.NoSpanIDs = !cfg.ErrorEvents.FromSpanExceptions && !cfg.ErrorEvents.FromLogs
 	e.index.NoRequests = !cfg.ErrorEvents.FromLogs
-	e.stage = newStage(cfg, set, clk)
+	e.stage = newStage(cfg, set)
 	e.buildTranslators()
 	if ee := cfg.ErrorEvents; ee.FromSpanExceptions && ee.FromLogs && ee.DedupeWindow > 0 {
 		e.dedupe = dedupe.New[*project](ee.DedupeWindow)
@@ -124,7 +122,7 @@ func newExporter(cfg *Config, set exporter.Settings, clk clocks) (*sentryExporte
 }
 
 // newStage is the send stage of cfg: everything after an envelope is built.
-func newStage(cfg *Config, set exporter.Settings, clk clocks) *send.Stage {
+func newStage(cfg *Config, set exporter.Settings) *send.Stage {
 	var reportInterval time.Duration
 	if cfg.ClientReports.Enabled {
 		reportInterval = cfg.ClientReports.Interval
@@ -142,7 +140,6 @@ func newStage(cfg *Config, set exporter.Settings, clk clocks) *send.Stage {
 		Telemetry: set.TelemetrySettings,
 		Logger:    set.Logger,
 		UserAgent: fmt.Sprintf("%s/%s (%s %s; %s/%s)", sdkinfo.Name, sdkinfo.Version, set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
-		Clock:     clk.send,
 	})
 }
 
@@ -164,7 +161,7 @@ func (e *sentryExporter) buildTranslators() {
 		Environment: cfg.Environment, Release: cfg.Release, SDKName: sdkinfo.Name, SDKVersion: sdkinfo.Version,
 		ResourceAttributes: append([]string{}, cfg.Metrics.ResourceAttributes...), // never nil: [] means none
 	})
-	e.streams = tracemetric.NewStreams(min(cfg.Metrics.MaxStreamBytes, cfg.Memory.MaxBytes/4), uint64(e.clk.now().UnixNano()))
+	e.streams = tracemetric.NewStreams(min(cfg.Metrics.MaxStreamBytes, cfg.Memory.MaxBytes/4), uint64(time.Now().UnixNano()))
 	e.streamMem = e.stage.NewHolder()
 }
 
@@ -228,7 +225,7 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 		e.resolver = discovery.New(client, discovery.Config{
 			URL: d.URL, OrgSlug: d.OrgSlug, AuthToken: string(d.AuthToken), Team: d.Team,
 			AutoCreateProjects: d.AutoCreateProjects, TTL: d.CacheTTL,
-		}, e.clk.now)
+		}, time.Now)
 	}
 	if e.dedupe != nil {
 		e.dedupeLoopWG.Go(func() { e.stage.Every(e.dedupeTick(), func() { e.releaseDue(context.Background(), false) }) })
@@ -293,7 +290,7 @@ func (e *sentryExporter) releaseDue(ctx context.Context, final bool) {
 		e.logLimiter.Log(e.logger, "dedupe-overflow", "Error events were sent without waiting for their duplicate: the dedupe window is full",
 			zap.Int64("count", n), zap.Int("max_held_events", e.dedupe.MaxEvents), zap.Int("max_held_bytes", e.dedupe.MaxBytes))
 	}
-	rel := e.dedupe.Due(e.clk.now(), final)
+	rel := e.dedupe.Due(time.Now(), final)
 	if len(rel) == 0 {
 		return
 	}
@@ -311,16 +308,4 @@ func (e *sentryExporter) releaseDue(ctx context.Context, final bool) {
 // by: a held event is sent at most this long after its window ended.
 func (e *sentryExporter) dedupeTick() time.Duration {
 	return min(max(e.dedupe.Length/4, 100*time.Millisecond), time.Second)
-}
-
-// clocks are the exporter's time sources: now for Sentry's rate-limit
-// windows; send for the send stage (retry times). Tests replace them.
-type clocks struct {
-	now  func() time.Time
-	send send.Clock
-}
-
-func realClocks() clocks {
-	c := send.RealClock()
-	return clocks{now: c.Now, send: c}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -61,7 +62,7 @@ func TestStatusHandling(t *testing.T) {
 		{"502 until retries give up", []answer{{status: 502}}, 4, false, "send_error", false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.name, inBubble(func(t *testing.T) {
 			h := newHarness(t, func(c *Config) {
 				c.RetryConfig.MaxElapsedTime = 30 * time.Millisecond
 				c.RetryConfig.InitialInterval = 8 * time.Millisecond
@@ -83,14 +84,14 @@ func TestStatusHandling(t *testing.T) {
 				assert.EqualValues(t, 3, h.dropped("span", tt.wantReason))
 				assert.EqualValues(t, 1, h.dropped("transaction", tt.wantReason))
 			}
-			h.clock.Advance(time.Second)
+			time.Sleep(time.Second)
 			h.consumeTraces(1, 1, false)
 			if tt.wantLimited {
 				assert.EqualValues(t, tt.wantTries, tries.Load(), "the next transaction is dropped locally")
 				assert.EqualValues(t, 3, h.dropped("span", "ratelimit_backoff"))
 			}
 			h.shutdown()
-		})
+		}))
 	}
 }
 
@@ -108,7 +109,7 @@ func TestNetworkErrorRetriedThenCounted(t *testing.T) {
 			f.setRespond(func(*envelope.Envelope) answer { return answer{status: http.StatusServiceUnavailable} })
 		}},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.name, inBubble(func(t *testing.T) {
 			h := newHarness(t, func(c *Config) {
 				c.RetryConfig.MaxElapsedTime = 20 * time.Millisecond
 				c.ClientReports.Enabled = false
@@ -124,12 +125,14 @@ func TestNetworkErrorRetriedThenCounted(t *testing.T) {
 			assert.EqualValues(t, 3, h.dropped("log_item", tt.reason))
 			assert.EqualValues(t, 5*6, h.sum("otelcol_exporter_sentry_requests", map[string]string{"status": tt.status}),
 				"2 transactions, 2 error events and a log container, 6 attempts each")
-		})
+		}))
 	}
 }
 
 // A 413 on a container splits it in two and sends each half once.
-func TestContainerTooLargeSplitsOnce(t *testing.T) {
+func TestContainerTooLargeSplitsOnce(t *testing.T) { synctest.Test(t, testContainerTooLargeSplitsOnce) }
+
+func testContainerTooLargeSplitsOnce(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
 	var mu sync.Mutex
 	var counts []int
@@ -154,7 +157,9 @@ func TestContainerTooLargeSplitsOnce(t *testing.T) {
 // The invariant: for each category, items in = items stored + items counted
 // dropped, under random 503s, connection resets, 429s with random headers and
 // refills. Sentry counts what it stored; the exporter's counters must agree.
-func TestInvariantUnderChaos(t *testing.T) {
+func TestInvariantUnderChaos(t *testing.T) { synctest.Test(t, testInvariantUnderChaos) }
+
+func testInvariantUnderChaos(t *testing.T) {
 	h := newHarness(t, func(c *Config) {
 		c.RetryConfig.MaxElapsedTime = 10 * time.Millisecond
 		c.RetryConfig.InitialInterval = time.Millisecond
@@ -194,7 +199,7 @@ func TestInvariantUnderChaos(t *testing.T) {
 		require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
 		require.NoError(t, h.logs.ConsumeLogs(t.Context(), makeLogs(7)))
 		in[account.CatLogItem] += 7
-		h.clock.Advance(700 * time.Millisecond)
+		time.Sleep(700 * time.Millisecond)
 	}
 	h.shutdown()
 	h.sentry.requireNoInvalid()
@@ -230,8 +235,11 @@ func storeCounts(stored *[account.NumCategories]atomic.Int64, it envelope.Item) 
 // dropped and counted, and the final client report is logged when an
 // all-category limit blocks it.
 func TestShutdownUnderLimitDropsQueued(t *testing.T) {
-	clock := newFakeClock()
-	sentry := newMemSentry(t, clock)
+	synctest.Test(t, testShutdownUnderLimitDropsQueued)
+}
+
+func testShutdownUnderLimitDropsQueued(t *testing.T) {
+	sentry := newMemSentry(t)
 	var posts atomic.Int32
 	sentry.setRespond(func(*envelope.Envelope) answer {
 		posts.Add(1)
@@ -240,7 +248,7 @@ func TestShutdownUnderLimitDropsQueued(t *testing.T) {
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.WithoutCancel(t.Context()))) }) // t.Context is done once cleanup runs
 	core, logs := observer.New(zap.WarnLevel)
-	f := newFactory(clock.clocks())
+	f := NewFactory()
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.DSN = configopaque.String(sentry.dsn())
 	q := exporterhelper.NewDefaultQueueConfig()
@@ -274,13 +282,15 @@ func TestShutdownUnderLimitDropsQueued(t *testing.T) {
 }
 
 // Self-metrics, asserted with the generated metadatatest helpers.
-func TestTelemetry(t *testing.T) {
+func TestTelemetry(t *testing.T) { synctest.Test(t, testTelemetry) }
+
+func testTelemetry(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
 	h.sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "60:log_item:organization"}}))
 	h.consumeLogs(3) // 429
 	h.consumeLogs(2) // dropped locally
 	h.consumeTraces(0, 1, false)
-	h.clock.Advance(15 * time.Second)
+	time.Sleep(15 * time.Second)
 
 	project := attribute.String("project", "1")
 	metadatatest.AssertEqualExporterSentryDroppedItems(t, h.tel, []metricdata.DataPoint[int64]{
@@ -305,16 +315,17 @@ func TestTelemetry(t *testing.T) {
 }
 
 // The DSN's key never reaches a log line, an error or a metric.
-func TestKeyNeverLogged(t *testing.T) {
-	clock := newFakeClock()
-	sentry := newMemSentry(t, clock)
+func TestKeyNeverLogged(t *testing.T) { synctest.Test(t, testKeyNeverLogged) }
+
+func testKeyNeverLogged(t *testing.T) {
+	sentry := newMemSentry(t)
 	sentry.setRespond(func(*envelope.Envelope) answer {
 		return answer{status: http.StatusForbidden, headers: map[string]string{"X-Sentry-Error": "project disabled"}}
 	})
 	core, logs := observer.New(zap.DebugLevel)
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.WithoutCancel(t.Context()))) }) // t.Context is done once cleanup runs
-	f, shared := newTestFactory(clock.clocks())
+	f := NewFactory()
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.DSN = configopaque.String(sentry.dsn())
 	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
@@ -327,13 +338,15 @@ func TestKeyNeverLogged(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, te.Start(t.Context(), sentry.host()))
 	require.NoError(t, te.ConsumeTraces(t.Context(), makeTraces(0, 1, true)))
-	shared.settle()
+	synctest.Wait() // the envelope is answered and settled (no retries)
 	sentry.stop()
 	require.NoError(t, te.ConsumeTraces(t.Context(), makeTraces(1, 1, true)))
 	require.NoError(t, te.Shutdown(t.Context()))
 
 	require.NotZero(t, logs.Len())
-	for _, e := range logs.All() {
+	entries := logs.All()
+	for i := range entries {
+		e := &entries[i]
 		line := e.Message
 		for k, v := range e.ContextMap() {
 			line += " " + k + "=" + toString(v)
@@ -361,7 +374,9 @@ func toString(v any) string {
 
 // Values JSON cannot hold still give envelopes the strict fake Sentry accepts,
 // and every item is stored once.
-func TestBadValuesEndToEnd(t *testing.T) {
+func TestBadValuesEndToEnd(t *testing.T) { synctest.Test(t, testBadValuesEndToEnd) }
+
+func testBadValuesEndToEnd(t *testing.T) {
 	h := newHarness(t, nil)
 	td := makeTraces(0, 2, true)
 	rs := td.ResourceSpans().At(0)
@@ -403,7 +418,9 @@ func TestBadValuesEndToEnd(t *testing.T) {
 
 // A client report that rides on an envelope Sentry refuses with a 4xx is kept,
 // and from then on goes out on its own: it never takes more data down with it.
-func TestRefusedReportGoesStandalone(t *testing.T) {
+func TestRefusedReportGoesStandalone(t *testing.T) { synctest.Test(t, testRefusedReportGoesStandalone) }
+
+func testRefusedReportGoesStandalone(t *testing.T) {
 	h := newHarness(t, nil)
 	h.sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "60:transaction:key"}}))
 	h.consumeTraces(0, 1, false) // 429
@@ -443,11 +460,11 @@ func TestRefusedReportGoesStandalone(t *testing.T) {
 // `timeout` bounds each POST, its answer included (the sender puts it on the
 // request's context; the client itself has none): a Sentry that never answers
 // costs the envelope a network_error, counted once, not a hung worker.
-func TestTimeoutBoundsEachPost(t *testing.T) {
+func TestTimeoutBoundsEachPost(t *testing.T) { synctest.Test(t, testTimeoutBoundsEachPost) }
+
+func testTimeoutBoundsEachPost(t *testing.T) {
 	release := make(chan struct{})
-	clock := newFakeClock()
-	clk := clock.clocks()
-	h := newHarnessWith(t, newMemSentry(t, clock), clk, func(c *Config) {
+	h := newHarness(t, func(c *Config) {
 		c.ClientConfig.Timeout = 20 * time.Millisecond
 		c.RetryConfig.Enabled = false
 		c.ClientReports.Enabled = false

@@ -81,16 +81,7 @@ const (
 // metrics exporters built from one component config share one exporter, hence one
 // rate-limit state, one client-report aggregator and one connection pool.
 func NewFactory() exporter.Factory {
-	return newFactory(realClocks())
-}
-
-// newFactory lets tests give the exporters clocks of their own.
-func newFactory(clk clocks) exporter.Factory {
-	return factoryOf(&sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk})
-}
-
-// factoryOf lets tests keep shared, to reach the exporters it builds.
-func factoryOf(shared *sharedExporters) exporter.Factory {
+	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}}
 	return exporter.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
@@ -199,7 +190,7 @@ func newPipeline[E component.Component](s *sharedExporters, set exporter.Setting
 	if err != nil {
 		return none, stopFirst{}, err
 	}
-	return c, stopFirst{Component: c, begin: p.beginShutdown}, nil
+	return c, stopFirst{Component: c, pipeline: p}, nil
 }
 
 // stopFirst tells the shared exporter that a pipeline's shutdown began,
@@ -210,11 +201,11 @@ func newPipeline[E component.Component](s *sharedExporters, set exporter.Setting
 // from exporterhelper's exporter.
 type stopFirst struct {
 	component.Component
-	begin func()
+	pipeline *pipeline
 }
 
 func (s stopFirst) Shutdown(ctx context.Context) error {
-	s.begin()
+	s.pipeline.beginShutdown()
 	return s.Component.Shutdown(ctx)
 }
 

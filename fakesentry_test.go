@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -22,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
@@ -38,7 +40,7 @@ import (
 
 // received is one envelope as the fake Sentry saw it.
 type received struct {
-	at      time.Time // fake clock
+	at      time.Time // virtual time in a bubble
 	project string
 	env     *envelope.Envelope
 }
@@ -70,7 +72,6 @@ type fakeSentry struct {
 	srv     *httptest.Server // nil when served by net
 	net     *memNet          // nil when served by srv
 	url     string           // where its envelope endpoint is
-	clock   *fakeClock
 	mu      sync.Mutex
 	got     []received
 	invalid []string
@@ -82,8 +83,8 @@ type fakeSentry struct {
 	encodings map[string]int
 }
 
-func newFakeSentry(t *testing.T, clock *fakeClock) *fakeSentry {
-	f := &fakeSentry{t: t, clock: clock}
+func newFakeSentry(t *testing.T) *fakeSentry {
+	f := &fakeSentry{t: t}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/{project}/envelope/", f.handle)
 	f.srv = httptest.NewServer(mux)
@@ -111,13 +112,13 @@ const (
 
 // newMemSentry is a fake Sentry on an in-memory network, for tests in a
 // synctest bubble (memnet_test.go).
-func newMemSentry(t *testing.T, clock *fakeClock) *fakeSentry {
-	return newMemSentryOn(t, clock, newMemNet(), memSentryHost)
+func newMemSentry(t *testing.T) *fakeSentry {
+	return newMemSentryOn(t, newMemNet(), memSentryHost)
 }
 
 // newMemSentryOn is a fake Sentry at host of net.
-func newMemSentryOn(t *testing.T, clock *fakeClock, net *memNet, host string) *fakeSentry {
-	f := &fakeSentry{t: t, clock: clock, net: net, url: "http://" + host}
+func newMemSentryOn(t *testing.T, net *memNet, host string) *fakeSentry {
+	f := &fakeSentry{t: t, net: net, url: "http://" + host}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/{project}/envelope/", f.handle)
 	net.serve(host, mux)
@@ -160,7 +161,7 @@ func (f *fakeSentry) handle(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]string{"detail": err.Error()})
 		return
 	}
-	f.got = append(f.got, received{at: f.clock.Now(), project: r.PathValue("project"), env: env})
+	f.got = append(f.got, received{at: time.Now(), project: r.PathValue("project"), env: env})
 	respond := f.respond
 	f.mu.Unlock()
 	a := answer{status: http.StatusOK}
@@ -296,52 +297,12 @@ func discardsOf(t *testing.T, envs []received) map[string]uint64 {
 	return out
 }
 
-// fakeClock is the exporter's clock in tests: it moves only when told to.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 11, 9, 17, 57, 34, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-// clocks puts the exporter on this clock, which moves only when a test
-// advances it: a retry's wait passes at once (its timer fires at once), and
-// each envelope's retry budget counts the backoff it waited, so retry budgets
-// are exact and tests never sleep.
-func (c *fakeClock) clocks() clocks {
-	return clocks{
-		now: c.Now,
-		send: send.Clock{
-			Now: c.Now,
-			AfterFunc: func(_ time.Duration, f func()) func() bool {
-				go f()
-				return func() bool { return false }
-			},
-		},
-	}
-}
-
 // harness is an exporter built through the factory and exporterhelper, with no
 // sending queue. Its Consume* return only when every envelope is settled: they
 // wait until every project's pending queue is empty, so counts can be read at once.
 type harness struct {
 	t       *testing.T
 	sentry  *fakeSentry
-	clock   *fakeClock
 	tel     *componenttest.Telemetry
 	traces  exporter.Traces
 	logs    exporter.Logs
@@ -350,10 +311,21 @@ type harness struct {
 }
 
 // waitIdle waits until l holds nothing: every envelope it was offered is
-// settled (an envelope holds its bytes until its fate is recorded).
+// settled (an envelope holds its bytes until its fate is recorded). It is
+// for real time; in a synctest bubble, waitIdleInBubble.
 func waitIdle(l *send.Lane) {
 	for l.Held() != 0 {
 		runtime.Gosched()
+	}
+}
+
+// waitIdleInBubble is waitIdle in a synctest bubble: it waits until every
+// other goroutine of the bubble is blocked, and while l still holds an
+// envelope (one waiting for its retry) lets virtual time run on. Time moves
+// only for retries: a test's times stay exact.
+func waitIdleInBubble(l *send.Lane) {
+	for synctest.Wait(); l.Held() != 0; synctest.Wait() {
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -364,74 +336,60 @@ func (e *sentryExporter) settle() {
 	}
 }
 
-// settle waits until no exporter built by s holds an envelope.
-func (s *sharedExporters) settle() {
-	s.mu.Lock()
-	exps := make([]*sentryExporter, 0, len(s.byConfig))
-	for _, e := range s.byConfig {
-		exps = append(exps, e.exp)
+// settleInBubble is settle in a synctest bubble.
+func (e *sentryExporter) settleInBubble() {
+	for _, p := range e.allProjects() {
+		waitIdleInBubble(p.lane)
 	}
-	s.mu.Unlock()
-	for _, e := range exps {
-		e.settle()
-	}
-}
-
-// newTestFactory is newFactory, keeping the exporters within reach of settle.
-func newTestFactory(clk clocks) (exporter.Factory, *sharedExporters) {
-	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk}
-	return factoryOf(shared), shared
 }
 
 // settlingTraces and settlingLogs return from Consume* once every envelope
 // the call handed over is settled.
 type settlingTraces struct {
 	exporter.Traces
-	exp *sentryExporter
+	settle func()
 }
 
 func (s settlingTraces) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	err := s.Traces.ConsumeTraces(ctx, td)
-	s.exp.settle()
+	s.settle()
 	return err
 }
 
 type settlingMetrics struct {
 	exporter.Metrics
-	exp *sentryExporter
+	settle func()
 }
 
 func (s settlingMetrics) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
 	err := s.Metrics.ConsumeMetrics(ctx, md)
-	s.exp.settle()
+	s.settle()
 	return err
 }
 
 type settlingLogs struct {
 	exporter.Logs
-	exp *sentryExporter
+	settle func()
 }
 
 func (s settlingLogs) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	err := s.Logs.ConsumeLogs(ctx, ld)
-	s.exp.settle()
+	s.settle()
 	return err
 }
 
+// newHarness is an exporter on real time, in the caller's synctest
+// bubble, against a fake Sentry on an in-memory network.
 func newHarness(t *testing.T, configure func(*Config)) *harness {
-	clock := newFakeClock()
-	h := newHarnessWith(t, newMemSentry(t, clock), clock.clocks(), configure)
-	h.clock = clock
-	return h
+	return newHarnessWith(t, newMemSentry(t), configure)
 }
 
-// newHarnessWith builds the exporter on the given clock against sentry.
-func newHarnessWith(t *testing.T, sentry *fakeSentry, clk clocks, configure func(*Config)) *harness {
+// newHarnessWith builds the exporter against sentry.
+func newHarnessWith(t *testing.T, sentry *fakeSentry, configure func(*Config)) *harness {
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.WithoutCancel(t.Context()))) }) // t.Context is done once cleanup runs
 
-	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk}
-	f := factoryOf(shared)
+	f := NewFactory()
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.DSN = configopaque.String(sentry.dsn())
 	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
@@ -458,11 +416,15 @@ func newHarnessWith(t *testing.T, sentry *fakeSentry, clk clocks, configure func
 	me, err := f.CreateMetrics(t.Context(), set, cfg)
 	require.NoError(t, err)
 	require.NoError(t, me.Start(t.Context(), host))
-	exp := shared.byConfig[cfg].exp
+	exp := exporterOf(te)
+	settle := exp.settle
+	if sentry.net != nil { // in memory: in a synctest bubble
+		settle = exp.settleInBubble
+	}
 	return &harness{
 		t: t, sentry: sentry, tel: tel, exp: exp,
-		traces: settlingTraces{Traces: te, exp: exp}, logs: settlingLogs{Logs: le, exp: exp},
-		metrics: settlingMetrics{Metrics: me, exp: exp},
+		traces: settlingTraces{Traces: te, settle: settle}, logs: settlingLogs{Logs: le, settle: settle},
+		metrics: settlingMetrics{Metrics: me, settle: settle},
 	}
 }
 
@@ -553,4 +515,33 @@ func (h *harness) droppedAll(cat string) int64 {
 
 func (h *harness) sent(cat string) int64 {
 	return h.sum("otelcol_exporter_sentry_sent_items", map[string]string{"category": cat})
+}
+
+// inBubble runs a subtest in a synctest bubble of its own: t.Run cannot be
+// called inside one.
+func inBubble(f func(*testing.T)) func(*testing.T) {
+	return func(t *testing.T) { synctest.Test(t, f) }
+}
+
+// exporterOf is the exporter behind a pipeline that NewFactory built: the
+// pipeline's stopFirst knows it.
+func exporterOf(c component.Component) *sentryExporter {
+	switch c := c.(type) {
+	case struct {
+		stopFirst
+		consumer.Traces
+	}:
+		return c.pipeline.shared.exp
+	case struct {
+		stopFirst
+		consumer.Logs
+	}:
+		return c.pipeline.shared.exp
+	case struct {
+		stopFirst
+		consumer.Metrics
+	}:
+		return c.pipeline.shared.exp
+	}
+	panic(fmt.Sprintf("%T is not a pipeline of NewFactory", c))
 }

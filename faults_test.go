@@ -38,19 +38,16 @@ const (
 )
 
 func newFaultHarness(t *testing.T, sickDSN string, dial sendtest.Middleware, configure func(*Config)) *faultHarness {
-	return newFaultHarnessWith(t, newFakeSentry(t, newFakeClock()), sickDSN, dial, configure)
+	return newFaultHarnessWith(t, newFakeSentry(t), sickDSN, dial, configure)
 }
 
 // newFaultHarnessWith is newFaultHarness with project 1 on healthy (in
 // memory, for a test in a synctest bubble, when healthy is).
 func newFaultHarnessWith(t *testing.T, healthy *fakeSentry, sickDSN string, dial sendtest.Middleware, configure func(*Config)) *faultHarness {
-	clock := healthy.clock
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.WithoutCancel(t.Context()))) }) // t.Context is done once cleanup runs
 
-	clk := clock.clocks()
-	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk}
-	f := factoryOf(shared)
+	f := NewFactory()
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.Routing.DSNs = map[string]configopaque.String{
 		"healthy": configopaque.String(healthy.dsnFor(healthyProject)),
@@ -59,12 +56,13 @@ func newFaultHarnessWith(t *testing.T, healthy *fakeSentry, sickDSN string, dial
 	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
 	cfg.ClientConfig.Timeout = 0 // no timeout: only shutdown can end a hanging request
 	// One envelope in flight per project, so the retries of each envelope are
-	// exact: 10 ms, 20 ms, then 40 ms would pass the 35 ms budget (fake wall
-	// clock): 3 attempts.
+	// exact: 100 ms, 200 ms, then 400 ms would pass the 600 ms budget: 3
+	// attempts, on real time too (the 300 ms of backoff leave 300 ms for
+	// the first two attempts, and the third always ends past 300 ms).
 	cfg.MaxConcurrentRequests = 1
 	cfg.RetryConfig = configretry.BackOffConfig{
-		Enabled: true, InitialInterval: 10 * time.Millisecond, MaxInterval: time.Second,
-		MaxElapsedTime: 35 * time.Millisecond, Multiplier: 2,
+		Enabled: true, InitialInterval: 100 * time.Millisecond, MaxInterval: time.Second,
+		MaxElapsedTime: 600 * time.Millisecond, Multiplier: 2,
 	}
 	cfg.ClientReports.Interval = time.Hour
 	cfg.Pending.DrainTimeout = 100 * time.Millisecond
@@ -87,11 +85,11 @@ func newFaultHarnessWith(t *testing.T, healthy *fakeSentry, sickDSN string, dial
 	require.NoError(t, err)
 	le, err := f.CreateLogs(t.Context(), set, cfg)
 	require.NoError(t, err)
-	exp := shared.byConfig[cfg].exp
+	exp := exporterOf(te)
 	require.NoError(t, te.Start(t.Context(), host))
 	require.NoError(t, le.Start(t.Context(), host))
 	return &faultHarness{
-		harness: &harness{t: t, sentry: healthy, clock: clock, tel: tel, traces: te, logs: le, exp: exp},
+		harness: &harness{t: t, sentry: healthy, tel: tel, traces: te, logs: le, exp: exp},
 		in:      map[string]*account.Counts{healthyProject: {}, sickProject: {}},
 	}
 }

@@ -5,6 +5,7 @@ package sentryexporter
 
 import (
 	"context"
+	"time"
 
 	"go.opentelemetry.io/otel/metric"
 )
@@ -20,7 +21,7 @@ type int64Gauge struct {
 func (e *sentryExporter) registerGauges() error {
 	tb := e.tb
 	err := tb.RegisterExporterSentryRateLimitRemainingCallback(func(_ context.Context, o metric.Float64Observer) error {
-		now := e.clk.now()
+		now := time.Now()
 		for _, p := range e.allProjects() {
 			p.acct.ObserveLimits(o, p.limits.Load(), now)
 		}

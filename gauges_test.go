@@ -2,6 +2,7 @@ package sentryexporter
 
 import (
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -11,7 +12,9 @@ import (
 // The memory budget's gauges: the limit is memory::max_bytes, and what is
 // held is what the budget holds: here the children whose root has not come,
 // held in assembly, and nothing once they went out with it.
-func TestMemoryGauges(t *testing.T) {
+func TestMemoryGauges(t *testing.T) { synctest.Test(t, testMemoryGauges) }
+
+func testMemoryGauges(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Memory.MaxBytes = 32 << 20 })
 	defer h.shutdown()
 	children, roots := splitTraces(requests(0, 10, 2, false))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -82,9 +83,11 @@ func (f *fakeSentry) metricsOf(t *testing.T) []map[string]any {
 // TestMetricsReachSentry: a service's cumulative metrics, exported twice,
 // become valid trace_metric containers; each point is stored or counted in
 // trace_metric, in the unit docs/mapping.md defines.
-func TestMetricsReachSentry(t *testing.T) {
+func TestMetricsReachSentry(t *testing.T) { synctest.Test(t, testMetricsReachSentry) }
+
+func testMetricsReachSentry(t *testing.T) {
 	h := newHarness(t, nil)
-	start := h.clock.Now().Add(time.Second) // the service started after the collector
+	start := time.Now().Add(time.Second) // the service started after the collector
 	h.consumeMetrics(makeMetrics(3, start, start.Add(10*time.Second), 5))
 	h.consumeMetrics(makeMetrics(3, start, start.Add(20*time.Second), 8))
 	h.shutdown()
@@ -109,10 +112,14 @@ func TestMetricsReachSentry(t *testing.T) {
 // exporter started has nothing to subtract at first: counted no_baseline,
 // never sent as a wrong value, and its next point is a delta.
 func TestMetricsWithoutBaselineAreCounted(t *testing.T) {
+	synctest.Test(t, testMetricsWithoutBaselineAreCounted)
+}
+
+func testMetricsWithoutBaselineAreCounted(t *testing.T) {
 	h := newHarness(t, nil)
-	start := h.clock.Now().Add(-time.Hour)
-	h.consumeMetrics(makeMetrics(2, start, h.clock.Now(), 100))
-	h.consumeMetrics(makeMetrics(2, start, h.clock.Now().Add(10*time.Second), 130))
+	start := time.Now().Add(-time.Hour)
+	h.consumeMetrics(makeMetrics(2, start, time.Now(), 100))
+	h.consumeMetrics(makeMetrics(2, start, time.Now().Add(10*time.Second), 130))
 	h.shutdown()
 	h.sentry.requireNoInvalid()
 	// first push: 2 gauges sent; 2 counters + 2 × (count, sum) without a baseline
@@ -130,18 +137,18 @@ func TestScenarioTraceMetricLimit(t *testing.T) {
 		{"trace_metric", "60:trace_metric:organization:usage_exceeded"},
 		{"all categories", "60::organization:usage_exceeded"},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.name, inBubble(func(t *testing.T) {
 			h := newHarness(t, nil)
-			q := &quota{clock: h.clock, itemType: envelope.ItemTypeTraceMetric, cap: 1, refill: time.Minute, headers: map[string]string{
+			q := &quota{itemType: envelope.ItemTypeTraceMetric, cap: 1, refill: time.Minute, headers: map[string]string{
 				"X-Sentry-Rate-Limits": tt.limit, "Retry-After": "60",
 			}}
 			h.sentry.setRespond(q.respond)
-			start := h.clock.Now().Add(time.Second)
+			start := time.Now().Add(time.Second)
 			for i := range 4 {
 				h.consumeMetrics(makeMetrics(1, start, start.Add(time.Duration(i+1)*10*time.Second), int64(10*(i+1))))
-				h.clock.Advance(time.Second)
+				time.Sleep(time.Second)
 			}
-			h.clock.Advance(time.Minute) // the limit is over: the next delta is exact
+			time.Sleep(time.Minute) // the limit is over: the next delta is exact
 			h.consumeMetrics(makeMetrics(1, start, start.Add(50*time.Second), 50))
 			h.shutdown()
 			h.sentry.requireNoInvalid()
@@ -156,24 +163,25 @@ func TestScenarioTraceMetricLimit(t *testing.T) {
 					assert.InDelta(t, 10.0, m["value"], 0, "50 - 40: the streams advanced while limited")
 				}
 			}
-		})
+		}))
 	}
 }
 
 // TestMetricsRouted: each resource's points go to its service's project;
 // those of a service with no project are counted unroutable, in the same
 // unit (a histogram point's count and sum are two).
-func TestMetricsRouted(t *testing.T) {
-	clock := newFakeClock()
-	sentry := newMemSentry(t, clock)
-	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
+func TestMetricsRouted(t *testing.T) { synctest.Test(t, testMetricsRouted) }
+
+func testMetricsRouted(t *testing.T) {
+	sentry := newMemSentry(t)
+	h := newHarnessWith(t, sentry, func(c *Config) {
 		c.DSN = ""
 		c.Routing.DSNs = map[string]configopaque.String{
 			"checkout": configopaque.String(sentry.dsnFor("2")),
 			"cart":     configopaque.String(sentry.dsnFor("3")),
 		}
 	})
-	start := clock.Now().Add(time.Second)
+	start := time.Now().Add(time.Second)
 	md := pmetric.NewMetrics()
 	for _, svc := range []string{"checkout", "cart", "unknown"} {
 		one := makeMetrics(2, start, start.Add(10*time.Second), 4)

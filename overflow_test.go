@@ -42,11 +42,11 @@ func TestQueueOverflowWithRouting(t *testing.T) {
 
 func testQueueOverflowWithRouting(t *testing.T) {
 	net := newMemNet()
-	sick := newMemSentryOn(t, newFakeClock(), net, memSickHost)
+	sick := newMemSentryOn(t, net, memSickHost)
 	arrived, release := holdFirst(sick)
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) }) // before the server closes, even on failure
-	h := newFaultHarnessWith(t, newMemSentryOn(t, newFakeClock(), net, memSentryHost), sick.dsnFor(sickProject), nil, func(c *Config) {
+	h := newFaultHarnessWith(t, newMemSentryOn(t, net, memSentryHost), sick.dsnFor(sickProject), nil, func(c *Config) {
 		c.Memory.MaxBytes = minMemoryBytes // a share of 10 KiB per project
 		c.Assembly.MaxBytes = minMemoryBytes / 2
 	})
@@ -58,7 +58,7 @@ func testQueueOverflowWithRouting(t *testing.T) {
 	for range 3 {
 		h.push("healthy", healthyProject)
 	}
-	waitIdle(h.project("healthy").lane)
+	waitIdleInBubble(h.project("healthy").lane)
 	h.requireHealthyGotAll()
 	for _, cat := range []account.Category{account.CatError, account.CatTransaction, account.CatSpan, account.CatLogItem} {
 		assert.Zero(t, h.count("otelcol_exporter_sentry_dropped_items", healthyProject, cat), "the healthy project drops nothing (%s)", cat.Wire())
@@ -73,7 +73,7 @@ func testQueueOverflowWithRouting(t *testing.T) {
 	}
 
 	once.Do(func() { close(release) })
-	waitIdle(h.project("sick").lane)
+	waitIdleInBubble(h.project("sick").lane)
 	h.shutdown()
 	d := sick.discards()
 	for _, cat := range []account.Category{account.CatError, account.CatTransaction, account.CatSpan, account.CatLogItem} {
@@ -90,13 +90,13 @@ func testQueueOverflowWithRouting(t *testing.T) {
 // and everything queued behind it are counted network_error.
 func TestSingleProjectNeverWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newMemSentry(t, newFakeClock())
+		f := newMemSentry(t)
 		met := newSignal()
 		f.setRespond(func(*envelope.Envelope) answer {
 			met.fire()
 			return answer{hang: true}
 		})
-		h := newHarnessWith(t, f, newFakeClock().clocks(), func(c *Config) {
+		h := newHarnessWith(t, f, func(c *Config) {
 			c.ClientConfig.Timeout = 0
 			c.MaxConcurrentRequests = 1
 			c.Pending.DrainTimeout = 50 * time.Millisecond

@@ -3,6 +3,7 @@ package sentryexporter
 import (
 	"net/http"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,6 +14,10 @@ import (
 // that then meets a 503 is still retried and stored, not given up as if the
 // whole exporter were stopping.
 func TestOnePipelineStoppingKeepsTheOthersRetries(t *testing.T) {
+	synctest.Test(t, testOnePipelineStoppingKeepsTheOthersRetries)
+}
+
+func testOnePipelineStoppingKeepsTheOthersRetries(t *testing.T) {
 	h := newHarness(t, noDedupe)
 	require.NoError(t, h.traces.Shutdown(t.Context()))
 

@@ -13,6 +13,7 @@ package sentryexporter
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -55,7 +56,7 @@ func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	p.exp.releaseDue(ctx, false)
 	if a := p.exp.assembly; a != nil {
 		p.exp.expireHeld(ctx)
-		now, some, others := a.Admit(ctx, p.exp.clk.now(), p, td)
+		now, some, others := a.Admit(ctx, time.Now(), p, td)
 		translateEach(ctx, others) // held spans of other projects, released by this batch's roots
 		if !some {
 			return nil
@@ -69,7 +70,7 @@ func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
 // translateTraces translates spans that go now (rate limits decide which
 // forms), accounts for them, and hands the envelopes to the pending queue.
 func (p *project) translateTraces(ctx context.Context, td ptrace.Traces) {
-	now := p.exp.clk.now()
+	now := time.Now()
 	limits := p.limits.Load()
 	mode := p.exp.cfg.TracesAs
 	res := p.exp.translator.Traces(td, translate.TracesWant{
@@ -102,7 +103,7 @@ func (p *project) translateTraces(ctx context.Context, td ptrace.Traces) {
 
 func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
 	p.exp.releaseDue(ctx, false)
-	now := p.exp.clk.now()
+	now := time.Now()
 	limits := p.limits.Load()
 	res := p.exp.translator.Logs(ld, translate.LogsWant{
 		Logs:   !gate.GateLogs.Limited(limits, now),
@@ -128,7 +129,7 @@ func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
 // limit is exact. What cannot become a metric is counted by reason.
 func (p *project) pushMetrics(ctx context.Context, md pmetric.Metrics) error {
 	e := p.exp
-	now := e.clk.now()
+	now := time.Now()
 	want := !gate.GateTraceMetric.Limited(p.limits.Load(), now)
 	res := e.metrics.Metrics(md, e.streams, uint64(now.UnixNano()), tracemetric.Want{Items: want})
 	e.streamMem.Add(res.HeldDelta)
@@ -156,7 +157,7 @@ func (p *project) appendErrorEnvelopes(ctx context.Context, out []encode.Outgoin
 		}
 		return out
 	}
-	now := p.exp.clk.now()
+	now := time.Now()
 	var deduped account.Counts
 	for i := range evs {
 		ev, what := d.Offer(p, &evs[i], now)

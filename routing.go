@@ -179,7 +179,7 @@ func (e *sentryExporter) pushMetricsTo(ctx context.Context, p *project, md pmetr
 		return p.pushMetrics(ctx, md)
 	}
 	// No project: count what each data point would have become; no stream advances.
-	res := e.metrics.Metrics(md, nil, uint64(e.clk.now().UnixNano()), tracemetric.Want{})
+	res := e.metrics.Metrics(md, nil, uint64(time.Now().UnixNano()), tracemetric.Want{})
 	e.unroutable.Dropped(ctx, account.ReasonUnroutable, account.Counts{account.CatTraceMetric: res.Skipped + res.Invalid + res.NoBaseline})
 	return nil
 }

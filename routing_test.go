@@ -65,10 +65,11 @@ func byProject(f *fakeSentry) map[string]map[string]int {
 // Three services through one exporter to three projects: each project gets
 // exactly its own spans, logs and errors; a limit on one leaves the others
 // untouched.
-func TestStaticRoutingThreeProjects(t *testing.T) {
-	clock := newFakeClock()
-	sentry := newMemSentry(t, clock)
-	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
+func TestStaticRoutingThreeProjects(t *testing.T) { synctest.Test(t, testStaticRoutingThreeProjects) }
+
+func testStaticRoutingThreeProjects(t *testing.T) {
+	sentry := newMemSentry(t)
+	h := newHarnessWith(t, sentry, func(c *Config) {
 		c.DSN = ""
 		c.Routing.DSNs = map[string]configopaque.String{
 			"payments": configopaque.String(sentry.dsnFor("2")),
@@ -76,7 +77,6 @@ func TestStaticRoutingThreeProjects(t *testing.T) {
 			"checkout": configopaque.String(sentry.dsnFor("4")),
 		}
 	})
-	h.clock = clock
 	sentry.setRespond(searchOverErrorQuota())
 	for range 2 {
 		td, ld := gatewayBatch("payments", "search", "checkout", "unknown")
@@ -145,10 +145,11 @@ func sentryProjectOf(env *envelope.Envelope) string {
 }
 
 // Values without an entry go to `dsn` when there is one.
-func TestStaticRoutingDefault(t *testing.T) {
-	clock := newFakeClock()
-	sentry := newMemSentry(t, clock)
-	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
+func TestStaticRoutingDefault(t *testing.T) { synctest.Test(t, testStaticRoutingDefault) }
+
+func testStaticRoutingDefault(t *testing.T) {
+	sentry := newMemSentry(t)
+	h := newHarnessWith(t, sentry, func(c *Config) {
 		c.DSN = configopaque.String(sentry.dsnFor("1"))
 		c.Routing.DSNs = map[string]configopaque.String{"payments": configopaque.String(sentry.dsnFor("2"))}
 	})
@@ -239,18 +240,18 @@ func serveAPI(t *testing.T, sentry *fakeSentry, h http.Handler) string {
 // Discovery mode: known projects are resolved, unknown ones auto-created, and
 // the management API's own 429 makes the exporter drop (and count) the data of
 // projects it cannot resolve instead of queueing it.
-func TestDiscoveryRouting(t *testing.T) {
-	clock := newFakeClock()
-	sentry := newMemSentry(t, clock)
-	mgmt := newFakeManagement(t, sentry, func() int64 { return clock.Now().Add(30 * time.Second).Unix() })
-	h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
+func TestDiscoveryRouting(t *testing.T) { synctest.Test(t, testDiscoveryRouting) }
+
+func testDiscoveryRouting(t *testing.T) {
+	sentry := newMemSentry(t)
+	mgmt := newFakeManagement(t, sentry, func() int64 { return time.Now().Add(30 * time.Second).Unix() })
+	h := newHarnessWith(t, sentry, func(c *Config) {
 		c.DSN = ""
 		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{
 			URL: mgmt.url, OrgSlug: "my-org", AuthToken: "sntrys_token",
 			AutoCreateProjects: true, Team: "platform", CacheTTL: defaultDiscoveryTTL,
 		})
 	})
-	h.clock = clock
 
 	// The API is rate limited first: "payments" cannot be resolved, its data is dropped.
 	mgmt.limitOnce = true
@@ -261,7 +262,7 @@ func TestDiscoveryRouting(t *testing.T) {
 	require.NoError(t, h.logs.ConsumeLogs(t.Context(), ld))
 	assert.Equal(t, callsDuringLimit, mgmt.calls, "no API call before the reset")
 
-	clock.Advance(31 * time.Second)
+	time.Sleep(31 * time.Second)
 	td, ld = gatewayBatch("payments", "Search Service")
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
 	require.NoError(t, h.logs.ConsumeLogs(t.Context(), ld))
@@ -281,9 +282,14 @@ func TestDiscoveryRouting(t *testing.T) {
 // waiting on discovery gives up when pending::drain_timeout is over after
 // shutdown began, and its items are counted unroutable.
 func TestDiscoveryHangingAPIEndsWithTheDrain(t *testing.T) {
+	synctest.Test(t, testDiscoveryHangingAPIEndsWithTheDrain)
+}
+
+func testDiscoveryHangingAPIEndsWithTheDrain(t *testing.T) {
 	asked := make(chan struct{}, 1)
 	release := make(chan struct{})
-	api := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+	sentry := newMemSentry(t)
+	api := serveAPI(t, sentry, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		select {
 		case asked <- struct{}{}:
 		default:
@@ -293,11 +299,10 @@ func TestDiscoveryHangingAPIEndsWithTheDrain(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	}))
-	t.Cleanup(func() { close(release); api.Close() })
-	clock := newFakeClock()
-	h := newHarnessWith(t, newMemSentry(t, clock), clock.clocks(), func(c *Config) {
+	t.Cleanup(func() { close(release) })
+	h := newHarnessWith(t, sentry, func(c *Config) {
 		c.DSN = ""
-		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: api.URL, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
+		c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: api, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
 		c.Pending.DrainTimeout = 50 * time.Millisecond
 	})
 	pushed := make(chan error, 1)
@@ -321,8 +326,7 @@ func TestDiscoveryHangingAPIEndsWithTheDrain(t *testing.T) {
 func TestDiscoveryShutdownMidLookup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		before := goleak.IgnoreCurrent()
-		clock := newFakeClock()
-		sentry := newMemSentry(t, clock)
+		sentry := newMemSentry(t)
 		asked := make(chan struct{}, 1)
 		api := serveAPI(t, sentry, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 			select {
@@ -331,7 +335,7 @@ func TestDiscoveryShutdownMidLookup(t *testing.T) {
 			}
 			<-r.Context().Done() // never answers
 		}))
-		h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
+		h := newHarnessWith(t, sentry, func(c *Config) {
 			c.DSN = ""
 			c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: api, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
 		})
@@ -350,12 +354,11 @@ func TestDiscoveryShutdownMidLookup(t *testing.T) {
 // next push from the cache.
 func TestDiscoverySlowAPIHoldsAPushBriefly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clock := newFakeClock()
-		sentry := newMemSentry(t, clock)
+		sentry := newMemSentry(t)
 		mgmt := newFakeManagement(t, sentry, func() int64 { return 0 })
 		mgmt.projects["checkout"] = "5"
 		mgmt.gate = make(chan struct{})
-		h := newHarnessWith(t, sentry, clock.clocks(), func(c *Config) {
+		h := newHarnessWith(t, sentry, func(c *Config) {
 			c.DSN = ""
 			c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: mgmt.url, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
 		})

@@ -3,13 +3,14 @@ package sentryexporter
 // The seed scenarios: a published lab put a stub ingest in front of an
 // official SDK and measured what it dropped after a 429. Each test below
 // replays one of its cases against this exporter, built through the factory
-// and exporterhelper, over real HTTP, with the exporter on a fake clock.
+// and exporterhelper, over HTTP in memory, with the exporter in a synctest bubble (virtual time).
 
 import (
 	"context"
 	"net/http"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -19,10 +20,9 @@ import (
 )
 
 // quota answers 429 for envelopes carrying itemType once cap of them were
-// accepted, until refill has passed on the fake clock since the cap was hit.
+// accepted, until refill has passed since the cap was hit.
 type quota struct {
 	mu       sync.Mutex
-	clock    *fakeClock
 	itemType string
 	cap      int
 	used     int
@@ -41,7 +41,7 @@ func (q *quota) respond(env *envelope.Envelope) answer {
 	if !mine {
 		return answer{status: http.StatusOK}
 	}
-	now := q.clock.Now()
+	now := time.Now()
 	if q.refill > 0 && !q.cappedAt.IsZero() && now.Sub(q.cappedAt) >= q.refill {
 		q.used, q.cappedAt = 0, time.Time{}
 	}
@@ -68,12 +68,14 @@ func (h *harness) consumeLogs(n int) {
 }
 
 // Scenario 1: no cap, everything is stored, nothing is dropped.
-func TestScenarioBaseline(t *testing.T) {
+func TestScenarioBaseline(t *testing.T) { synctest.Test(t, testScenarioBaseline) }
+
+func testScenarioBaseline(t *testing.T) {
 	h := newHarness(t, nil)
 	for i := range 5 {
 		h.consumeTraces(i, 1, true)
 		h.consumeLogs(10)
-		h.clock.Advance(500 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond)
 	}
 	h.shutdown()
 	h.sentry.requireNoInvalid()
@@ -90,9 +92,11 @@ func TestScenarioBaseline(t *testing.T) {
 
 // Scenario 2: errors capped with 60:error:organization:usage_exceeded after 2.
 // The SDK sent 3 of 10 errors and reported 7 lost when 8 were; we count all 8.
-func TestScenarioErrorCap(t *testing.T) {
+func TestScenarioErrorCap(t *testing.T) { synctest.Test(t, testScenarioErrorCap) }
+
+func testScenarioErrorCap(t *testing.T) {
 	h := newHarness(t, noDedupe) // error envelopes timed per push
-	q := &quota{clock: h.clock, itemType: envelope.ItemTypeEvent, cap: 2, headers: map[string]string{
+	q := &quota{itemType: envelope.ItemTypeEvent, cap: 2, headers: map[string]string{
 		"X-Sentry-Rate-Limits": "60:error:organization:usage_exceeded", "Retry-After": "60",
 	}}
 	h.sentry.setRespond(q.respond)
@@ -101,9 +105,9 @@ func TestScenarioErrorCap(t *testing.T) {
 		h.consumeTraces(i, 1, true)
 		h.consumeLogs(2)
 		if i == 2 {
-			capStart = h.clock.Now()
+			capStart = time.Now()
 		}
-		h.clock.Advance(500 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond)
 	}
 	assert.Equal(t, 3, h.sentry.countType(envelope.ItemTypeEvent), "2 accepted + the one answered 429; none after it")
 	assert.Equal(t, 10, h.sentry.countType(envelope.ItemTypeTransaction), "spans keep flowing")
@@ -121,7 +125,7 @@ func TestScenarioErrorCap(t *testing.T) {
 
 	// After the window, the next real error is the probe; the quota is still
 	// exhausted, so the window starts over.
-	h.clock.Advance(60 * time.Second)
+	time.Sleep(60 * time.Second)
 	h.consumeTraces(100, 1, true)
 	assert.Equal(t, 4, h.sentry.countType(envelope.ItemTypeEvent))
 	assert.EqualValues(t, 2, h.dropped("error", "rate_limited"))
@@ -133,16 +137,18 @@ func TestScenarioErrorCap(t *testing.T) {
 }
 
 // Scenario 3: a span-only limit does not touch errors or logs.
-func TestScenarioSpanOnlyLimit(t *testing.T) {
+func TestScenarioSpanOnlyLimit(t *testing.T) { synctest.Test(t, testScenarioSpanOnlyLimit) }
+
+func testScenarioSpanOnlyLimit(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.TracesAs = TracesAsSpans })
-	q := &quota{clock: h.clock, itemType: envelope.ItemTypeSpan, cap: 1, headers: map[string]string{
+	q := &quota{itemType: envelope.ItemTypeSpan, cap: 1, headers: map[string]string{
 		"X-Sentry-Rate-Limits": "60:span:organization:usage_exceeded", "Retry-After": "60",
 	}}
 	h.sentry.setRespond(q.respond)
 	for i := range 6 {
 		h.consumeTraces(i, 1, true)
 		h.consumeLogs(1)
-		h.clock.Advance(500 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond)
 	}
 	h.shutdown()
 	h.sentry.requireNoInvalid()
@@ -160,15 +166,17 @@ func TestScenarioSpanOnlyLimit(t *testing.T) {
 
 // Scenario 4: with a 5 s window and the quota still exhausted, exactly one
 // probe per window reaches Sentry.
-func TestScenarioOneProbePerWindow(t *testing.T) {
+func TestScenarioOneProbePerWindow(t *testing.T) { synctest.Test(t, testScenarioOneProbePerWindow) }
+
+func testScenarioOneProbePerWindow(t *testing.T) {
 	h := newHarness(t, noDedupe) // error envelopes timed per push
-	q := &quota{clock: h.clock, itemType: envelope.ItemTypeEvent, cap: 2, headers: map[string]string{
+	q := &quota{itemType: envelope.ItemTypeEvent, cap: 2, headers: map[string]string{
 		"X-Sentry-Rate-Limits": "5:error:organization:usage_exceeded", "Retry-After": "5",
 	}}
 	h.sentry.setRespond(q.respond)
 	for i := range 22 { // one error a second, as in the lab
 		h.consumeTraces(i, 1, true)
-		h.clock.Advance(time.Second)
+		time.Sleep(time.Second)
 	}
 	h.shutdown()
 	times := errorEnvelopeTimes(h.sentry)
@@ -178,15 +186,16 @@ func TestScenarioOneProbePerWindow(t *testing.T) {
 	assert.EqualValues(t, 22-6, h.dropped("error", "ratelimit_backoff"))
 }
 
-var testClockStart = newFakeClock().Now()
+// bubbleStart is where a synctest bubble's virtual time starts.
+var bubbleStart = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // errorEnvelopeTimes is when each envelope holding only an error event
-// arrived, from the fake clock's start.
+// arrived, from the start of the test's bubble.
 func errorEnvelopeTimes(f *fakeSentry) []time.Duration {
 	var times []time.Duration
 	for _, r := range f.envelopes() {
 		if len(r.dataTypes()) == 1 && r.dataTypes()[0] == envelope.ItemTypeEvent {
-			times = append(times, r.at.Sub(testClockStart))
+			times = append(times, r.at.Sub(bubbleStart))
 		}
 	}
 	return times
@@ -195,15 +204,17 @@ func errorEnvelopeTimes(f *fakeSentry) []time.Duration {
 // Scenario 5: the quota refills 6 s after the cap. The probe at the end of
 // the first 5 s window still meets the exhausted quota (429, new window); the
 // next probe succeeds and the flow resumes, as in the lab's refill run.
-func TestScenarioRefill(t *testing.T) {
+func TestScenarioRefill(t *testing.T) { synctest.Test(t, testScenarioRefill) }
+
+func testScenarioRefill(t *testing.T) {
 	h := newHarness(t, noDedupe) // error envelopes timed per push
-	q := &quota{clock: h.clock, itemType: envelope.ItemTypeEvent, cap: 2, refill: 6 * time.Second, headers: map[string]string{
+	q := &quota{itemType: envelope.ItemTypeEvent, cap: 2, refill: 6 * time.Second, headers: map[string]string{
 		"X-Sentry-Rate-Limits": "5:error:organization:usage_exceeded", "Retry-After": "5",
 	}}
 	h.sentry.setRespond(q.respond)
 	for i := range 16 {
 		h.consumeTraces(i, 1, true)
-		h.clock.Advance(time.Second)
+		time.Sleep(time.Second)
 	}
 	h.shutdown()
 	times := errorEnvelopeTimes(h.sentry)
@@ -216,15 +227,17 @@ func TestScenarioRefill(t *testing.T) {
 }
 
 // Scenario 6: Retry-After alone on a 429 blocks every category for its seconds.
-func TestScenarioRetryAfterOnly(t *testing.T) {
+func TestScenarioRetryAfterOnly(t *testing.T) { synctest.Test(t, testScenarioRetryAfterOnly) }
+
+func testScenarioRetryAfterOnly(t *testing.T) {
 	h := newHarness(t, nil)
 	h.sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"Retry-After": "5"}}))
 	h.consumeTraces(0, 1, false) // answered 429: all categories for 5 s
-	h.clock.Advance(4 * time.Second)
+	time.Sleep(4 * time.Second)
 	h.consumeTraces(1, 1, true)
 	h.consumeLogs(3)
 	assert.Len(t, h.sentry.envelopes(), 1, "nothing is sent inside the 5 s")
-	h.clock.Advance(time.Second)
+	time.Sleep(time.Second)
 	h.consumeTraces(2, 1, true)
 	h.consumeLogs(3)
 	h.shutdown()
@@ -248,16 +261,18 @@ func countReportOnly(h *harness) int {
 
 // Scenario 7: a bare 429 blocks every category, client reports included, for
 // 60 s; the client report is kept and sent once the limit ends.
-func TestScenarioBare429(t *testing.T) {
+func TestScenarioBare429(t *testing.T) { synctest.Test(t, testScenarioBare429) }
+
+func testScenarioBare429(t *testing.T) {
 	h := newHarness(t, nil)
 	h.sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests}))
 	h.consumeTraces(0, 1, false)
 	for i := 1; i <= 11; i++ {
-		h.clock.Advance(5 * time.Second) // up to 55 s
+		time.Sleep(5 * time.Second) // up to 55 s
 		h.consumeTraces(i, 1, true)
 	}
 	assert.Len(t, h.sentry.envelopes(), 1, "for 60 s nothing at all, not even a client report")
-	h.clock.Advance(5 * time.Second) // 60 s
+	time.Sleep(5 * time.Second) // 60 s
 	h.consumeLogs(1)
 	h.shutdown()
 	h.sentry.requireNoInvalid()
@@ -267,14 +282,15 @@ func TestScenarioBare429(t *testing.T) {
 	assert.EqualValues(t, 3, h.dropped("span", "rate_limited"))
 }
 
-// Scenario 7, on the real clock (the exporter as NewFactory builds it): a
-// Retry-After of 60 s starts a window of 60 s from the answer, on the
-// clock the gauge reads, and inside it nothing is sent. The window's end is
-// tested on the fake clock (TestScenarioRetryAfterOnly): no test sleeps.
-func TestScenarioRealTimeRetryAfter(t *testing.T) {
-	sentry := newMemSentry(t, newFakeClock())
+// Scenario 7: a Retry-After of 60 s starts a window of 60 s from the
+// answer, on the clock the gauge reads, and inside it nothing is sent. The
+// window's end is tested in TestScenarioRetryAfterOnly.
+func TestScenarioRealTimeRetryAfter(t *testing.T) { synctest.Test(t, testScenarioRealTimeRetryAfter) }
+
+func testScenarioRealTimeRetryAfter(t *testing.T) {
+	rh := newHarness(t, nil)
+	sentry := rh.sentry
 	sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"Retry-After": "60"}}))
-	rh := newHarnessWith(t, sentry, realClocks(), nil)
 	before := time.Now()
 	rh.consumeTraces(0, 1, false)
 	after := time.Now()
@@ -290,7 +306,9 @@ func TestScenarioRealTimeRetryAfter(t *testing.T) {
 
 // Scenario 8: client reports equal the local drops exactly and arrive within
 // the interval (here on the next envelope) or at shutdown.
-func TestScenarioClientReportsExact(t *testing.T) {
+func TestScenarioClientReportsExact(t *testing.T) { synctest.Test(t, testScenarioClientReportsExact) }
+
+func testScenarioClientReportsExact(t *testing.T) {
 	h := newHarness(t, nil)
 	h.sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "10:transaction:key"}}))
 	h.consumeTraces(0, 1, false) // 429 on the transaction
@@ -309,6 +327,10 @@ func TestScenarioClientReportsExact(t *testing.T) {
 // Scenario 9: a limit announced on a 200 answer is honored, and so is a
 // log_byte-only limit (sentry-go ignores both span and log_byte).
 func TestScenarioLimitOn200AndLogByte(t *testing.T) {
+	synctest.Test(t, testScenarioLimitOn200AndLogByte)
+}
+
+func testScenarioLimitOn200AndLogByte(t *testing.T) {
 	h := newHarness(t, nil)
 	h.sentry.setRespond(firstThenOK(answer{status: http.StatusOK, headers: map[string]string{"X-Sentry-Rate-Limits": "30:log_byte:organization"}}))
 	h.consumeLogs(5) // stored, and announces the limit
@@ -324,7 +346,9 @@ func TestScenarioLimitOn200AndLogByte(t *testing.T) {
 
 // When a window ends while many envelopes are in flight at once, exactly one
 // of them is the probe; if Sentry still answers 429, the others never leave.
-func TestOneProbeUnderConcurrency(t *testing.T) {
+func TestOneProbeUnderConcurrency(t *testing.T) { synctest.Test(t, testOneProbeUnderConcurrency) }
+
+func testOneProbeUnderConcurrency(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false; noDedupe(c) })
 	limited := answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "5:error:organization"}}
 	h.sentry.setRespond(func(env *envelope.Envelope) answer {
@@ -336,7 +360,7 @@ func TestOneProbeUnderConcurrency(t *testing.T) {
 	h.consumeTraces(0, 1, true) // one 429 on the error: a 5 s window
 	require.Equal(t, 1, h.sentry.countType(envelope.ItemTypeEvent))
 
-	h.clock.Advance(6 * time.Second)
+	time.Sleep(6 * time.Second)
 	h.consumeTraces(1, 20, true) // 20 error envelopes at once after the window
 	assert.Equal(t, 2, h.sentry.countType(envelope.ItemTypeEvent), "one probe, not 20")
 	assert.EqualValues(t, 2, h.dropped("error", "rate_limited"))
@@ -344,7 +368,7 @@ func TestOneProbeUnderConcurrency(t *testing.T) {
 	assert.Equal(t, 21, h.sentry.countType(envelope.ItemTypeTransaction), "transactions were never limited")
 
 	h.sentry.setRespond(nil) // the quota refilled
-	h.clock.Advance(6 * time.Second)
+	time.Sleep(6 * time.Second)
 	h.consumeTraces(30, 20, true) // the probe succeeds; those racing it may be dropped
 	h.consumeTraces(60, 20, true) // then everything flows
 	h.shutdown()

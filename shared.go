@@ -19,7 +19,6 @@ import (
 type sharedExporters struct {
 	mu       sync.Mutex
 	byConfig map[*Config]*sharedExporter
-	clk      clocks
 }
 
 type sharedExporter struct {
@@ -40,7 +39,7 @@ func (s *sharedExporters) acquire(cfg *Config, set exporter.Settings) (*sharedEx
 		e.users++
 		return e, nil
 	}
-	exp, err := newExporter(cfg, set, s.clk)
+	exp, err := newExporter(cfg, set)
 	if err != nil {
 		return nil, err
 	}

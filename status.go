@@ -84,7 +84,7 @@ type projectHealth struct {
 
 // reportStatus reports the projects' health when it changed.
 func (e *sentryExporter) reportStatus() {
-	now := e.clk.send.Now()
+	now := time.Now()
 	var health []projectHealth
 	for _, p := range e.allProjects() {
 		health = append(health, projectHealth{p.dsn.ProjectID, p.lane.Health(now, unreachableAfter)})

@@ -5,13 +5,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
@@ -138,13 +138,13 @@ func requireRefusedReported(t *testing.T, ev *componentstatus.Event) {
 // each pipeline's component instance sees a recoverable error naming that
 // project (never its key), then another, then OK again; the healthy project
 // is never reported.
-func TestStatusThroughAnswers(t *testing.T) {
-	clock := newFakeClock()
-	healthy, sick := newFakeSentry(t, clock), newFakeSentry(t, clock)
+func TestStatusThroughAnswers(t *testing.T) { synctest.Test(t, testStatusThroughAnswers) }
+
+func testStatusThroughAnswers(t *testing.T) {
+	net := newMemNet()
+	healthy, sick := newMemSentryOn(t, net, memSentryHost), newMemSentryOn(t, net, memSickHost)
 	setStatus := answerStatus(sick, http.StatusUnauthorized)
-	clk := clock.clocks()
-	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}, clk: clk}
-	f := factoryOf(shared)
+	f := NewFactory()
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.Routing.DSNs = map[string]configopaque.String{
 		"healthy": configopaque.String(healthy.dsnFor("1")),
@@ -153,22 +153,23 @@ func TestStatusThroughAnswers(t *testing.T) {
 	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
 	cfg.RetryConfig.Enabled = false
 	cfg.ClientReports.Enabled = false
+	useMemNet(&cfg.ClientConfig)
 	set := exportertest.NewNopSettings(metadata.Type)
 	te, err := f.CreateTraces(t.Context(), set, cfg)
 	require.NoError(t, err)
 	le, err := f.CreateLogs(t.Context(), set, cfg)
 	require.NoError(t, err)
-	tracesHost, logsHost := &statusHost{Host: componenttest.NewNopHost()}, &statusHost{Host: componenttest.NewNopHost()}
+	tracesHost, logsHost := &statusHost{Host: net.host()}, &statusHost{Host: net.host()}
 	require.NoError(t, te.Start(t.Context(), tracesHost))
 	require.NoError(t, le.Start(t.Context(), logsHost))
-	exp := shared.byConfig[cfg].exp
+	exp := exporterOf(te)
 	push := func() {
 		for _, svc := range []string{"healthy", "sick"} {
 			td := makeTraces(0, 1, false)
 			td.ResourceSpans().At(0).Resource().Attributes().PutStr("service.name", svc)
 			require.NoError(t, te.ConsumeTraces(t.Context(), td))
 		}
-		exp.settle()
+		exp.settleInBubble()
 		exp.reportStatus()
 	}
 
@@ -180,7 +181,7 @@ func TestStatusThroughAnswers(t *testing.T) {
 	setStatus(http.StatusServiceUnavailable)
 	push() // the first 503: no longer refused, not yet unreachable
 	assert.Equal(t, componentstatus.StatusOK, tracesHost.last().Status())
-	clock.Advance(unreachableAfter + time.Second)
+	time.Sleep(unreachableAfter + time.Second)
 	push()
 	ev := tracesHost.last()
 	assert.Equal(t, componentstatus.StatusRecoverableError, ev.Status())

@@ -43,18 +43,17 @@ func (r Result) retryable() bool {
 // limits of every answer (200 included) into the project's state and
 // classifies the answer; it never retries, waits or queues.
 type httpSender struct {
-	client            atomic.Pointer[http.Client] // built at start (confighttp needs the host's extensions)
-	request           requestTemplate
-	body              *BodyEncoder // compression of envelope bodies (compress.go); nil: confighttp's
-	limits            *ratelimit.State
-	acct              *account.Accountant
-	now               func() time.Time
-	timeout           time.Duration // `timeout`: one POST, its answer included (0: none)
-	answerReadTimeout time.Duration // maxAnswerRead, unless the stage's config shortens it
-	logger            *zap.Logger
-	bufs              *bufferPools
-	answerReaders     sync.Pool // *answerReader, so that bounding a read allocates nothing
-	errLog            logthrottle.Throttle
+	client        atomic.Pointer[http.Client] // built at start (confighttp needs the host's extensions)
+	request       requestTemplate
+	body          *BodyEncoder // compression of envelope bodies (compress.go); nil: confighttp's
+	limits        *ratelimit.State
+	acct          *account.Accountant
+	now           func() time.Time
+	timeout       time.Duration // `timeout`: one POST, its answer included (0: none)
+	logger        *zap.Logger
+	bufs          *bufferPools
+	answerReaders sync.Pool // *answerReader, so that bounding a read allocates nothing
+	errLog        logthrottle.Throttle
 }
 
 // bufferPools are the stage's body buffers, shared by its lanes: the encoded
@@ -162,7 +161,7 @@ func (p *httpSender) exchange(ctx context.Context, req *http.Request) Result {
 		reader = newAnswerReader()
 	}
 	defer p.answerReaders.Put(reader) // after the snippet in its buffer was logged
-	reader.arm(resp.Body, p.answerReadTimeout)
+	reader.arm(resp.Body, maxAnswerRead)
 	snippet := reader.drain(resp.Body)
 	reader.disarm()
 	p.acct.Request(ctx, resp.StatusCode)

@@ -99,7 +99,7 @@ func benchStage(b *testing.B, url string, out encode.Outgoing, clientTel compone
 	cfg.Retry = configretry.NewDefaultBackOffConfig()
 	cfg.MaxConcurrentRequests = 128
 	stage := New(cfg, Settings{
-		Telemetry: clientTel, Logger: zap.NewNop(), UserAgent: "bench", Clock: RealClock(),
+		Telemetry: clientTel, Logger: zap.NewNop(), UserAgent: "bench",
 	})
 	reports := &account.ClientReports{} // on by default: one look per envelope
 	lane, err := stage.NewLane(LaneOptions{

@@ -3,7 +3,6 @@ package send
 import (
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,26 +14,7 @@ import (
 )
 
 func newTestStage(cfg Config) *Stage {
-	return New(cfg, Settings{Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.NewNop(), Clock: RealClock()})
-}
-
-// TestNewDefaults: a timeout left at zero (or below) takes its default; one
-// configured is kept.
-func TestNewDefaults(t *testing.T) {
-	for _, tt := range []struct {
-		set, final, read time.Duration
-	}{
-		{0, defaultFinalReportTimeout, maxAnswerRead},
-		{-time.Second, defaultFinalReportTimeout, maxAnswerRead},
-		{5 * time.Second, 5 * time.Second, 5 * time.Second},
-	} {
-		cfg := testConfig()
-		cfg.FinalReportTimeout, cfg.AnswerReadTimeout = tt.set, tt.set
-		s := newTestStage(cfg)
-		assert.Equal(t, tt.final, s.cfg.FinalReportTimeout, "final_report_timeout %v", tt.set)
-		assert.Equal(t, tt.read, s.cfg.AnswerReadTimeout, "answer read timeout %v", tt.set)
-	}
-	assert.Equal(t, 2*time.Second, defaultFinalReportTimeout)
+	return New(cfg, Settings{Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.NewNop()})
 }
 
 // TestCompressionByWhom: zstd and gzip are the stage's own (its encoders, and

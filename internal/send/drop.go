@@ -1,6 +1,8 @@
 package send
 
 import (
+	"time"
+
 	"github.com/otel-sentry/sentryexporter/internal/account"
 )
 
@@ -36,7 +38,7 @@ func (l *Lane) evictOldest() bool {
 // now (ratelimit_backoff), so that a limit frees their memory at once
 // instead of when a worker reaches them.
 func (l *Lane) dropLimited() {
-	limits, now := l.limits.Load(), l.stage.set.Clock.Now()
+	limits, now := l.limits.Load(), time.Now()
 	l.settleAll(l.removeQueued(true, func(j *job) bool { return j.out.Gate.Limited(limits, now) }), func(*job) account.Reason {
 		return account.ReasonRateLimitBackoff
 	})

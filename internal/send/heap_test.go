@@ -106,7 +106,7 @@ func newHeapStage(t *testing.T, srv *misbehavingSentry, tel *accounttest.Telemet
 	cfg.Retry.InitialInterval, cfg.Retry.MaxElapsedTime = time.Hour, 2*time.Hour // 5xx: waiting to retry
 	cfg.MaxBytes, cfg.MaxProjects = maxBytes, projects
 	stage := New(cfg, Settings{
-		Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.NewNop(), UserAgent: "test", Clock: RealClock(),
+		Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.NewNop(), UserAgent: "test",
 	})
 	lanes := make([]*Lane, projects)
 	for i := range lanes {

@@ -60,14 +60,14 @@ const settleWithin = 40 * time.Second
 const hostileTimeout = 5 * time.Minute
 
 // hostileConfig: 3 projects, 4 requests each at most, an 8 MiB budget, quick
-// retries that give up after 400 ms, answers read for at most 100 ms.
+// retries that give up after 400 ms.
 func hostileConfig() Config {
 	cfg := testConfig()
 	cfg.Client.Timeout = hostileTimeout
 	cfg.Client.Compression = configcompression.TypeZstd // the default (factory.go)
 	cfg.Retry.InitialInterval, cfg.Retry.MaxInterval, cfg.Retry.MaxElapsedTime = 50*time.Millisecond, 200*time.Millisecond, 400*time.Millisecond
 	cfg.MaxConcurrentRequests, cfg.MaxRequestsInFlight, cfg.MaxBytes, cfg.MaxProjects = 4, 16, 8<<20, 4
-	cfg.DrainTimeout, cfg.AnswerReadTimeout = 2*time.Second, 100*time.Millisecond
+	cfg.DrainTimeout = 2 * time.Second
 	return cfg
 }
 
@@ -273,7 +273,7 @@ func hostileConnections() []hostileRow {
 		{
 			// A 200 whose body of 1,000 bytes comes at one byte a second: the
 			// status is in, so the envelope is stored; reading the rest is cut
-			// after AnswerReadTimeout, not held for `timeout`.
+			// after maxAnswerRead, not held for `timeout`.
 			name: "a body dripped at 1 byte/s",
 			answer: func(c *rawConn, req *http.Request) bool {
 				c.readEnvelope(req)
@@ -338,7 +338,7 @@ type hostileStage struct {
 func newHostileStage(t *testing.T, srv *rawServer, cfg Config, sndBuf int) *hostileStage {
 	h := &hostileStage{tel: accounttest.New(t)}
 	set := Settings{
-		Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.NewNop(), UserAgent: "test", Clock: RealClock(),
+		Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.NewNop(), UserAgent: "test",
 	}
 	host := componenttest.NewNopHost()
 	if sndBuf > 0 {

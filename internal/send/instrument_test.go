@@ -64,7 +64,7 @@ func TestClientTransport(t *testing.T) {
 		if instrumented {
 			tel.TracerProvider = sdktrace.NewTracerProvider()
 		}
-		s := New(testConfig(), Settings{Telemetry: tel, Logger: zap.NewNop(), Clock: RealClock()})
+		s := New(testConfig(), Settings{Telemetry: tel, Logger: zap.NewNop()})
 		client, err := s.newClient(t.Context(), componenttest.NewNopHost())
 		require.NoError(t, err)
 		_, wrapped := client.Transport.(*otelhttp.Transport)

@@ -17,7 +17,6 @@ type job struct {
 	// Retry state.
 	first     time.Time      // the first attempt's time, for retry_on_failure's max_elapsed_time
 	interval  time.Duration  // the next backoff interval
-	waited    time.Duration  // the backoff waited so far
 	notBefore time.Time      // while waiting to retry: not sent before this time
 	last      account.Reason // why its last attempt failed
 	isHalf    bool           // a half of a container Sentry found too large: never split again

@@ -76,7 +76,7 @@ func (l *Lane) Offer(ctx context.Context, out []encode.Outgoing, release func())
 	if release != nil {
 		defer release()
 	}
-	now := l.stage.set.Clock.Now()
+	now := time.Now()
 	limits := l.limits.Load()
 	for i := range out {
 		o := &out[i]

@@ -3,6 +3,7 @@ package send
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -29,7 +30,7 @@ func (l *Lane) attachReport(env *envelope.Envelope) []envelope.Discard {
 	}
 	env.Items = append(env.Items, envelope.Item{
 		Type:    envelope.ItemTypeClientReport,
-		Payload: envelope.AppendClientReport(nil, l.stage.set.Clock.Now(), d),
+		Payload: envelope.AppendClientReport(nil, time.Now(), d),
 	})
 	return d
 }
@@ -58,7 +59,7 @@ func (l *Lane) flushReport(ctx context.Context, final bool) {
 	}
 	env := envelope.Envelope{
 		Header: envelope.Header{SDK: sdkinfo.Envelope()},
-		Items:  []envelope.Item{{Type: envelope.ItemTypeClientReport, Payload: envelope.AppendClientReport(nil, l.stage.set.Clock.Now(), d)}},
+		Items:  []envelope.Item{{Type: envelope.ItemTypeClientReport, Payload: envelope.AppendClientReport(nil, time.Now(), d)}},
 	}
 	res := l.sendReport(ctx, &env)
 	if res.Delivered || res.Status == http.StatusTooManyRequests {

@@ -204,26 +204,23 @@ func TestRefusedReportGoesStandalone(t *testing.T) {
 // or an all-category limit holds it, its counts are logged with the project.
 func TestFinalReport(t *testing.T) {
 	tests := []struct {
-		name       string
-		configured time.Duration // final_report_timeout
-		answer     answer
-		limits     string
-		took       time.Duration // the shutdown
-		sent       bool
-		why        string // logged with this reason; "" not logged
+		name   string
+		answer answer
+		limits string
+		took   time.Duration // the shutdown
+		sent   bool
+		why    string // logged with this reason; "" not logged
 	}{
 		{name: "sent", answer: answer{status: 200}, sent: true},
 		{name: "a 429 for another category: Sentry has it", answer: answer{status: 429, headers: map[string]string{"X-Sentry-Rate-Limits": "60:error:key"}}, sent: true},
 		{name: "a slow answer within the default", answer: answer{status: 200}, took: 1500 * time.Millisecond, sent: true},
-		{name: "no answer: 2 s by default", answer: answer{hang: true}, took: 2 * time.Second, why: "network_error"},
-		{name: "no answer: as configured", configured: 5 * time.Second, answer: answer{hang: true}, took: 5 * time.Second, why: "network_error"},
+		{name: "no answer: 2 s", answer: answer{hang: true}, took: 2 * time.Second, why: "network_error"},
 		{name: "refused", answer: answer{status: 500}, why: "send_error"},
 		{name: "an all-category limit", answer: answer{status: 200}, limits: "60::organization", why: "ratelimit_backoff"},
 	}
 	for _, tt := range tests {
 		runInBubble(t, tt.name, func(t *testing.T) {
 			f := newFixture(t, 1, func(c *Config) {
-				c.FinalReportTimeout = tt.configured
 				c.Client.Timeout = time.Minute
 			}, true)
 			f.sentry.respond = func(string, int, *envelope.Envelope) answer {

@@ -62,14 +62,8 @@ func retryDelay(cfg configretry.BackOffConfig, j *job, retryAfter time.Duration,
 	}
 	j.interval = max(next, 1)
 	d = max(d, retryAfter)
-	// Elapsed is the time since the first attempt, and never less than the
-	// backoff already waited: the root's tests run on a clock that does not
-	// move while retries wait (j.waited goes once they run in synctest
-	// bubbles, as this package's tests do).
-	elapsed := max(now.Sub(j.first), j.waited)
-	if cfg.MaxElapsedTime > 0 && elapsed+d > cfg.MaxElapsedTime {
+	if cfg.MaxElapsedTime > 0 && now.Sub(j.first)+d > cfg.MaxElapsedTime {
 		return 0, false
 	}
-	j.waited += d
 	return d, true
 }

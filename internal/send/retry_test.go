@@ -52,6 +52,8 @@ func TestRetryDelay(t *testing.T) {
 			name: "max_elapsed_time reached exactly", cfg: backoff(func(c *configretry.BackOffConfig) { c.MaxElapsedTime = 3 * s }),
 			want: []time.Duration{1 * s, 2 * s}, stop: true,
 		},
+		// the waits pass on the clock: after 1 and 2 s, a wait of 4 s would end at 7 s
+		{name: "max_elapsed_time counts the waits", cfg: backoff(func(c *configretry.BackOffConfig) { c.MaxElapsedTime = 6 * s }), want: []time.Duration{1 * s, 2 * s}, stop: true},
 		{
 			// the wall clock counts too: first tried 9 s ago, a wait of 1 s ends at 10 s
 			name: "max_elapsed_time from the first attempt", cfg: backoff(func(c *configretry.BackOffConfig) { c.MaxElapsedTime = 10 * s }),
@@ -65,16 +67,18 @@ func TestRetryDelay(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := &job{first: t0.Add(-tt.first)}
+			now := t0
 			var got []time.Duration
 			for range len(tt.want) {
-				d, ok := retryDelay(tt.cfg, j, tt.retryAfter, t0, rand.Float64) // a clock that does not move: the waits count
+				d, ok := retryDelay(tt.cfg, j, tt.retryAfter, now, rand.Float64)
 				if !ok {
 					break
 				}
 				got = append(got, d)
+				now = now.Add(d) // the next attempt comes once the wait is over
 			}
 			assert.Equal(t, tt.want, got)
-			_, ok := retryDelay(tt.cfg, j, tt.retryAfter, t0, rand.Float64)
+			_, ok := retryDelay(tt.cfg, j, tt.retryAfter, now, rand.Float64)
 			assert.Equal(t, !tt.stop, ok, "retried once more")
 		})
 	}

@@ -42,12 +42,6 @@ type Config struct {
 	DrainTimeout time.Duration
 	// ReportInterval is the period of each project's standalone client report.
 	ReportInterval time.Duration
-	// FinalReportTimeout bounds the one attempt of each project's final
-	// client report at shutdown.
-	FinalReportTimeout time.Duration
-	// AnswerReadTimeout bounds the reading of an answer's body once its status
-	// is in (0: maxAnswerRead).
-	AnswerReadTimeout time.Duration
 }
 
 // Settings are the stage's surroundings.
@@ -55,7 +49,6 @@ type Settings struct {
 	Telemetry component.TelemetrySettings
 	Logger    *zap.Logger
 	UserAgent string
-	Clock     Clock
 	// Jitter is the source of the retry backoff's jitter (nil: one seeded at
 	// random): a seeded one makes a run with failures repeatable.
 	Jitter *rand.Rand
@@ -107,12 +100,6 @@ func New(cfg Config, set Settings) *Stage {
 		jitter:   newJitter(set.Jitter),
 		stopping: make(chan struct{}),
 	}
-	if s.cfg.FinalReportTimeout <= 0 {
-		s.cfg.FinalReportTimeout = defaultFinalReportTimeout
-	}
-	if s.cfg.AnswerReadTimeout <= 0 {
-		s.cfg.AnswerReadTimeout = maxAnswerRead
-	}
 	if OwnEncoding(cfg.Client.Compression) != EncodingLeftToConfighttp {
 		s.comp = NewCompressors(cfg.Client.CompressionParams.Level)
 	}
@@ -121,9 +108,9 @@ func New(cfg Config, set Settings) *Stage {
 	return s
 }
 
-// defaultFinalReportTimeout bounds the one attempt each project's final
-// client report gets at shutdown (all projects in parallel).
-const defaultFinalReportTimeout = 2 * time.Second
+// finalReportTimeout bounds the one attempt each project's final client
+// report gets at shutdown (all projects in parallel).
+const finalReportTimeout = 2 * time.Second
 
 // NewHolder is a part of the memory budget for a holder outside the stage
 // (the spans held for trace assembly, the error events in the dedupe
@@ -155,8 +142,8 @@ func (s *Stage) NewLane(o LaneOptions) (*Lane, error) {
 		quit:  make(chan struct{}),
 	}
 	l.http = httpSender{
-		request: request, limits: o.Limits, acct: o.Acct, now: s.set.Clock.Now,
-		timeout: s.cfg.Client.Timeout, answerReadTimeout: s.cfg.AnswerReadTimeout, logger: s.set.Logger, bufs: &s.bufs,
+		request: request, limits: o.Limits, acct: o.Acct, now: time.Now,
+		timeout: s.cfg.Client.Timeout, logger: s.set.Logger, bufs: &s.bufs,
 	}
 	if s.comp != nil {
 		l.http.body = NewBodyEncoder(s.comp, s.cfg.Client.Compression, s.set.Logger, o.Acct.CompressionFallback)
@@ -262,7 +249,7 @@ func (s *Stage) BeginShutdown() {
 // drained its queue and the exporter released what it held): it waits until
 // every lane has settled its envelopes (bounded by DrainTimeout), then sends
 // each project's final client report, one attempt of at most
-// FinalReportTimeout, all projects at once (or logs its counts when that
+// finalReportTimeout, all projects at once (or logs its counts when that
 // fails).
 func (s *Stage) Shutdown(ctx context.Context) {
 	s.BeginShutdown()
@@ -282,7 +269,7 @@ func (s *Stage) Shutdown(ctx context.Context) {
 		}
 		wg.Go(func() {
 			if l.reports != nil {
-				rctx, cancel := context.WithTimeout(ctx, s.cfg.FinalReportTimeout)
+				rctx, cancel := context.WithTimeout(ctx, finalReportTimeout)
 				l.flushReport(rctx, true)
 				cancel()
 			}

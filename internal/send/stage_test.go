@@ -220,7 +220,6 @@ func newFixture(t *testing.T, projects int, configure func(*Config), reports boo
 	sendtest.Use(&cfg.Client) // every request goes to f.sentry
 	f.stage = New(cfg, Settings{
 		Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.New(core), UserAgent: "test",
-		Clock:  RealClock(),
 		Jitter: rand.New(rand.NewPCG(1, 2)), // the same backoffs every run (TestBrownout)
 	})
 	for i := range projects {

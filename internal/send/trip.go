@@ -47,7 +47,7 @@ func (l *Lane) trip(j *job, t concurrency.Ticket) {
 // translation), and dropLimited when an answer brings a new limit (the
 // queued envelopes free their memory at once).
 func (l *Lane) gatedAttempt(ctx context.Context, g gate.Gate, t concurrency.Ticket, attempt func() (Result, bool)) (Result, bool) {
-	adm, ended := l.probes.Admit(g, l.limits.Load(), l.stage.set.Clock.Now())
+	adm, ended := l.probes.Admit(g, l.limits.Load(), time.Now())
 	if adm == gate.Limited {
 		l.limit.Release(t, concurrency.VerdictIgnore)
 		return Result{Reason: account.ReasonRateLimitBackoff}, false
@@ -62,7 +62,7 @@ func (l *Lane) gatedAttempt(ctx context.Context, g gate.Gate, t concurrency.Tick
 		l.probes.Settle(g, ended, res.Status)
 	}
 	if verdict != concurrency.VerdictIgnore {
-		l.health.observe(res, l.stage.set.Clock.Now())
+		l.health.observe(res, time.Now())
 	}
 	return res, attempted
 }
@@ -82,7 +82,7 @@ func (l *Lane) attemptJob(j *job) (Result, bool) {
 		return Result{Reason: account.ReasonQueueOverflow}, false
 	}
 	if j.first.IsZero() { // its first attempt
-		j.first = l.stage.set.Clock.Now()
+		j.first = time.Now()
 	}
 	l.inFlight.Add(extra)
 	items := len(j.out.Env.Items)
@@ -132,7 +132,7 @@ func (l *Lane) split(j *job) {
 // The worker goes on with the next envelope at once.
 func (l *Lane) retry(j *job, res Result) {
 	j.last = res.Reason
-	now := l.stage.set.Clock.Now()
+	now := time.Now()
 	d, ok := retryDelay(l.stage.cfg.Retry, j, res.RetryAfter, now, j.draw)
 	if !ok {
 		l.settle(j, res)
@@ -164,7 +164,7 @@ func (l *Lane) armLocked() {
 	}
 	l.stopTimerLocked()
 	l.timerAt = next
-	l.timerStop = l.stage.set.Clock.AfterFunc(max(next.Sub(l.stage.set.Clock.Now()), 0), func() { l.fire(next) })
+	l.timerStop = time.AfterFunc(max(time.Until(next), 0), func() { l.fire(next) }).Stop
 }
 
 func (l *Lane) stopTimerLocked() {
@@ -184,7 +184,7 @@ func (l *Lane) fire(at time.Time) {
 		return // a timer stopped too late: another one is set
 	}
 	l.timerStop, l.timerAt = nil, time.Time{}
-	now := l.stage.set.Clock.Now()
+	now := time.Now()
 	if at.After(now) {
 		now = at
 	}
