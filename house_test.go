@@ -116,7 +116,7 @@ var forbiddenWork = []struct {
 }{
 	{
 		regexp.MustCompile(`(?i)\bsend\b|\bspeak HTTP\b|\bknows nothing of HTTP\b`),
-		[]string{modulePath + "/internal/send", modulePath + "/internal/inlinehttp", "net", "go.opentelemetry.io/collector/config/confighttp"},
+		[]string{modulePath + "/internal/send", "net", "go.opentelemetry.io/collector/config/confighttp"},
 		[]string{"http.Client", "http.DefaultClient", "http.NewRequest", "http.NewRequestWithContext", "http.Transport", "http.RoundTripper", "http.Post", "http.Get"},
 	},
 	{regexp.MustCompile(`(?i)\bbuild (or gate )?envelopes\b|\bbuild, gate or send envelopes\b`), []string{modulePath + "/internal/encode"}, nil},

@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 GREMLINS=${GREMLINS:-github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0}
-MUTATE_PKGS=${MUTATE_PKGS:-ratelimit internal/account internal/assemble internal/admit internal/send}
+MUTATE_PKGS=${MUTATE_PKGS:-ratelimit internal/account internal/assemble internal/gate internal/concurrency internal/membudget internal/send}
 MUTATE_MAX_RSS_KB=${MUTATE_MAX_RSS_KB:-3000000}
 OUT=bin/mutate
 mkdir -p "$OUT"
