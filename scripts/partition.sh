@@ -119,7 +119,7 @@ run_case() {
 	verdict "$(le "${R[$name.hwm]}" "$MAX_RSS_MIB")" "[$name] peak RSS (VmHWM) <= $MAX_RSS_MIB MiB" "${R[$name.hwm]} MiB"
 	verdict "$([[ ${R[$name.slope]} != n/a ]] && le "${R[$name.slope]}" "$MAX_SLOPE" || echo 0)" "[$name] $slope_of flat over the last third: slope <= $MAX_SLOPE MiB/min" "${R[$name.slope]} MiB/min"
 	verdict "$((unacc == 0 ? 1 : 0))" "[$name] every span, log, error, trace metric stored or counted" "$unacc unaccounted"
-	verdict "$([[ "$("$SINK" --query "$dir/gen.json" http_errors)" == "{}" ]] && echo 1 || echo 0)" "[$name] the collector refused no request" "$("$SINK" --query "$dir/gen.json" http_errors)"
+	verdict "$([[ "$("$SINK" --query "$dir/gen.json" http_errors)" == "{}" ]] && echo 1 || echo 0)" "[$name] the collector refused no request" "$("$SINK" --query "$dir/gen.json" http_errors), slowest answer $("$SINK" --query "$dir/gen.json" slowest_request_ms) ms"
 	verdict "$((STOP_MS <= FAULTS_STOP_S * 1000 ? 1 : 0))" "[$name] exit within ${FAULTS_STOP_S} s of SIGTERM" "$STOP_MS ms"
 }
 

@@ -26,6 +26,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -267,8 +268,10 @@ type sender struct {
 	rejectedSpans, rejectedLogs               atomic.Int64
 	failedSpans, failedLogs, failedExceptions atomic.Int64
 
-	mu        sync.Mutex
-	failures  map[string]int64 // "traces 503", "logs network error"…
+	mu       sync.Mutex
+	failures map[string]int64 // "traces 503", "logs network error", "traces timeout"…
+	// slowest is the longest a request waited for its answer.
+	slowest   time.Duration
 	byService map[string]ServiceTotals
 	// timeline is what each second saw (--timeline-file); nil without it.
 	timeline map[int64]*genBucket
@@ -355,7 +358,9 @@ type Totals struct {
 	RejectedMetricPoints int64            `json:"rejected_metric_points"`
 	FailedMetricPoints   int64            `json:"failed_metric_points"`
 	HTTPErrors           map[string]int64 `json:"http_errors"`
-	SpansPerSecond       float64          `json:"spans_per_second"`
+	// SlowestRequestMS is the longest any request waited for its answer, failed ones included.
+	SlowestRequestMS int64   `json:"slowest_request_ms"`
+	SpansPerSecond   float64 `json:"spans_per_second"`
 	// ByService is what was delivered for each service.name.
 	ByService map[string]ServiceTotals `json:"by_service"`
 }
@@ -386,6 +391,31 @@ func (s *sender) fail(kind string) {
 		s.failures = map[string]int64{}
 	}
 	s.failures[kind]++
+	s.mu.Unlock()
+}
+
+// failNetwork counts a request that got no answer: "timeout" when the
+// client's --timeout ran out, "network error" otherwise. The first of each
+// is written to stderr with its error, so a failed check says what happened.
+func (s *sender) failNetwork(kind string, err error) {
+	what := kind + " network error"
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		what = kind + " timeout"
+	}
+	s.mu.Lock()
+	first := s.failures[what] == 0
+	s.mu.Unlock()
+	if first {
+		fmt.Fprintf(os.Stderr, "otlpgen: %s: %v\n", what, err)
+	}
+	s.fail(what)
+}
+
+// waited keeps the longest a request has waited for its answer.
+func (s *sender) waited(d time.Duration) {
+	s.mu.Lock()
+	s.slowest = max(s.slowest, d)
 	s.mu.Unlock()
 }
 
@@ -472,6 +502,7 @@ func (s *sender) totals(d time.Duration) Totals {
 	s.mu.Lock()
 	fails := maps.Clone(s.failures)
 	byService := maps.Clone(s.byService)
+	slowest := s.slowest
 	s.mu.Unlock()
 	if fails == nil {
 		fails = map[string]int64{}
@@ -494,6 +525,7 @@ func (s *sender) totals(d time.Duration) Totals {
 		RejectedMetricPoints: s.rejectedMetricPoints.Load(),
 		FailedMetricPoints:   s.failedMetricPoints.Load(),
 		HTTPErrors:           fails,
+		SlowestRequestMS:     slowest.Milliseconds(),
 		ByService:            byService,
 	}
 	if t.Seconds > 0 {
@@ -520,8 +552,8 @@ func (s *sender) progress(done <-chan struct{}, start time.Time) {
 }
 
 func printTotals(w io.Writer, t Totals) {
-	fmt.Fprintf(w, "otlpgen totals: %.1fs traces=%d spans=%d (%.0f/s) logs=%d exceptions=%d metric_points=%d requests=%d bytes=%d rejected_spans=%d rejected_logs=%d rejected_metric_points=%d http_errors=",
-		t.Seconds, t.Traces, t.Spans, t.SpansPerSecond, t.Logs, t.Exceptions, t.MetricPoints, t.Requests, t.Bytes, t.RejectedSpans, t.RejectedLogs, t.RejectedMetricPoints)
+	fmt.Fprintf(w, "otlpgen totals: %.1fs traces=%d spans=%d (%.0f/s) logs=%d exceptions=%d metric_points=%d requests=%d bytes=%d rejected_spans=%d rejected_logs=%d rejected_metric_points=%d slowest_request_ms=%d http_errors=",
+		t.Seconds, t.Traces, t.Spans, t.SpansPerSecond, t.Logs, t.Exceptions, t.MetricPoints, t.Requests, t.Bytes, t.RejectedSpans, t.RejectedLogs, t.RejectedMetricPoints, t.SlowestRequestMS)
 	if len(t.HTTPErrors) == 0 {
 		fmt.Fprintln(w, "0")
 		return
@@ -560,9 +592,11 @@ func (s *sender) post(ctx context.Context, kind, url string, body []byte) ([]byt
 	}
 	s.requests.Add(1)
 	s.bytes.Add(int64(len(body)))
+	start := time.Now()
 	resp, err := s.client.Do(req)
+	s.waited(time.Since(start))
 	if err != nil {
-		s.fail(kind + " network error")
+		s.failNetwork(kind, err)
 		return nil, false
 	}
 	defer resp.Body.Close()
