@@ -131,7 +131,12 @@ func run(args []string) error {
 		Transport: &http.Transport{
 			MaxIdleConns:        o.workers * 2,
 			MaxIdleConnsPerHost: o.workers * 2,
-			IdleConnTimeout:     90 * time.Second,
+			// Below the receiver's idle timeout (confighttp's default is 1 min), so
+			// this side closes an idle connection first. At 90 s the receiver
+			// closed it, and a POST written onto it in that instant failed with
+			// EOF: net/http does not replay a POST. (The likely cause of the one
+			// "traces network error" that failed make partition in CI, 2026-12-03.)
+			IdleConnTimeout: 30 * time.Second,
 		},
 	}
 	s := &sender{opts: o, client: client, tracesURL: base + "/v1/traces", logsURL: base + "/v1/logs", metricsURL: base + "/v1/metrics"}
