@@ -9,7 +9,6 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -35,18 +34,7 @@ var otelUnits = map[string]string{"ms": "ms"}
 func newOTelMeter(t *testing.T, otlpURL string) *otelMeter {
 	t.Helper()
 	ctx := t.Context()
-	res, err := resource.New(ctx,
-		resource.WithAttributes(
-			attribute.String("service.name", serviceName),
-			attribute.String("service.version", release),
-			attribute.String("deployment.environment.name", environment),
-		),
-		resource.WithTelemetrySDK(),
-		resource.WithHost(),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := sdkResource(t)
 	exp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(otlpURL+"/v1/metrics"))
 	if err != nil {
 		t.Fatal(err)

@@ -50,10 +50,11 @@ type otelSDK struct {
 	hc     *http.Client
 }
 
-func newOTelSDK(t *testing.T, otlpURL string) *otelSDK {
+// sdkResource is the resource both SDK conformance runs describe their service with: its
+// name, version and environment, the SDK's and the host's attributes, and extra.
+func sdkResource(t *testing.T, extra ...resource.Option) *resource.Resource {
 	t.Helper()
-	ctx := t.Context()
-	res, err := resource.New(ctx,
+	opts := append([]resource.Option{
 		resource.WithAttributes(
 			attribute.String("service.name", serviceName),
 			attribute.String("service.version", release),
@@ -61,12 +62,18 @@ func newOTelSDK(t *testing.T, otlpURL string) *otelSDK {
 		),
 		resource.WithTelemetrySDK(),
 		resource.WithHost(),
-		resource.WithOS(),
-		resource.WithProcess(), // what the user had: runtime, pid, command line, owner
-	)
+	}, extra...)
+	res, err := resource.New(t.Context(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+func newOTelSDK(t *testing.T, otlpURL string) *otelSDK {
+	t.Helper()
+	ctx := t.Context()
+	res := sdkResource(t, resource.WithOS(), resource.WithProcess()) // what the user had: runtime, pid, command line, owner
 	spans, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(otlpURL+"/v1/traces"))
 	if err != nil {
 		t.Fatal(err)
