@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"strings"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/otel-sentry/sentryexporter/internal/stacktrace"
@@ -203,7 +205,7 @@ func (s *state) exceptionValues(w *jw, th *thrown, mechanism string, l *limits) 
 			// exception.type wins, unless it is the parsed module and type
 			// joined ("java.lang.IllegalStateException"): the Java and
 			// Python SDKs send those apart, as the parsed ones are.
-			if last && th.typ != "" && (e.Module == "" || th.typ != e.Module+"."+e.Type) {
+			if last && th.typ != "" && (e.Module == "" || !dotJoined(th.typ, e.Module, e.Type)) {
 				t = th.typ
 			}
 			if last && th.msg != "" {
@@ -215,6 +217,13 @@ func (s *state) exceptionValues(w *jw, th *thrown, mechanism string, l *limits) 
 		s.exception(w, th.typ, th.msg, "", nil, true, th.handled, mechanism, l)
 	}
 	w.raw(`]}`)
+}
+
+// dotJoined reports whether typ is module + "." + short, without building
+// that string (a name over 32 bytes would allocate, on every rendering).
+func dotJoined(typ, module, short string) bool {
+	return len(typ) == len(module)+1+len(short) && typ[len(module)] == '.' &&
+		strings.HasPrefix(typ, module) && strings.HasSuffix(typ, short)
 }
 
 // errorContexts writes the contexts object: trace, response, the
