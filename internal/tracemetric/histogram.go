@@ -55,7 +55,7 @@ func (r *run) histogram(rc *resCtx, p *point, base uint64, kind byte, temporalit
 // (a summary's count and sum are cumulative), and each quantile as a gauge
 // <name>.quantile with the quantile as a double attribute.
 func (r *run) summary(rc *resCtx, base uint64, dp pmetric.SummaryDataPoint, name, unit string) {
-	p := pointOf(rc, dp.Timestamp(), dp.Attributes(), pmetric.NewExemplarSlice(), r.now)
+	p := pointOf(rc, dp.Timestamp(), dp.Attributes(), r.now)
 	c := cum{start: uint64(dp.StartTimestamp()), time: p.time, i: int64(dp.Count()), f: dp.Sum()}
 	if d, ok := r.delta(r.t.h.streamKey(base, name, kindSummary, dp.Attributes()), c, false, 2); ok {
 		r.emit(rc, &p, &metricItem{ty: typeCounter, name: name, suffix: ".count", value: intOf(d.i)})

@@ -43,20 +43,25 @@ type point struct {
 	quantileKey bool // a point attribute is named quantile
 }
 
-// pointOf reads a data point's time, attributes and trace: its first
-// exemplar with a trace id, else the resource's trace id.
-func pointOf(rc *resCtx, ts pcommon.Timestamp, attrs pcommon.Map, ex pmetric.ExemplarSlice, now uint64) point {
+// pointOf reads a data point's time and attributes; its trace is the
+// resource's trace id until exemplars says otherwise.
+func pointOf(rc *resCtx, ts pcommon.Timestamp, attrs pcommon.Map, now uint64) point {
 	p := point{time: uint64(ts), traceID: rc.traceID, attrs: attrs}
 	if p.time == 0 {
 		p.time = now
 	}
+	return p
+}
+
+// exemplars takes the point's trace from its first exemplar with a trace id
+// (a summary point has none).
+func (p *point) exemplars(ex pmetric.ExemplarSlice) {
 	for _, e := range ex.All() {
 		if id := e.TraceID(); !id.IsEmpty() {
 			p.traceID, p.spanID = id, e.SpanID()
-			break
+			return
 		}
 	}
-	return p
 }
 
 // has reports whether the point has an attribute k.

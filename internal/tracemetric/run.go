@@ -63,7 +63,8 @@ func (r *run) metric(rc *resCtx, base uint64, m pmetric.Metric) {
 	switch m.Type() {
 	case pmetric.MetricTypeGauge:
 		for _, dp := range m.Gauge().DataPoints().All() {
-			p := pointOf(rc, dp.Timestamp(), dp.Attributes(), dp.Exemplars(), r.now)
+			p := pointOf(rc, dp.Timestamp(), dp.Attributes(), r.now)
+			p.exemplars(dp.Exemplars())
 			r.emit(rc, &p, &metricItem{ty: typeGauge, name: name, unit: unit, value: numberOf(dp)})
 		}
 	case pmetric.MetricTypeSum:
@@ -71,13 +72,15 @@ func (r *run) metric(rc *resCtx, base uint64, m pmetric.Metric) {
 	case pmetric.MetricTypeHistogram:
 		for _, dp := range m.Histogram().DataPoints().All() {
 			h := histogram{count: dp.Count(), sum: dp.Sum(), hasSum: dp.HasSum(), min: dp.Min(), hasMin: dp.HasMin(), max: dp.Max(), hasMax: dp.HasMax(), start: uint64(dp.StartTimestamp())}
-			p := pointOf(rc, dp.Timestamp(), dp.Attributes(), dp.Exemplars(), r.now)
+			p := pointOf(rc, dp.Timestamp(), dp.Attributes(), r.now)
+			p.exemplars(dp.Exemplars())
 			r.histogram(rc, &p, base, kindHistogram, m.Histogram().AggregationTemporality(), h, name, unit)
 		}
 	case pmetric.MetricTypeExponentialHistogram:
 		for _, dp := range m.ExponentialHistogram().DataPoints().All() {
 			h := histogram{count: dp.Count(), sum: dp.Sum(), hasSum: dp.HasSum(), min: dp.Min(), hasMin: dp.HasMin(), max: dp.Max(), hasMax: dp.HasMax(), start: uint64(dp.StartTimestamp())}
-			p := pointOf(rc, dp.Timestamp(), dp.Attributes(), dp.Exemplars(), r.now)
+			p := pointOf(rc, dp.Timestamp(), dp.Attributes(), r.now)
+			p.exemplars(dp.Exemplars())
 			r.histogram(rc, &p, base, kindExpHistogram, m.ExponentialHistogram().AggregationTemporality(), h, name, unit)
 		}
 	case pmetric.MetricTypeSummary:
@@ -101,7 +104,8 @@ func numberOf(dp pmetric.NumberDataPoint) number {
 func (r *run) sum(rc *resCtx, base uint64, s pmetric.Sum, name, unit string) {
 	temporality := s.AggregationTemporality()
 	for _, dp := range s.DataPoints().All() {
-		p := pointOf(rc, dp.Timestamp(), dp.Attributes(), dp.Exemplars(), r.now)
+		p := pointOf(rc, dp.Timestamp(), dp.Attributes(), r.now)
+		p.exemplars(dp.Exemplars())
 		it := metricItem{ty: typeCounter, name: name, unit: unit, value: numberOf(dp)}
 		switch {
 		case temporality == pmetric.AggregationTemporalityDelta:
