@@ -149,7 +149,7 @@ func (t *Translator) appendShared(b []byte, rc *resCtx, r pcommon.Resource, skip
 			return
 		}
 		b = appendMember(b, first, k)
-		b, _ = appendTyped(b, pcommon.NewValueStr(v))
+		b = appendTypedStr(b, v)
 		first = false
 	}
 	str("sentry.environment", rc.env)
