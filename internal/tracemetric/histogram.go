@@ -1,6 +1,7 @@
 package tracemetric
 
 import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
@@ -14,6 +15,32 @@ type histogram struct {
 	hasSum         bool
 	hasMin, hasMax bool
 	start          uint64
+}
+
+// histogramPoint is what a histogram and an exponential histogram data
+// point have in common.
+type histogramPoint interface {
+	StartTimestamp() pcommon.Timestamp
+	Timestamp() pcommon.Timestamp
+	Attributes() pcommon.Map
+	Exemplars() pmetric.ExemplarSlice
+	Count() uint64
+	Sum() float64
+	HasSum() bool
+	Min() float64
+	HasMin() bool
+	Max() float64
+	HasMax() bool
+}
+
+// histogramOf reads a histogram or exponential histogram data point.
+func histogramOf[P histogramPoint](rc *resCtx, dp P, now uint64) (point, histogram) {
+	p := pointOf(rc, dp.Timestamp(), dp.Attributes(), now)
+	p.exemplars(dp.Exemplars())
+	return p, histogram{
+		count: dp.Count(), sum: dp.Sum(), hasSum: dp.HasSum(), min: dp.Min(), hasMin: dp.HasMin(),
+		max: dp.Max(), hasMax: dp.HasMax(), start: uint64(dp.StartTimestamp()),
+	}
 }
 
 // histogram writes <name>.count and <name>.sum as counters (their delta,

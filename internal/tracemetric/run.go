@@ -70,18 +70,16 @@ func (r *run) metric(rc *resCtx, base uint64, m pmetric.Metric) {
 	case pmetric.MetricTypeSum:
 		r.sum(rc, base, m.Sum(), name, unit)
 	case pmetric.MetricTypeHistogram:
-		for _, dp := range m.Histogram().DataPoints().All() {
-			h := histogram{count: dp.Count(), sum: dp.Sum(), hasSum: dp.HasSum(), min: dp.Min(), hasMin: dp.HasMin(), max: dp.Max(), hasMax: dp.HasMax(), start: uint64(dp.StartTimestamp())}
-			p := pointOf(rc, dp.Timestamp(), dp.Attributes(), r.now)
-			p.exemplars(dp.Exemplars())
-			r.histogram(rc, &p, base, kindHistogram, m.Histogram().AggregationTemporality(), h, name, unit)
+		hs := m.Histogram()
+		for _, dp := range hs.DataPoints().All() {
+			p, h := histogramOf(rc, dp, r.now)
+			r.histogram(rc, &p, base, kindHistogram, hs.AggregationTemporality(), h, name, unit)
 		}
 	case pmetric.MetricTypeExponentialHistogram:
-		for _, dp := range m.ExponentialHistogram().DataPoints().All() {
-			h := histogram{count: dp.Count(), sum: dp.Sum(), hasSum: dp.HasSum(), min: dp.Min(), hasMin: dp.HasMin(), max: dp.Max(), hasMax: dp.HasMax(), start: uint64(dp.StartTimestamp())}
-			p := pointOf(rc, dp.Timestamp(), dp.Attributes(), r.now)
-			p.exemplars(dp.Exemplars())
-			r.histogram(rc, &p, base, kindExpHistogram, m.ExponentialHistogram().AggregationTemporality(), h, name, unit)
+		hs := m.ExponentialHistogram()
+		for _, dp := range hs.DataPoints().All() {
+			p, h := histogramOf(rc, dp, r.now)
+			r.histogram(rc, &p, base, kindExpHistogram, hs.AggregationTemporality(), h, name, unit)
 		}
 	case pmetric.MetricTypeSummary:
 		for _, dp := range m.Summary().DataPoints().All() {
