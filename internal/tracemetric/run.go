@@ -37,14 +37,20 @@ func (r *run) emit(rc *resCtx, p *point, it *metricItem) {
 	r.ends = append(r.ends, len(r.buf))
 }
 
+// result is the call's Result; its Items hold the buffer until Release,
+// and a buffer that holds none goes back at once.
 func (r *run) result() Result {
-	if len(r.ends) > 0 {
+	switch {
+	case len(r.ends) > 0:
 		r.res.Items = make([][]byte, len(r.ends))
 		start := 0
 		for i, end := range r.ends {
 			r.res.Items[i] = r.buf[start:end:end]
 			start = end
 		}
+		r.res.release = &releaser{t: r.t, buf: r.buf}
+	case cap(r.buf) > 0:
+		r.t.put(r.buf)
 	}
 	return r.res
 }
