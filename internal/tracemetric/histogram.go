@@ -110,20 +110,23 @@ func b2i(b bool) int64 {
 func PerPoint(m pmetric.Metric, i int) int64 {
 	switch m.Type() {
 	case pmetric.MetricTypeHistogram:
-		dp := m.Histogram().DataPoints().At(i)
-		return 1 + b2i(dp.HasSum()) + histExtra(m.Histogram().AggregationTemporality(), dp.HasMin(), dp.HasMax())
+		h := m.Histogram()
+		return histogramItems(h.AggregationTemporality(), h.DataPoints().At(i))
 	case pmetric.MetricTypeExponentialHistogram:
-		dp := m.ExponentialHistogram().DataPoints().At(i)
-		return 1 + b2i(dp.HasSum()) + histExtra(m.ExponentialHistogram().AggregationTemporality(), dp.HasMin(), dp.HasMax())
+		h := m.ExponentialHistogram()
+		return histogramItems(h.AggregationTemporality(), h.DataPoints().At(i))
 	case pmetric.MetricTypeSummary:
 		return 2 + int64(m.Summary().DataPoints().At(i).QuantileValues().Len())
 	}
 	return 1
 }
 
-func histExtra(t pmetric.AggregationTemporality, hasMin, hasMax bool) int64 {
-	if t != pmetric.AggregationTemporalityDelta {
-		return 0
+// histogramItems is how many items a histogram point becomes: its count,
+// its sum if it has one, and when delta its min and max if it has them.
+func histogramItems[P histogramPoint](t pmetric.AggregationTemporality, dp P) int64 {
+	n := 1 + b2i(dp.HasSum())
+	if t == pmetric.AggregationTemporalityDelta {
+		n += b2i(dp.HasMin()) + b2i(dp.HasMax())
 	}
-	return b2i(hasMin) + b2i(hasMax)
+	return n
 }
