@@ -132,16 +132,21 @@ func (r *run) appendAttributes(b []byte, rc *resCtx, p *point, it *metricItem) [
 	b = append(b, p.rendered...)
 	first := len(p.rendered) == 0
 	if it.hasQuantile && !p.quantileKey {
-		b = appendMember(b, first, "quantile")
-		b = append(b, `{"type":"double","value":`...)
-		b = jsonstr.AppendFloat(b, it.quantile)
-		b = append(b, '}')
+		b = appendQuantile(b, first, it.quantile)
 		first = false
 	}
 	if len(p.rest) > 0 && !first {
 		b = append(b, ',')
 	}
 	return append(b, p.rest...)
+}
+
+// appendQuantile writes a summary item's quantile as a double attribute.
+func appendQuantile(b []byte, first bool, q float64) []byte {
+	b = appendMember(b, first, "quantile")
+	b = append(b, `{"type":"double","value":`...)
+	b = jsonstr.AppendFloat(b, q)
+	return append(b, '}')
 }
 
 // pointAttrs is what appendPointAttributes found: whether a point attribute
