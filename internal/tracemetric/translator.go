@@ -122,8 +122,9 @@ func (t *Translator) put(b []byte) {
 // no project: they are only counted, and no stream advances).
 func (t *Translator) Metrics(md pmetric.Metrics, st *Streams, now uint64, want Want) Result {
 	r := run{t: t, st: st, now: now, want: want.Items}
-	points := int64(md.DataPointCount())
+	var points int64 // only to size the buffer
 	if want.Items {
+		points = int64(md.DataPointCount())
 		r.buf = t.buffer(t.perPoint.Load()*points*9/8 + 1024)
 	}
 	for _, rm := range md.ResourceMetrics().All() {
