@@ -141,7 +141,10 @@ func (p *project) pushMetrics(ctx context.Context, md pmetric.Metrics) error {
 	}
 	payloads := e.payloads.Get()
 	out := p.enc.AppendTraceMetrics(ctx, make([]encode.Outgoing, 0, len(res.Items)/encode.MaxTraceMetricsPerEnvelope+1), res.Items, payloads)
-	p.lane.Offer(ctx, out, func() { e.payloads.Put(payloads) })
+	p.lane.Offer(ctx, out, func() {
+		e.payloads.Put(payloads)
+		res.Release()
+	})
 	return nil
 }
 

@@ -70,6 +70,7 @@ func BenchmarkMetrics(b *testing.B) {
 			ts += sec
 			setTime(md, ts)
 			r := tr.Metrics(md, st, ts, Want{Items: true})
+			r.Release()
 			if r.NoBaseline > 0 && ts > t0+sec {
 				b.Fatal("streams went cold")
 			}

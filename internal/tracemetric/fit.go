@@ -6,7 +6,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
-	"github.com/otel-sentry/sentryexporter/internal/jsonstr"
 )
 
 // MaxItemBytes is what one trace metric may measure: sentry.io runs Relay
@@ -125,10 +124,7 @@ func (r *run) appendAttributesCut(b []byte, rc *resCtx, p *point, it *metricItem
 	start := len(b)
 	b, a := appendPointAttributes(b, rc, p.attrs, c)
 	if it.hasQuantile && !a.quantileKey {
-		b = appendMember(b, len(b) == start, "quantile")
-		b = append(b, `{"type":"double","value":`...)
-		b = jsonstr.AppendFloat(b, it.quantile)
-		b = append(b, '}')
+		b = appendQuantile(b, len(b) == start, it.quantile)
 	}
 	rest, restElems := r.t.appendShared(nil, rc, rc.res, p.has, c)
 	if len(rest) > 0 && len(b) > start {

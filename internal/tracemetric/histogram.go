@@ -1,6 +1,7 @@
 package tracemetric
 
 import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
@@ -14,6 +15,32 @@ type histogram struct {
 	hasSum         bool
 	hasMin, hasMax bool
 	start          uint64
+}
+
+// histogramPoint is what a histogram and an exponential histogram data
+// point have in common.
+type histogramPoint interface {
+	StartTimestamp() pcommon.Timestamp
+	Timestamp() pcommon.Timestamp
+	Attributes() pcommon.Map
+	Exemplars() pmetric.ExemplarSlice
+	Count() uint64
+	Sum() float64
+	HasSum() bool
+	Min() float64
+	HasMin() bool
+	Max() float64
+	HasMax() bool
+}
+
+// histogramOf reads a histogram or exponential histogram data point.
+func histogramOf[P histogramPoint](rc *resCtx, dp P, now uint64) (point, histogram) {
+	p := pointOf(rc, dp.Timestamp(), dp.Attributes(), now)
+	p.exemplars(dp.Exemplars())
+	return p, histogram{
+		count: dp.Count(), sum: dp.Sum(), hasSum: dp.HasSum(), min: dp.Min(), hasMin: dp.HasMin(),
+		max: dp.Max(), hasMax: dp.HasMax(), start: uint64(dp.StartTimestamp()),
+	}
 }
 
 // histogram writes <name>.count and <name>.sum as counters (their delta,
@@ -55,7 +82,7 @@ func (r *run) histogram(rc *resCtx, p *point, base uint64, kind byte, temporalit
 // (a summary's count and sum are cumulative), and each quantile as a gauge
 // <name>.quantile with the quantile as a double attribute.
 func (r *run) summary(rc *resCtx, base uint64, dp pmetric.SummaryDataPoint, name, unit string) {
-	p := pointOf(rc, dp.Timestamp(), dp.Attributes(), pmetric.NewExemplarSlice(), r.now)
+	p := pointOf(rc, dp.Timestamp(), dp.Attributes(), r.now)
 	c := cum{start: uint64(dp.StartTimestamp()), time: p.time, i: int64(dp.Count()), f: dp.Sum()}
 	if d, ok := r.delta(r.t.h.streamKey(base, name, kindSummary, dp.Attributes()), c, false, 2); ok {
 		r.emit(rc, &p, &metricItem{ty: typeCounter, name: name, suffix: ".count", value: intOf(d.i)})
@@ -83,20 +110,23 @@ func b2i(b bool) int64 {
 func PerPoint(m pmetric.Metric, i int) int64 {
 	switch m.Type() {
 	case pmetric.MetricTypeHistogram:
-		dp := m.Histogram().DataPoints().At(i)
-		return 1 + b2i(dp.HasSum()) + histExtra(m.Histogram().AggregationTemporality(), dp.HasMin(), dp.HasMax())
+		h := m.Histogram()
+		return histogramItems(h.AggregationTemporality(), h.DataPoints().At(i))
 	case pmetric.MetricTypeExponentialHistogram:
-		dp := m.ExponentialHistogram().DataPoints().At(i)
-		return 1 + b2i(dp.HasSum()) + histExtra(m.ExponentialHistogram().AggregationTemporality(), dp.HasMin(), dp.HasMax())
+		h := m.ExponentialHistogram()
+		return histogramItems(h.AggregationTemporality(), h.DataPoints().At(i))
 	case pmetric.MetricTypeSummary:
 		return 2 + int64(m.Summary().DataPoints().At(i).QuantileValues().Len())
 	}
 	return 1
 }
 
-func histExtra(t pmetric.AggregationTemporality, hasMin, hasMax bool) int64 {
-	if t != pmetric.AggregationTemporalityDelta {
-		return 0
+// histogramItems is how many items a histogram point becomes: its count,
+// its sum if it has one, and when delta its min and max if it has them.
+func histogramItems[P histogramPoint](t pmetric.AggregationTemporality, dp P) int64 {
+	n := 1 + b2i(dp.HasSum())
+	if t == pmetric.AggregationTemporalityDelta {
+		n += b2i(dp.HasMin()) + b2i(dp.HasMax())
 	}
-	return b2i(hasMin) + b2i(hasMax)
+	return n
 }

@@ -37,26 +37,32 @@ type point struct {
 	attrs   pcommon.Map
 
 	rendered    []byte // the point's attributes as members; valid once ready
+	rest        []byte // the shared members the point has no key of; valid once ready
 	elems       int    // the array elements among them (see fit.go)
 	ready       bool
 	clash       bool // a point attribute has the key of a default or a resource attribute
 	quantileKey bool // a point attribute is named quantile
 }
 
-// pointOf reads a data point's time, attributes and trace: its first
-// exemplar with a trace id, else the resource's trace id.
-func pointOf(rc *resCtx, ts pcommon.Timestamp, attrs pcommon.Map, ex pmetric.ExemplarSlice, now uint64) point {
+// pointOf reads a data point's time and attributes; its trace is the
+// resource's trace id until exemplars says otherwise.
+func pointOf(rc *resCtx, ts pcommon.Timestamp, attrs pcommon.Map, now uint64) point {
 	p := point{time: uint64(ts), traceID: rc.traceID, attrs: attrs}
 	if p.time == 0 {
 		p.time = now
 	}
+	return p
+}
+
+// exemplars takes the point's trace from its first exemplar with a trace id
+// (a summary point has none).
+func (p *point) exemplars(ex pmetric.ExemplarSlice) {
 	for _, e := range ex.All() {
 		if id := e.TraceID(); !id.IsEmpty() {
 			p.traceID, p.spanID = id, e.SpanID()
-			break
+			return
 		}
 	}
-	return p
 }
 
 // has reports whether the point has an attribute k.
@@ -108,33 +114,39 @@ func appendHead(b []byte, p *point, it *metricItem) []byte {
 
 // appendAttributes writes the point's attributes (they win over the
 // defaults, as an SDK's per-call attributes do), the quantile, then the
-// resource's shared members, without repeating a key. The point's are
-// rendered once, into the run's scratch buffer, for all its items.
+// resource's shared members, without repeating a key. The point's, and
+// the shared ones when a key clashes, are rendered once, into the run's
+// scratch buffer, for all its items.
 func (r *run) appendAttributes(b []byte, rc *resCtx, p *point, it *metricItem) []byte {
 	if !p.ready {
-		r.scratch = r.scratch[:0]
 		var a pointAttrs
-		r.scratch, a = appendPointAttributes(r.scratch, rc, p.attrs, nil)
+		r.scratch, a = appendPointAttributes(r.scratch[:0], rc, p.attrs, nil)
 		p.clash, p.quantileKey, p.elems = a.clash, a.quantileKey, a.elems
-		p.rendered, p.ready = r.scratch, true
+		p.rendered, p.rest, p.ready = r.scratch, rc.rest, true
+		if p.clash {
+			n := len(r.scratch)
+			r.scratch, _ = r.t.appendShared(r.scratch, rc, rc.res, p.has, nil)
+			p.rendered, p.rest = r.scratch[:n:n], r.scratch[n:]
+		}
 	}
 	b = append(b, p.rendered...)
 	first := len(p.rendered) == 0
 	if it.hasQuantile && !p.quantileKey {
-		b = appendMember(b, first, "quantile")
-		b = append(b, `{"type":"double","value":`...)
-		b = jsonstr.AppendFloat(b, it.quantile)
-		b = append(b, '}')
+		b = appendQuantile(b, first, it.quantile)
 		first = false
 	}
-	rest := rc.rest
-	if p.clash {
-		rest, _ = r.t.appendShared(nil, rc, rc.res, p.has, nil)
-	}
-	if len(rest) > 0 && !first {
+	if len(p.rest) > 0 && !first {
 		b = append(b, ',')
 	}
-	return append(b, rest...)
+	return append(b, p.rest...)
+}
+
+// appendQuantile writes a summary item's quantile as a double attribute.
+func appendQuantile(b []byte, first bool, q float64) []byte {
+	b = appendMember(b, first, "quantile")
+	b = append(b, `{"type":"double","value":`...)
+	b = jsonstr.AppendFloat(b, q)
+	return append(b, '}')
 }
 
 // pointAttrs is what appendPointAttributes found: whether a point attribute

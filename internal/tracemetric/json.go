@@ -31,18 +31,19 @@ func appendMember(b []byte, first bool, key string) []byte {
 	return append(b, ':')
 }
 
-// appendTyped writes v as a Sentry typed attribute {"type":…,"value":…}, as
-// translate writes log attributes: string, boolean, integer, double, array
-// (of one primitive type); bytes as base64 text, maps and mixed arrays as
-// their JSON text, NaN and ±Inf as strings. It reports false for an empty
-// value, which is left out.
-func appendTyped(b []byte, v pcommon.Value) ([]byte, bool) {
-	b, _, ok := appendTypedCut(b, v, whole)
-	return b, ok
+// appendTypedStr writes s as a Sentry typed string attribute.
+func appendTypedStr(b []byte, s string) []byte {
+	b = append(b, `{"type":"string","value":`...)
+	b = jsonstr.Append(b, s)
+	return append(b, '}')
 }
 
-// appendTypedCut is appendTyped with strings cut to l.value bytes and arrays
-// to l.elems elements; it also says how many array elements it wrote.
+// appendTypedCut writes v as a Sentry typed attribute {"type":…,"value":…}, as
+// translate writes log attributes: string, boolean, integer, double, array
+// (of one primitive type); bytes as base64 text, maps and mixed arrays as
+// their JSON text, NaN and ±Inf as strings; strings cut to l.value bytes and
+// arrays to l.elems elements. It says how many array elements it wrote, and
+// false for an empty value, which is left out.
 func appendTypedCut(b []byte, v pcommon.Value, l cut) (_ []byte, elems int, _ bool) {
 	switch v.Type() {
 	case pcommon.ValueTypeEmpty:

@@ -37,14 +37,20 @@ func (r *run) emit(rc *resCtx, p *point, it *metricItem) {
 	r.ends = append(r.ends, len(r.buf))
 }
 
+// result is the call's Result; its Items hold the buffer until Release,
+// and a buffer that holds none goes back at once.
 func (r *run) result() Result {
-	if len(r.ends) > 0 {
+	switch {
+	case len(r.ends) > 0:
 		r.res.Items = make([][]byte, len(r.ends))
 		start := 0
 		for i, end := range r.ends {
 			r.res.Items[i] = r.buf[start:end:end]
 			start = end
 		}
+		r.res.release = &releaser{t: r.t, buf: r.buf}
+	case cap(r.buf) > 0:
+		r.t.put(r.buf)
 	}
 	return r.res
 }
@@ -63,22 +69,23 @@ func (r *run) metric(rc *resCtx, base uint64, m pmetric.Metric) {
 	switch m.Type() {
 	case pmetric.MetricTypeGauge:
 		for _, dp := range m.Gauge().DataPoints().All() {
-			p := pointOf(rc, dp.Timestamp(), dp.Attributes(), dp.Exemplars(), r.now)
+			p := pointOf(rc, dp.Timestamp(), dp.Attributes(), r.now)
+			p.exemplars(dp.Exemplars())
 			r.emit(rc, &p, &metricItem{ty: typeGauge, name: name, unit: unit, value: numberOf(dp)})
 		}
 	case pmetric.MetricTypeSum:
 		r.sum(rc, base, m.Sum(), name, unit)
 	case pmetric.MetricTypeHistogram:
-		for _, dp := range m.Histogram().DataPoints().All() {
-			h := histogram{count: dp.Count(), sum: dp.Sum(), hasSum: dp.HasSum(), min: dp.Min(), hasMin: dp.HasMin(), max: dp.Max(), hasMax: dp.HasMax(), start: uint64(dp.StartTimestamp())}
-			p := pointOf(rc, dp.Timestamp(), dp.Attributes(), dp.Exemplars(), r.now)
-			r.histogram(rc, &p, base, kindHistogram, m.Histogram().AggregationTemporality(), h, name, unit)
+		hs := m.Histogram()
+		for _, dp := range hs.DataPoints().All() {
+			p, h := histogramOf(rc, dp, r.now)
+			r.histogram(rc, &p, base, kindHistogram, hs.AggregationTemporality(), h, name, unit)
 		}
 	case pmetric.MetricTypeExponentialHistogram:
-		for _, dp := range m.ExponentialHistogram().DataPoints().All() {
-			h := histogram{count: dp.Count(), sum: dp.Sum(), hasSum: dp.HasSum(), min: dp.Min(), hasMin: dp.HasMin(), max: dp.Max(), hasMax: dp.HasMax(), start: uint64(dp.StartTimestamp())}
-			p := pointOf(rc, dp.Timestamp(), dp.Attributes(), dp.Exemplars(), r.now)
-			r.histogram(rc, &p, base, kindExpHistogram, m.ExponentialHistogram().AggregationTemporality(), h, name, unit)
+		hs := m.ExponentialHistogram()
+		for _, dp := range hs.DataPoints().All() {
+			p, h := histogramOf(rc, dp, r.now)
+			r.histogram(rc, &p, base, kindExpHistogram, hs.AggregationTemporality(), h, name, unit)
 		}
 	case pmetric.MetricTypeSummary:
 		for _, dp := range m.Summary().DataPoints().All() {
@@ -101,7 +108,8 @@ func numberOf(dp pmetric.NumberDataPoint) number {
 func (r *run) sum(rc *resCtx, base uint64, s pmetric.Sum, name, unit string) {
 	temporality := s.AggregationTemporality()
 	for _, dp := range s.DataPoints().All() {
-		p := pointOf(rc, dp.Timestamp(), dp.Attributes(), dp.Exemplars(), r.now)
+		p := pointOf(rc, dp.Timestamp(), dp.Attributes(), r.now)
+		p.exemplars(dp.Exemplars())
 		it := metricItem{ty: typeCounter, name: name, unit: unit, value: numberOf(dp)}
 		switch {
 		case temporality == pmetric.AggregationTemporalityDelta:

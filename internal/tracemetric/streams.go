@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 )
 
-// StreamBytes is what one held stream costs at most: its slot (56 bytes,
+// StreamBytes is what one held stream costs at most: its slot (48 bytes,
 // up to twice that while the slot slice grows by doubling) and its entry in
 // the shard's index (a map[uint64]int32: about 24 bytes, up to twice that
 // with the map's spare room). TestStreamsHeapWithinHeld holds it to the heap.
@@ -95,13 +95,13 @@ func (s *Streams) delta(key uint64, p cum, fFalls bool) (d cum, o outcome, heldD
 	return d, asDelta, 0
 }
 
-// shard is a part of the streams with its own lock: an index, slots linked
-// from most to least recently used, and free slots.
+// shard is a part of the streams with its own lock: an index and slots
+// linked from most to least recently used. A stream leaves only by
+// eviction, its slot taken by the new one, so no slot is ever free.
 type shard struct {
 	mu           sync.Mutex
 	index        map[uint64]int32
 	slots        []slot
-	free         []int32
 	head, tail   int32  // most and least recently used; -1 when empty
 	max          int    // slots at most
 	evictedStart uint64 // the latest start time of an evicted stream
@@ -138,9 +138,6 @@ func (sh *shard) put(key uint64, p cum, s *Streams) int64 {
 		sh.unlink(at)
 		s.evicted.Add(1)
 		grew = 0
-	case len(sh.free) > 0:
-		at = sh.free[len(sh.free)-1]
-		sh.free = sh.free[:len(sh.free)-1]
 	default:
 		sh.slots = append(sh.slots, slot{})
 		at = int32(len(sh.slots) - 1)

@@ -380,3 +380,19 @@ func TestAttributesRenderedOncePerPoint(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(string(res.Items[4]), `"quantile"`), "one quantile key")
 	assert.Equal(t, 1, strings.Count(string(res.Items[0]), `"service.name"`), "one service.name key")
 }
+
+// TestRelease: a result's buffer goes back once; a later call reuses it,
+// and an empty result has nothing to give back.
+func TestRelease(t *testing.T) {
+	var empty Result
+	empty.Release()
+	tr := newTranslator()
+	md := batch(func(ms pmetric.MetricSlice) { gauge(ms, "g", "", t0, 3) })
+	r := tr.Metrics(md, nil, t0, Want{Items: true})
+	require.Len(t, r.Items, 1)
+	first := string(r.Items[0])
+	r.Release()
+	r.Release()
+	again := tr.Metrics(md, nil, t0, Want{Items: true})
+	assert.Equal(t, first, string(again.Items[0]))
+}
