@@ -115,15 +115,8 @@ func (e *sentryExporter) pushMetrics(ctx context.Context, md pmetric.Metrics) er
 func pushRouted[B any](ctx context.Context, e *sentryExporter, s split.Signal[B], batch B,
 	push func(*project, context.Context, B) error, unroutable func(context.Context, B),
 ) {
-	pushTo := func(p *project, b B) {
-		if p == nil {
-			unroutable(ctx, b)
-			return
-		}
-		_ = push(p, ctx, b)
-	}
 	if !e.routed() {
-		pushTo(e.def, batch)
+		pushPart(ctx, e.def, batch, push, unroutable)
 		return
 	}
 	var discovered map[string]*project
@@ -132,14 +125,23 @@ func pushRouted[B any](ctx context.Context, e *sentryExporter, s split.Signal[B]
 	}
 	parts := split.By(s, batch, func(r pcommon.Resource) *project { return e.route(ctx, r, discovered) })
 	if len(parts) == 1 {
-		pushTo(parts[0].To, parts[0].Batch)
+		pushPart(ctx, parts[0].To, parts[0].Batch, push, unroutable)
 		return
 	}
 	var wg sync.WaitGroup
 	for _, part := range parts {
-		wg.Go(func() { pushTo(part.To, part.Batch) })
+		wg.Go(func() { pushPart(ctx, part.To, part.Batch, push, unroutable) })
 	}
 	wg.Wait()
+}
+
+// pushPart pushes b through p's pipeline; with no project, b is only counted.
+func pushPart[B any](ctx context.Context, p *project, b B, push func(*project, context.Context, B) error, unroutable func(context.Context, B)) {
+	if p == nil {
+		unroutable(ctx, b)
+		return
+	}
+	_ = push(p, ctx, b)
 }
 
 // unroutableTraces counts what td would have been sent as, serializing nothing.
