@@ -67,11 +67,9 @@ type sentryExporter struct {
 	byDSN    map[string]*project // every project, static or discovered, by DSN
 	projects []*project          // the same, copied on write, for the gauges
 
-	dedupeLoopWG   sync.WaitGroup
-	assemblyLoopWG sync.WaitGroup
-	statusLoopWG   sync.WaitGroup
-	logLimiter     logthrottle.Throttle
-	status         statusReporter // component status (status.go)
+	loops      sync.WaitGroup // the dedupe, assembly and status tickers (start)
+	logLimiter logthrottle.Throttle
+	status     statusReporter // component status (status.go)
 }
 
 func newExporter(cfg *Config, set exporter.Settings) (*sentryExporter, error) {
@@ -228,13 +226,13 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 		}, time.Now)
 	}
 	if e.dedupe != nil {
-		e.dedupeLoopWG.Go(func() { e.stage.Every(e.dedupeTick(), func() { e.releaseDue(context.Background(), false) }) })
+		e.loops.Go(func() { e.stage.Every(e.dedupeTick(), func() { e.releaseDue(context.Background(), false) }) })
 	}
 	if e.assembly != nil {
-		e.assemblyLoopWG.Go(func() { e.stage.Every(e.assemblyTick(), func() { e.expireHeld(context.Background()) }) })
+		e.loops.Go(func() { e.stage.Every(e.assemblyTick(), func() { e.expireHeld(context.Background()) }) })
 	}
 	e.status.addHost(host)
-	e.statusLoopWG.Go(func() { e.stage.Every(statusTick, e.reportStatus) })
+	e.loops.Go(func() { e.stage.Every(statusTick, e.reportStatus) })
 	return nil
 }
 
@@ -260,9 +258,7 @@ func (e *sentryExporter) beginShutdown() {
 // project's final client report.
 func (e *sentryExporter) shutdown(ctx context.Context) error {
 	e.beginShutdown()
-	e.dedupeLoopWG.Wait()
-	e.assemblyLoopWG.Wait()
-	e.statusLoopWG.Wait()
+	e.loops.Wait()
 	if e.resolver != nil {
 		// exporterhelper has drained: no push waits on a look-up any more;
 		// look-ups still going on in the background end here.

@@ -93,29 +93,30 @@ func (e *sentryExporter) resolve(ctx context.Context, slug string) (string, erro
 }
 
 func (e *sentryExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
-	pushRouted(ctx, e, split.Traces(), td, e.pushTracesTo)
+	pushRouted(ctx, e, split.Traces(), td, (*project).pushTraces, e.unroutableTraces)
 	return nil
 }
 
 func (e *sentryExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
-	pushRouted(ctx, e, split.Logs(), ld, e.pushLogsTo)
+	pushRouted(ctx, e, split.Logs(), ld, (*project).pushLogs, e.unroutableLogs)
 	return nil
 }
 
 func (e *sentryExporter) pushMetrics(ctx context.Context, md pmetric.Metrics) error {
-	pushRouted(ctx, e, split.Metrics(), md, e.pushMetricsTo)
+	pushRouted(ctx, e, split.Metrics(), md, (*project).pushMetrics, e.unroutableMetrics)
 	return nil
 }
 
 // pushRouted is the route stage of every signal: each of the batch's
 // resources goes to its project (internal/split cuts the batch), and each
-// project's part is pushed, concurrently. Without routing, or when every
-// resource goes to one project, the batch is pushed as it is, without a copy.
+// project's part is pushed, concurrently; the part of no project is only
+// counted (unroutable). Without routing, or when every resource goes to one
+// project, the batch is pushed as it is, without a copy.
 func pushRouted[B any](ctx context.Context, e *sentryExporter, s split.Signal[B], batch B,
-	push func(context.Context, *project, B) error,
+	push func(*project, context.Context, B) error, unroutable func(context.Context, B),
 ) {
 	if !e.routed() {
-		_ = push(ctx, e.def, batch)
+		pushPart(ctx, e.def, batch, push, unroutable)
 		return
 	}
 	var discovered map[string]*project
@@ -124,24 +125,29 @@ func pushRouted[B any](ctx context.Context, e *sentryExporter, s split.Signal[B]
 	}
 	parts := split.By(s, batch, func(r pcommon.Resource) *project { return e.route(ctx, r, discovered) })
 	if len(parts) == 1 {
-		_ = push(ctx, parts[0].To, parts[0].Batch)
+		pushPart(ctx, parts[0].To, parts[0].Batch, push, unroutable)
 		return
 	}
 	var wg sync.WaitGroup
 	for _, part := range parts {
-		wg.Go(func() { _ = push(ctx, part.To, part.Batch) })
+		wg.Go(func() { pushPart(ctx, part.To, part.Batch, push, unroutable) })
 	}
 	wg.Wait()
 }
 
-func (e *sentryExporter) pushTracesTo(ctx context.Context, p *project, td ptrace.Traces) error {
-	if p != nil {
-		return p.pushTraces(ctx, td)
+// pushPart pushes b through p's pipeline; with no project, b is only counted.
+func pushPart[B any](ctx context.Context, p *project, b B, push func(*project, context.Context, B) error, unroutable func(context.Context, B)) {
+	if p == nil {
+		unroutable(ctx, b)
+		return
 	}
-	// No project: count what would have been sent, serialize nothing.
+	_ = push(p, ctx, b)
+}
+
+// unroutableTraces counts what td would have been sent as, serializing nothing.
+func (e *sentryExporter) unroutableTraces(ctx context.Context, td ptrace.Traces) {
 	res := e.translator.Traces(td, translate.TracesWant{})
 	e.unroutable.Dropped(ctx, account.ReasonUnroutable, e.skippedTraces(&res))
-	return nil
 }
 
 // skippedTraces is what res did not serialize: its spans, its exception
@@ -156,13 +162,10 @@ func (e *sentryExporter) skippedTraces(res *translate.TracesResult) account.Coun
 	return c
 }
 
-func (e *sentryExporter) pushLogsTo(ctx context.Context, p *project, ld plog.Logs) error {
-	if p != nil {
-		return p.pushLogs(ctx, ld)
-	}
+// unroutableLogs counts what ld would have been sent as, serializing nothing.
+func (e *sentryExporter) unroutableLogs(ctx context.Context, ld plog.Logs) {
 	res := e.translator.Logs(ld, translate.LogsWant{})
 	e.unroutable.Dropped(ctx, account.ReasonUnroutable, skippedLogs(&res))
-	return nil
 }
 
 // skippedLogs is what res did not serialize: its log records (and their
@@ -174,12 +177,9 @@ func skippedLogs(res *translate.LogsResult) account.Counts {
 	}
 }
 
-func (e *sentryExporter) pushMetricsTo(ctx context.Context, p *project, md pmetric.Metrics) error {
-	if p != nil {
-		return p.pushMetrics(ctx, md)
-	}
-	// No project: count what each data point would have become; no stream advances.
+// unroutableMetrics counts what each data point of md would have become;
+// no stream advances.
+func (e *sentryExporter) unroutableMetrics(ctx context.Context, md pmetric.Metrics) {
 	res := e.metrics.Metrics(md, nil, uint64(time.Now().UnixNano()), tracemetric.Want{})
 	e.unroutable.Dropped(ctx, account.ReasonUnroutable, account.Counts{account.CatTraceMetric: res.Skipped + res.Invalid + res.NoBaseline})
-	return nil
 }

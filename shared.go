@@ -93,10 +93,10 @@ func (p *pipeline) beginShutdown() {
 	}
 }
 
-// shutdown runs after exporterhelper drained the pipeline's queue; the
-// exporter shuts down with the last pipeline.
+// shutdown runs after exporterhelper drained the pipeline's queue (its
+// stopFirst began the pipeline's shutdown; one whose start failed was never
+// live); the exporter shuts down with the last pipeline.
 func (p *pipeline) shutdown(ctx context.Context) error {
-	p.beginShutdown() // a pipeline shut down without stopFirst (its start failed)
 	s := p.shared
 	s.mu.Lock()
 	defer s.mu.Unlock()

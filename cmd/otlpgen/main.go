@@ -390,13 +390,16 @@ func (t Totals) failedRequests() int64 {
 	return n
 }
 
-func (s *sender) fail(kind string) {
+// fail counts one failed request of kind; it reports whether it is the
+// first of its kind.
+func (s *sender) fail(kind string) bool {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.failures == nil {
 		s.failures = map[string]int64{}
 	}
 	s.failures[kind]++
-	s.mu.Unlock()
+	return s.failures[kind] == 1
 }
 
 // failNetwork counts a request that got no answer: "timeout" when the
@@ -408,13 +411,9 @@ func (s *sender) failNetwork(kind string, err error) {
 	if errors.As(err, &ne) && ne.Timeout() {
 		what = kind + " timeout"
 	}
-	s.mu.Lock()
-	first := s.failures[what] == 0
-	s.mu.Unlock()
-	if first {
+	if s.fail(what) {
 		fmt.Fprintf(os.Stderr, "otlpgen: %s: %v\n", what, err)
 	}
-	s.fail(what)
 }
 
 // waited keeps the longest a request has waited for its answer.

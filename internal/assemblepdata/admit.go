@@ -17,8 +17,8 @@ type scratch struct {
 }
 
 // Admit passes td, a batch of owner p, through assembly. out is what of p's
-// spans goes now: td itself when the batch is complete and nothing held
-// joins it (no copy), else a new batch of the spans that go now (passing,
+// spans goes now: td itself when none of it is held and nothing held joins
+// it (no copy), else a new batch of the spans that go now (passing,
 // late, and held ones released with a root of this batch); some is false
 // when none does. others are the held spans of other owners that a root of
 // this batch released, a batch per owner. Fragments are counted to their
@@ -34,11 +34,11 @@ func (a *Assembly[P]) Admit(ctx context.Context, now time.Time, p P, td ptrace.T
 	cur := cursor{rss: rss}
 	rel := a.asm.Admit(now, refs, verdict, func(i int) (heldSpan[P], int64) { return a.hold(p, &cur, i) })
 	held, late := tally(verdict)
-	if held == 0 && late == 0 && len(rel) == 0 {
-		return td, true, nil
-	}
 	if late > 0 {
 		p.CountFragments(ctx, assemble.AfterRoot, late)
+	}
+	if held == 0 && len(rel) == 0 {
+		return td, true, nil // late spans go on with their batch: nothing joins it
 	}
 	out = ptrace.NewTraces()
 	if held > 0 {

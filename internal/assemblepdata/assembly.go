@@ -85,9 +85,6 @@ func (a *Assembly[P]) Held(traceID [16]byte, id [8]byte) bool {
 // released puts groups that came out without a batch of theirs (expired,
 // shutdown) into a batch per owner.
 func (*Assembly[P]) released(ctx context.Context, rel []assemble.Released[heldSpan[P]]) map[P]ptrace.Traces {
-	if len(rel) == 0 {
-		return nil
-	}
 	var none P
 	return place(ctx, none, ptrace.Traces{}, rel)
 }

@@ -88,3 +88,19 @@ func TestAdmit(t *testing.T) {
 	assert.Equal(t, map[assemble.Reason]int64{assemble.Shutdown: 1}, front.frags)
 	assert.Zero(t, front.held)
 }
+
+func TestAdmitLateChildGoesOnUncopied(t *testing.T) {
+	ctx, now := t.Context(), time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	a := New[*owner](Config{Wait: time.Minute, MaxBytes: 1 << 20})
+	front := &owner{}
+	_, _, _ = a.Admit(ctx, now, front, batch("front", [2]byte{1, 0}))
+
+	late := batch("front", [2]byte{2, 1})
+	out, some, others := a.Admit(ctx, now, front, late)
+	assert.True(t, some)
+	out.ResourceSpans().At(0).Resource().Attributes().PutStr("k", "v")
+	_, same := late.ResourceSpans().At(0).Resource().Attributes().Get("k")
+	assert.True(t, same, "a late child goes on with its batch, not copied")
+	assert.Nil(t, others)
+	assert.Equal(t, map[assemble.Reason]int64{assemble.AfterRoot: 1}, front.frags)
+}

@@ -55,6 +55,9 @@ func copyPassing(dst ptrace.ScopeSpans, sps ptrace.SpanSlice, verdict []assemble
 // fragments by owner and reason. With p the zero P, which owns no span,
 // every owner's spans go into the batches returned.
 func place[P Owner](ctx context.Context, p P, dst ptrace.Traces, rel []assemble.Released[heldSpan[P]]) map[P]ptrace.Traces {
+	if len(rel) == 0 {
+		return nil
+	}
 	g := regroup[P]{p: p, dst: dst, scopes: map[scopeKey[P]]ptrace.ScopeSpans{}}
 	for _, grp := range rel {
 		for i := range grp.Items {

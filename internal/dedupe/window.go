@@ -183,14 +183,6 @@ func (d *Window[P]) TakeOverflow() int64 {
 	return n
 }
 
-// HeldBytes is the payload bytes of the events held now (Mem, when set,
-// counts the same bytes in the memory budget).
-func (d *Window[P]) HeldBytes() int64 {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return int64(d.bytes)
-}
-
 // ownedCopy copies an event's payload and strings out of the translator's
 // buffers, which are reused once the push is over.
 func ownedCopy(ev *translate.ErrorEvent) translate.ErrorEvent {

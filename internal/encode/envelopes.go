@@ -204,29 +204,30 @@ func (o *Outgoing) Detach() {
 	// Items not found in the copy (a container not written by
 	// AppendContainer) are not copied again, outside what the memory budget
 	// counts: such an envelope is not split.
-	o.items, _ = itemsOf(o.Env.Items[0].Payload, o.items)
+	o.items = itemsOf(o.Env.Items[0].Payload, o.items)
 }
 
 // itemsOf finds items, as AppendContainer wrote them, in the container
-// payload: a head, the items separated by commas, and "]}".
-func itemsOf(payload []byte, items [][]byte) ([][]byte, bool) {
+// payload: a head, the items separated by commas, and "]}"; nil when they
+// are not there.
+func itemsOf(payload []byte, items [][]byte) [][]byte {
 	body := len(items) - 1 + len("]}")
 	for _, it := range items {
 		body += len(it)
 	}
 	at := len(payload) - body
 	if at <= 0 {
-		return nil, false
+		return nil
 	}
 	out := make([][]byte, len(items))
 	for i, it := range items {
 		if at+len(it) > len(payload) || !bytes.Equal(payload[at:at+len(it)], it) {
-			return nil, false
+			return nil
 		}
 		out[i] = payload[at : at+len(it) : at+len(it)]
 		at += len(it) + 1
 	}
-	return out, true
+	return out
 }
 
 // Halves splits a container envelope in two, for one more try after a 413.
