@@ -48,7 +48,6 @@ type httpSender struct {
 	body          *BodyEncoder // compression of envelope bodies (compress.go); nil: confighttp's
 	limits        *ratelimit.State
 	acct          *account.Accountant
-	now           func() time.Time
 	timeout       time.Duration // `timeout`: one POST, its answer included (0: none)
 	logger        *zap.Logger
 	bufs          *bufferPools
@@ -86,7 +85,7 @@ func (*bufferPools) put(p *sync.Pool, buf *[]byte) {
 // attemptEncoded makes one POST with the body in enc (attempt, in
 // compress.go, picks it), bounded by `timeout`, and classifies the answer.
 func (p *httpSender) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc BodyEncoding) Result {
-	env.Header.SentAt = p.now()
+	env.Header.SentAt = time.Now()
 	body := p.encodeBody(env, enc)
 	defer p.recycle(&body) // after the request was cancelled: the transport is done with it or never will be
 	if p.timeout > 0 {
@@ -166,7 +165,7 @@ func (p *httpSender) exchange(ctx context.Context, req *http.Request) Result {
 	reader.disarm()
 	p.acct.Request(ctx, resp.StatusCode)
 
-	answered := p.now()
+	answered := time.Now()
 	res := p.classify(resp, snippet, answered)
 	if l, capped := ratelimit.FromResponse(resp.StatusCode, resp.Header, answered); !l.Empty() {
 		p.mergeLimits(l, capped, answered)

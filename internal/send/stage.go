@@ -142,7 +142,7 @@ func (s *Stage) NewLane(o LaneOptions) (*Lane, error) {
 		quit:  make(chan struct{}),
 	}
 	l.http = httpSender{
-		request: request, limits: o.Limits, acct: o.Acct, now: time.Now,
+		request: request, limits: o.Limits, acct: o.Acct,
 		timeout: s.cfg.Client.Timeout, logger: s.set.Logger, bufs: &s.bufs,
 	}
 	if s.comp != nil {
