@@ -112,7 +112,7 @@ type requestBodyOf struct {
 func (p *httpSender) encodeBody(env *envelope.Envelope, enc BodyEncoding) requestBodyOf {
 	raw := p.bufs.get(&p.bufs.raw, 64<<10)
 	*raw = env.AppendTo((*raw)[:0])
-	if enc == EncodingLeftToConfighttp || p.body == nil {
+	if enc == EncodingLeftToConfighttp { // always so without p.body (attempt)
 		sent := &requestBody{}
 		sent.Reset(*raw)
 		return requestBodyOf{r: sent, n: len(*raw), enc: EncodingLeftToConfighttp, raw: raw, sent: sent}
