@@ -101,9 +101,8 @@ type requestBodyOf struct {
 	r   io.ReadCloser
 	n   int
 	enc BodyEncoding
-	// raw, when set, is the pooled buffer r reads (an uncompressed body);
-	// it goes back to its pool only once the transport closed sent.
-	raw  *[]byte
+	// sent, when set, is r (an uncompressed body): its pooled buffer goes
+	// back to its pool only once the transport closed it.
 	sent *requestBody
 }
 
@@ -113,9 +112,9 @@ func (p *httpSender) encodeBody(env *envelope.Envelope, enc BodyEncoding) reques
 	raw := p.bufs.get(&p.bufs.raw, 64<<10)
 	*raw = env.AppendTo((*raw)[:0])
 	if enc == EncodingLeftToConfighttp { // always so without p.body (attempt)
-		sent := &requestBody{}
+		sent := &requestBody{raw: raw}
 		sent.Reset(*raw)
-		return requestBodyOf{r: sent, n: len(*raw), enc: EncodingLeftToConfighttp, raw: raw, sent: sent}
+		return requestBodyOf{r: sent, n: len(*raw), enc: EncodingLeftToConfighttp, sent: sent}
 	}
 	scratch := p.bufs.get(&p.bufs.wire, 16<<10)
 	*scratch = p.body.comp.Compress(enc, *raw, (*scratch)[:0])
@@ -136,8 +135,8 @@ func (p *httpSender) encodeBody(env *envelope.Envelope, enc BodyEncoding) reques
 // body: it may still be writing it after the answer came (a server can
 // answer early).
 func (p *httpSender) recycle(b *requestBodyOf) {
-	if b.raw != nil && b.sent.closed.Load() {
-		p.bufs.put(&p.bufs.raw, b.raw)
+	if b.sent != nil && b.sent.closed.Load() {
+		p.bufs.put(&p.bufs.raw, b.sent.raw)
 	}
 }
 
