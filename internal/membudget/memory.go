@@ -51,28 +51,26 @@ func (h *Holder) Add(n int64) {
 
 // TryTake counts n more bytes for h if the budget has room for them: a
 // holder outside the stage (the dedupe window) reserves so before it holds,
-// and gives way (holds nothing) when there is no room.
-func (h *Holder) TryTake(n int64) bool { return h.m.TryTake(h, n) }
+// and gives way (holds nothing) when there is no room; the stage's room
+// check tries it first.
+func (h *Holder) TryTake(n int64) bool {
+	for {
+		cur := h.m.held.Load()
+		if cur+n > h.m.max {
+			return false
+		}
+		if h.m.held.CompareAndSwap(cur, cur+n) {
+			h.held.Add(n)
+			return true
+		}
+	}
+}
 
 // Held is what h holds now.
 func (h *Holder) Held() int64 { return h.held.Load() }
 
 // Over is how far h is past its share (0 or less: within it).
 func (h *Holder) Over() int64 { return h.held.Load() - h.m.share }
-
-// TryTake counts n more bytes for h if the budget has room for them.
-func (m *Memory) TryTake(h *Holder, n int64) bool {
-	for {
-		cur := m.held.Load()
-		if cur+n > m.max {
-			return false
-		}
-		if m.held.CompareAndSwap(cur, cur+n) {
-			h.held.Add(n)
-			return true
-		}
-	}
-}
 
 // Share is what each project may hold whatever the others hold.
 func (m *Memory) Share() int64 { return m.share }

@@ -34,7 +34,7 @@ func TestMemory(t *testing.T) {
 				if i%2 == 1 {
 					h = b
 				}
-				assert.Equal(t, tt.wantTaken[i], m.TryTake(h, n), "take %d", i)
+				assert.Equal(t, tt.wantTaken[i], h.TryTake(n), "take %d", i)
 			}
 			assert.Equal(t, tt.wantHeld, m.Held())
 			assert.Equal(t, tt.wantHeld, a.Held()+b.Held())
@@ -71,7 +71,7 @@ func TestMemoryTryTakeIsExact(t *testing.T) {
 		h := m.NewHolder()
 		wg.Go(func() {
 			for range 1000 {
-				m.TryTake(h, 7)
+				h.TryTake(7)
 			}
 		})
 	}

@@ -48,7 +48,6 @@ type httpSender struct {
 	body          *BodyEncoder // compression of envelope bodies (compress.go); nil: confighttp's
 	limits        *ratelimit.State
 	acct          *account.Accountant
-	now           func() time.Time
 	timeout       time.Duration // `timeout`: one POST, its answer included (0: none)
 	logger        *zap.Logger
 	bufs          *bufferPools
@@ -86,7 +85,7 @@ func (*bufferPools) put(p *sync.Pool, buf *[]byte) {
 // attemptEncoded makes one POST with the body in enc (attempt, in
 // compress.go, picks it), bounded by `timeout`, and classifies the answer.
 func (p *httpSender) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc BodyEncoding) Result {
-	env.Header.SentAt = p.now()
+	env.Header.SentAt = time.Now()
 	body := p.encodeBody(env, enc)
 	defer p.recycle(&body) // after the request was cancelled: the transport is done with it or never will be
 	if p.timeout > 0 {
@@ -102,9 +101,8 @@ type requestBodyOf struct {
 	r   io.ReadCloser
 	n   int
 	enc BodyEncoding
-	// raw, when set, is the pooled buffer r reads (an uncompressed body);
-	// it goes back to its pool only once the transport closed sent.
-	raw  *[]byte
+	// sent, when set, is r (an uncompressed body): its pooled buffer goes
+	// back to its pool only once the transport closed it.
 	sent *requestBody
 }
 
@@ -113,10 +111,10 @@ type requestBodyOf struct {
 func (p *httpSender) encodeBody(env *envelope.Envelope, enc BodyEncoding) requestBodyOf {
 	raw := p.bufs.get(&p.bufs.raw, 64<<10)
 	*raw = env.AppendTo((*raw)[:0])
-	if enc == EncodingLeftToConfighttp || p.body == nil {
-		sent := &requestBody{}
+	if enc == EncodingLeftToConfighttp { // always so without p.body (attempt)
+		sent := &requestBody{raw: raw}
 		sent.Reset(*raw)
-		return requestBodyOf{r: sent, n: len(*raw), enc: EncodingLeftToConfighttp, raw: raw, sent: sent}
+		return requestBodyOf{r: sent, n: len(*raw), enc: EncodingLeftToConfighttp, sent: sent}
 	}
 	scratch := p.bufs.get(&p.bufs.wire, 16<<10)
 	*scratch = p.body.comp.Compress(enc, *raw, (*scratch)[:0])
@@ -137,8 +135,8 @@ func (p *httpSender) encodeBody(env *envelope.Envelope, enc BodyEncoding) reques
 // body: it may still be writing it after the answer came (a server can
 // answer early).
 func (p *httpSender) recycle(b *requestBodyOf) {
-	if b.raw != nil && b.sent.closed.Load() {
-		p.bufs.put(&p.bufs.raw, b.raw)
+	if b.sent != nil && b.sent.closed.Load() {
+		p.bufs.put(&p.bufs.raw, b.sent.raw)
 	}
 }
 
@@ -166,7 +164,7 @@ func (p *httpSender) exchange(ctx context.Context, req *http.Request) Result {
 	reader.disarm()
 	p.acct.Request(ctx, resp.StatusCode)
 
-	answered := p.now()
+	answered := time.Now()
 	res := p.classify(resp, snippet, answered)
 	if l, capped := ratelimit.FromResponse(resp.StatusCode, resp.Header, answered); !l.Empty() {
 		p.mergeLimits(l, capped, answered)

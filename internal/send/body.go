@@ -6,11 +6,12 @@ import (
 )
 
 // requestBody is an envelope sent as encoded (compression left to
-// confighttp, or none); closed tells when the transport is done with it.
-// One per request, so that a late Close of an earlier request can never
-// mark a later one's buffers free.
+// confighttp, or none), read from raw, a pooled buffer; closed tells when
+// the transport is done with it. One per request, so that a late Close of
+// an earlier request can never mark a later one's buffers free.
 type requestBody struct {
 	bytes.Reader
+	raw    *[]byte
 	closed atomic.Bool
 }
 

@@ -163,7 +163,7 @@ type zstdEvidence struct {
 	taken    bool   // a zstd body was delivered: the receiver decodes zstd
 	refused  int    // zstd bodies refused since the last refused probe
 	total    int    // zstd bodies refused
-	spacing  int    // refused zstd bodies before the next probe: 1, doubled by each refused probe
+	spacing  int    // refused zstd bodies before the next probe: 1 (NewBodyEncoder), doubled by each refused probe
 	probing  bool   // a probe is in flight
 	started  uint64 // attempts started
 	probeOK  uint64 // started when a probe was delivered (0: none): a later zstd body confirms
@@ -221,7 +221,7 @@ func (b *BodyEncoder) choose() sendTicket {
 	ev := &b.ev
 	ev.started++
 	t := sendTicket{enc: EncodingZstd, seq: ev.started}
-	if !ev.taken && !ev.probing && ev.probeOK == 0 && ev.refused >= max(ev.spacing, 1) {
+	if !ev.taken && !ev.probing && ev.probeOK == 0 && ev.refused >= ev.spacing {
 		ev.probing = true
 		t.enc, t.probe = EncodingGzip, true
 	}
@@ -245,7 +245,7 @@ func (b *BodyEncoder) learn(t sendTicket, res Result) string {
 			ev.probeOK = ev.started
 		case saysRefused:
 			ev.refused = 0
-			ev.spacing = min(max(ev.spacing, 1)*2, maxProbeSpacing)
+			ev.spacing = min(ev.spacing*2, maxProbeSpacing)
 		}
 		return ""
 	}
@@ -266,7 +266,7 @@ func (b *BodyEncoder) learn(t sendTicket, res Result) string {
 
 // fallBack switches the project to gzip, once.
 func (b *BodyEncoder) fallBack(reason string) {
-	if b.fellBack.CompareAndSwap(false, true) && b.onFallback != nil {
+	if b.fellBack.CompareAndSwap(false, true) {
 		b.onFallback(reason)
 	}
 }
@@ -309,7 +309,7 @@ func (p *httpSender) attempt(ctx context.Context, env *envelope.Envelope) Result
 
 // NewBodyEncoder is a project's encoder for the configured compression.
 func NewBodyEncoder(comp *Compressors, t configcompression.Type, logger *zap.Logger, count func()) *BodyEncoder {
-	return &BodyEncoder{comp: comp, configured: OwnEncoding(t), onFallback: func(reason string) {
+	return &BodyEncoder{comp: comp, configured: OwnEncoding(t), ev: zstdEvidence{spacing: 1}, onFallback: func(reason string) {
 		logger.Warn("Sentry refused zstd-compressed envelopes; this project's envelopes are gzip-compressed from now on",
 			zap.String("reason", reason))
 		count()

@@ -43,9 +43,6 @@ func (h *health) observe(res Result, now time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch s := res.Status; {
-	case s >= 200 && s < 300:
-		h.refused = 0
-		h.failingSince = time.Time{}
 	case s == http.StatusUnauthorized || s == http.StatusForbidden:
 		h.refused = s
 		h.failingSince = time.Time{}
@@ -54,7 +51,7 @@ func (h *health) observe(res Result, now time.Time) {
 		if h.failingSince.IsZero() {
 			h.failingSince = now
 		}
-	default: // 429, another 4xx: Sentry is there
+	default: // a 2xx, a 429, another 4xx: Sentry is there
 		h.refused = 0
 		h.failingSince = time.Time{}
 	}

@@ -58,20 +58,27 @@ func (q *fifo) pop() *job {
 // remove takes the jobs that match out of q, keeping the others in their
 // order, and appends them to out.
 func (q *fifo) remove(match func(*job) bool, out []*job) []*job {
-	kept := q.jobs[:q.head]
-	for _, j := range q.jobs[q.head:] {
+	kept, out := partition(q.jobs[q.head:], match, out)
+	q.jobs = q.jobs[:q.head+len(kept)]
+	if q.head == len(q.jobs) {
+		q.jobs, q.head = q.jobs[:0], 0
+	}
+	return out
+}
+
+// partition appends the jobs that match to out and keeps the others, in
+// their order, at the start of jobs: kept.
+func partition(jobs []*job, match func(*job) bool, out []*job) (kept, _ []*job) {
+	kept = jobs[:0]
+	for _, j := range jobs {
 		if match(j) {
 			out = append(out, j)
 			continue
 		}
 		kept = append(kept, j)
 	}
-	clear(q.jobs[len(kept):])
-	q.jobs = kept
-	if q.head == len(q.jobs) {
-		q.jobs, q.head = q.jobs[:0], 0
-	}
-	return out
+	clear(jobs[len(kept):])
+	return kept, out
 }
 
 // delayed is the jobs waiting to retry, earliest not-before first.
@@ -123,16 +130,7 @@ func (d *delayed) removeOldest() *job {
 
 // remove takes the jobs that match out of d and appends them to out.
 func (d *delayed) remove(match func(*job) bool, out []*job) []*job {
-	kept := (*d)[:0]
-	for _, j := range *d {
-		if match(j) {
-			out = append(out, j)
-			continue
-		}
-		kept = append(kept, j)
-	}
-	clear((*d)[len(kept):])
-	*d = kept
+	*d, out = partition(*d, match, out)
 	heap.Init(d)
 	return out
 }

@@ -79,11 +79,10 @@ func (l *Lane) flushReport(ctx context.Context, final bool) {
 }
 
 // sendReport makes one attempt for a standalone report, holding a place
-// like any request, unless an all-category limit is active.
+// like any request, unless an all-category limit is active. Its lane has a
+// client: the report loop starts once Start built them all, and Shutdown
+// skips a lane without one.
 func (l *Lane) sendReport(ctx context.Context, env *envelope.Envelope) Result {
-	if l.http.client.Load() == nil {
-		return Result{Reason: account.ReasonNetworkError}
-	}
 	t, ok := l.limit.Acquire(ctx)
 	if !ok {
 		return Result{Reason: account.ReasonNetworkError}

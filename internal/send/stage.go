@@ -142,7 +142,7 @@ func (s *Stage) NewLane(o LaneOptions) (*Lane, error) {
 		quit:  make(chan struct{}),
 	}
 	l.http = httpSender{
-		request: request, limits: o.Limits, acct: o.Acct, now: time.Now,
+		request: request, limits: o.Limits, acct: o.Acct,
 		timeout: s.cfg.Client.Timeout, logger: s.set.Logger, bufs: &s.bufs,
 	}
 	if s.comp != nil {
@@ -319,7 +319,7 @@ func (s *Stage) reportTick() {
 // drop and l would be past its share too: the new envelope is the one to
 // drop.
 func (s *Stage) makeRoom(l *Lane, n int64) bool {
-	if s.mem.TryTake(l.mem, n) {
+	if l.mem.TryTake(n) {
 		return true
 	}
 	s.roomMu.Lock()
@@ -332,14 +332,11 @@ func (s *Stage) makeRoom(l *Lane, n int64) bool {
 		}
 		v := s.furthestOver(l, n, skip)
 		switch {
-		case v == nil && l.mem.Held() == 0:
-			// An envelope larger than a share: a lane holding nothing takes
-			// it, so that none waits for room that never comes.
-			l.mem.Add(n)
-			return true
-		case v == nil && l.mem.Held()+n <= s.mem.Share():
-			// Everything else is in flight or held outside the stage;
-			// within its share a lane always takes its envelope.
+		case v == nil && (l.mem.Held()+n <= s.mem.Share() || l.mem.Held() == 0):
+			// Everything else is in flight or held outside the stage; within
+			// its share a lane always takes its envelope, and so does a lane
+			// holding nothing (an envelope larger than a share), so that
+			// none waits for room that never comes.
 			l.mem.Add(n)
 			return true
 		case v == nil:

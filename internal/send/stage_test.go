@@ -680,7 +680,7 @@ func TestNotStartedIsANetworkError(t *testing.T) {
 	tel := accounttest.New(t)
 	request, err := newRequestTemplate("http://sentry.test/api/1/envelope/", "Sentry sentry_key=public", "test")
 	require.NoError(t, err)
-	p := httpSender{request: request, acct: account.NewAccountant(tel.Builder, "1", nil), now: time.Now, bufs: &bufferPools{}}
+	p := httpSender{request: request, acct: account.NewAccountant(tel.Builder, "1", nil), bufs: &bufferPools{}}
 	res := p.attemptEncoded(t.Context(), &envelope.Envelope{}, EncodingLeftToConfighttp)
 	assert.Equal(t, account.ReasonNetworkError, res.Reason)
 	assert.True(t, res.retryable())

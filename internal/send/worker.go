@@ -17,10 +17,9 @@ import (
 // load, in runtime.newstack).
 const workerLinger = time.Second
 
-// workerCap is the most workers worth running now.
-func (l *Lane) workerCap() int {
-	return min(l.limit.Current(), l.stage.cfg.MaxConcurrentRequests)
-}
+// workerCap is the most workers worth running now: the adaptive limit,
+// which never passes max_concurrent_requests.
+func (l *Lane) workerCap() int { return l.limit.Current() }
 
 // callWorkerLocked gets a worker for a newly queued envelope: a parked one, or a
 // new one while fewer than the limit run.
