@@ -168,7 +168,7 @@ func appendPointAttributes(b []byte, rc *resCtx, attrs pcommon.Map, c *cutState)
 		}
 		b = appendMember(b, first, k)
 		var elems int
-		b, elems, _ = appendTypedCut(b, v, c.limits())
+		b, elems = appendTypedCut(b, v, c.limits())
 		first = false
 		a.elems += elems
 		a.clash = a.clash || sentryKey(k) || slices.Contains(rc.keys, k)

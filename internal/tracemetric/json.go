@@ -42,12 +42,12 @@ func appendTypedStr(b []byte, s string) []byte {
 // translate writes log attributes: string, boolean, integer, double, array
 // (of one primitive type); bytes as base64 text, maps and mixed arrays as
 // their JSON text, NaN and ±Inf as strings; strings cut to l.value bytes and
-// arrays to l.elems elements. It says how many array elements it wrote, and
-// false for an empty value, which is left out.
-func appendTypedCut(b []byte, v pcommon.Value, l cut) (_ []byte, elems int, _ bool) {
+// arrays to l.elems elements. It says how many array elements it wrote. Its
+// callers leave out empty values; one given writes nothing.
+func appendTypedCut(b []byte, v pcommon.Value, l cut) (_ []byte, elems int) {
 	switch v.Type() {
 	case pcommon.ValueTypeEmpty:
-		return b, 0, false
+		return b, 0
 	case pcommon.ValueTypeInt:
 		b = append(b, `{"type":"integer","value":`...)
 		b = strconv.AppendInt(b, v.Int(), 10)
@@ -80,7 +80,7 @@ func appendTypedCut(b []byte, v pcommon.Value, l cut) (_ []byte, elems int, _ bo
 		b = append(b, `{"type":"string","value":`...)
 		b = jsonstr.Append(b, cutString(v.AsString(), l.value))
 	}
-	return append(b, '}'), elems, true
+	return append(b, '}'), elems
 }
 
 // appendArrayCut writes a homogeneous array's first l.elems elements, its

@@ -209,7 +209,7 @@ func (t *Translator) appendShared(b []byte, rc *resCtx, r pcommon.Resource, skip
 		}
 		b = appendMember(b, first, k)
 		var n int
-		b, n, _ = appendTypedCut(b, v, c.limits())
+		b, n = appendTypedCut(b, v, c.limits())
 		elems += n
 		first = false
 	}
