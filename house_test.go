@@ -36,13 +36,13 @@ var houseFloors = []struct {
 	{"assemble, route's look-ups and split, stack traces, log spacing", []string{"internal/assemble", "internal/discovery", "internal/dsn", "internal/split", "internal/stacktrace", "internal/logthrottle"}},
 	{"who we are on the wire", []string{"internal/sdkinfo"}},
 	{"the protocol's vocabulary, and the generated telemetry", []string{"envelope", "ratelimit", "internal/metadata"}},
-	{"the ground", []string{"internal/jsonstr", "internal/atomicfile"}},
+	{"the ground", []string{"internal/jsonstr", "internal/bufpool", "internal/atomicfile"}},
 }
 
 // purePackages are the packages that must stay free of the collector's types,
 // also through what they import: small, pure, table-tested.
 var purePackages = []string{
-	"ratelimit", "envelope", "internal/jsonstr", "internal/assemble", "internal/gate", "internal/concurrency", "internal/membudget",
+	"ratelimit", "envelope", "internal/jsonstr", "internal/bufpool", "internal/assemble", "internal/gate", "internal/concurrency", "internal/membudget",
 	"internal/stacktrace", "internal/sdkinfo", "internal/dsn", "internal/discovery", "internal/logthrottle",
 }
 

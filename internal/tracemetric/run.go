@@ -48,9 +48,9 @@ func (r *run) result() Result {
 			r.res.Items[i] = r.buf[start:end:end]
 			start = end
 		}
-		r.res.release = &releaser{t: r.t, buf: r.buf}
+		r.res.release = r.t.bufs.Releaser(r.buf)
 	case cap(r.buf) > 0:
-		r.t.put(r.buf)
+		r.t.bufs.Releaser(r.buf).Release() // no item holds it: back at once
 	}
 	return r.res
 }

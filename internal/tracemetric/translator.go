@@ -3,11 +3,12 @@ package tracemetric
 import (
 	"hash/maphash"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otel-sentry/sentryexporter/internal/bufpool"
 )
 
 // DefaultResourceAttributes are the resource attributes every metric
@@ -38,7 +39,7 @@ type Translator struct {
 	// perPoint is the bytes the last call wrote per data point, so that the
 	// next call's buffer is sized once, not grown by copying.
 	perPoint atomic.Int64
-	bufs     sync.Pool // *[]byte: buffers given back by Result.Release
+	bufs     bufpool.Pool // buffers given back by Result.Release
 }
 
 // New is a translator with o; its trace ids for points without an exemplar
@@ -80,42 +81,13 @@ type Result struct {
 	// memory budget.
 	HeldDelta int64
 
-	release *releaser
+	release *bufpool.Releaser
 }
 
 // Release gives the buffer of Items back for reuse by later calls, as
 // translate's results do. It is optional; no item of r may be used after
 // it. Calling it again, or on a copy of r, does nothing.
-func (r *Result) Release() { r.release.release() }
-
-// releaser gives one call's buffer back, once.
-type releaser struct {
-	t    *Translator
-	buf  []byte
-	done atomic.Bool
-}
-
-func (rl *releaser) release() {
-	if rl == nil || rl.done.Swap(true) {
-		return
-	}
-	rl.t.put(rl.buf)
-	rl.buf = nil
-}
-
-// buffer is an empty buffer of at least capacity n, one given back when
-// it is large enough.
-func (t *Translator) buffer(n int64) []byte {
-	if p, ok := t.bufs.Get().(*[]byte); ok && int64(cap(*p)) >= n {
-		return (*p)[:0]
-	}
-	return make([]byte, 0, n)
-}
-
-func (t *Translator) put(b []byte) {
-	b = b[:0]
-	t.bufs.Put(&b)
-}
+func (r *Result) Release() { r.release.Release() }
 
 // Metrics translates md; now (ns since the epoch) stands in for a missing
 // point time. st may be nil only when no item is wanted (items that have
@@ -125,7 +97,7 @@ func (t *Translator) Metrics(md pmetric.Metrics, st *Streams, now uint64, want W
 	var points int64 // only to size the buffer
 	if want.Items {
 		points = int64(md.DataPointCount())
-		r.buf = t.buffer(t.perPoint.Load()*points*9/8 + 1024)
+		r.buf = t.bufs.Get(int(t.perPoint.Load()*points*9/8 + 1024))
 	}
 	for _, rm := range md.ResourceMetrics().All() {
 		rc := t.resource(rm.Resource())

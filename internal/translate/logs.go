@@ -69,9 +69,9 @@ func (t *Translator) Logs(ld plog.Logs, want LogsWant) LogsResult {
 	total := ld.LogRecordCount()
 	switch {
 	case want.Logs:
-		s.out.b = t.buffer(int(t.logB.Load())*total*9/8 + 1024)
+		s.out.b = t.bufs.Get(int(t.logB.Load())*total*9/8 + 1024)
 	case t.o.ErrorsFromLogs && want.Errors:
-		s.out.b = t.buffer(16 << 10) // error events only: grow as needed
+		s.out.b = t.bufs.Get(16 << 10) // error events only: grow as needed
 	}
 	now := uint64(t.o.Now().UnixNano())
 	var logs []frag
@@ -91,7 +91,7 @@ func (t *Translator) Logs(ld plog.Logs, want LogsWant) LogsResult {
 		t.logB.Store(int64(len(s.out.b)/total + 1))
 	}
 	out, arena := s.out.b, string(s.arena)
-	r.release = t.releaser(out)
+	r.release = t.bufs.Releaser(out)
 	if len(logs) > 0 {
 		r.Logs = make([][]byte, len(logs))
 		for i, f := range logs {

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/otel-sentry/sentryexporter/internal/bufpool"
 )
 
 // Defaults for the zero values of Options.
@@ -68,7 +70,7 @@ type Translator struct {
 	o      Options
 	logRes attrSelect   // resource attributes copied onto log records
 	pool   sync.Pool    // *state
-	bufs   sync.Pool    // *[]byte: output buffers given back by Release
+	bufs   bufpool.Pool // output buffers given back by Release
 	spanB  atomic.Int64 // bytes written per span by the last Traces call, to size the next buffer
 	logB   atomic.Int64 // same for Logs
 }

@@ -2,6 +2,8 @@ package translate
 
 import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otel-sentry/sentryexporter/internal/bufpool"
 )
 
 // Transaction is one transaction payload: a segment (a span whose parent is not
@@ -65,7 +67,7 @@ type TracesResult struct {
 	SkippedSpans, SkippedTransactions, SkippedErrors int
 	InvalidSpans, InvalidErrors                      int
 
-	release *releaser
+	release *bufpool.Releaser
 }
 
 // Release gives the memory of all payloads back for reuse by later calls. It is
@@ -73,7 +75,7 @@ type TracesResult struct {
 // the cost of a call in steady state. Call it once the payloads have been
 // copied, e.g. encoded into envelopes: no payload of r may be used afterwards.
 // Calling it again, or on a copy of r, does nothing.
-func (r *TracesResult) Release() { r.release.release() }
+func (r *TracesResult) Release() { r.release.Release() }
 
 // LogsWant says what to serialize. Anything not wanted is only counted.
 type LogsWant struct{ Logs, Errors bool }
@@ -87,11 +89,11 @@ type LogsResult struct {
 	SkippedLogs, SkippedLogBytes, SkippedErrors int
 	InvalidLogs, InvalidErrors                  int
 
-	release *releaser
+	release *bufpool.Releaser
 }
 
 // Release is TracesResult.Release for logs.
-func (r *LogsResult) Release() { r.release.release() }
+func (r *LogsResult) Release() { r.release.Release() }
 
 // Traces translates spans into transactions, span v2 groups and error events.
 func (t *Translator) Traces(td ptrace.Traces, want TracesWant) TracesResult {
@@ -118,7 +120,7 @@ func (t *Translator) Traces(td ptrace.Traces, want TracesWant) TracesResult {
 		segs = s.segmentRecs()
 	}
 	out, arena := s.out.b, string(s.arena)
-	r.release = t.releaser(out)
+	r.release = t.bufs.Releaser(out)
 	r.Segments = segmentsOut(segs, out, arena)
 	r.Transactions = s.transactionsOut(out, arena)
 	r.SpanGroups = s.spanGroupsOut(out, arena)
@@ -140,9 +142,9 @@ func (t *Translator) renderTraces(s *state, r *TracesResult, want TracesWant) {
 	}
 	switch {
 	case forms > 0:
-		s.out.b = t.buffer(forms*int(t.spanB.Load())*n*9/8 + 4096)
+		s.out.b = t.bufs.Get(forms*int(t.spanB.Load())*n*9/8 + 4096)
 	case want.Errors && t.o.ErrorsFromSpanExceptions:
-		s.out.b = t.buffer(16 << 10) // error events only: grow as needed
+		s.out.b = t.bufs.Get(16 << 10) // error events only: grow as needed
 	}
 	if want.Transactions {
 		s.transactions(r)
