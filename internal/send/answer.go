@@ -3,7 +3,6 @@ package send
 import (
 	"bytes"
 	"io"
-	"net/http"
 	"sync"
 	"time"
 )
@@ -20,7 +19,8 @@ const (
 	// maxErrorSnippet is how much of an error body goes into a log line.
 	maxErrorSnippet = 256
 	// maxAnswerHeader bounds an answer's header bytes (1xx answers
-	// included). net/http's default, 10 MiB, let a proxy that answers 200
+	// included; HTTP/2's header list, and a proxy's answer to CONNECT,
+	// too: answerlimits.go). net/http's default, 10 MiB, let a proxy that answers 200
 	// with a header just under it make the client hold some 20 MiB per
 	// request in flight, outside the memory budget (TestHostileAnswers).
 	// Relay's answers carry a few hundred bytes, and nginx in front of an
@@ -28,16 +28,6 @@ const (
 	// default.
 	maxAnswerHeader = 64 << 10
 )
-
-// limitAnswerHeader bounds the answers' header bytes of rt when it is
-// net/http's transport itself: the stage's client at the defaults (no auth,
-// no headers, no middlewares, nothing for otelhttp to record). A transport
-// confighttp wrapped keeps net/http's 10 MiB.
-func limitAnswerHeader(rt http.RoundTripper) {
-	if t, ok := rt.(*http.Transport); ok {
-		t.MaxResponseHeaderBytes = maxAnswerHeader
-	}
-}
 
 // answerReader closes an answer's body when reading it takes too long (a body
 // that dribbles or never ends), ending the read. One timer, reused.

@@ -13,7 +13,8 @@ import (
 // is built here, each project's envelope client and the management API's.
 // cfg's endpoint is ignored (each request has its own URL), and otelhttp's
 // instrumentation is left out where it would record nothing
-// (instrument.go).
+// (instrument.go). Whatever wraps its transport, what one answer may make it
+// hold is bounded (answerlimits.go).
 func NewClient(ctx context.Context, cfg confighttp.ClientConfig, host component.Host, tel component.TelemetrySettings) (*http.Client, error) {
 	cfg.Endpoint = ""
 	if !clientInstrumented(tel) {
@@ -21,5 +22,6 @@ func NewClient(ctx context.Context, cfg confighttp.ClientConfig, host component.
 		// are set: with nothing to record, leave it out.
 		tel.TracerProvider = nil
 	}
-	return cfg.ToClient(ctx, host.GetExtensions(), tel)
+	cfg, extensions := withAnswerLimits(cfg, host.GetExtensions())
+	return cfg.ToClient(ctx, extensions, tel)
 }

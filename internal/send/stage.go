@@ -195,7 +195,6 @@ func (s *Stage) newClient(ctx context.Context, host component.Host) (*http.Clien
 		return nil, err
 	}
 	client.Timeout = 0
-	limitAnswerHeader(client.Transport)
 	return client, nil
 }
 
