@@ -21,6 +21,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configcompression"
 	"go.uber.org/goleak"
@@ -82,6 +83,7 @@ const hostileOverhead = 4 << 20
 type hostileRow struct {
 	name      string
 	answer    rawAnswer
+	h2        sendtest.HTTP2Answer // the answer over HTTP/2 (an HTTP/2 client's rows)
 	rcvBuf    int           // the server's receive buffer (0: the system's)
 	configure func(*Config) // beyond hostileConfig
 	logs      bool          // offer ~1 MiB log containers, not transactions
@@ -115,9 +117,15 @@ var (
 		strings.Repeat("<p>ok</p>\n", 6553) + "......")
 )
 
+// TestHostileAnswers runs the rows in each client configuration
+// (hostileclients_test.go).
 func TestHostileAnswers(t *testing.T) {
-	for _, row := range hostileRows() {
-		t.Run(row.name, func(t *testing.T) { runHostile(t, row) })
+	for _, client := range hostileClients() {
+		t.Run(client.name, func(t *testing.T) {
+			for _, row := range rowsFor(client) {
+				t.Run(row.name, func(t *testing.T) { runHostile(t, client, row) })
+			}
+		})
 	}
 }
 
@@ -332,18 +340,20 @@ type hostileStage struct {
 	enc   *encode.Encoder // for the log containers
 }
 
-// newHostileStage starts the stage; sndBuf > 0 sets its connections' send
-// buffer (through the transport confighttp built), so that a large body is
-// still being written when the server answers.
-func newHostileStage(t *testing.T, srv *rawServer, cfg Config, sndBuf int) *hostileStage {
+// newHostileStage starts the stage with its client configured by client;
+// sndBuf > 0 sets its connections' send buffer (through the transport
+// confighttp built), so that a large body is still being written when the
+// server answers. It returns what to stop after the row.
+func newHostileStage(t *testing.T, srv *rawServer, cfg Config, sndBuf int, client hostileClient) (*hostileStage, func()) {
 	h := &hostileStage{tel: accounttest.New(t)}
 	set := Settings{
 		Telemetry: componenttest.NewNopTelemetrySettings(), Logger: zap.NewNop(), UserAgent: "test",
 	}
-	host := componenttest.NewNopHost()
+	ext := map[component.ID]component.Component{}
+	stop := client.setup(t, &clientSetup{cfg: &cfg, set: &set, ext: ext}, srv)
 	if sndBuf > 0 {
 		sendtest.Use(&cfg.Client)
-		host = sendtest.Host(func(base http.RoundTripper) http.RoundTripper {
+		ext[sendtest.ID] = sendtest.Extension(func(base http.RoundTripper) http.RoundTripper {
 			tr, ok := base.(*http.Transport)
 			require.True(t, ok, "net/http's transport, unwrapped")
 			d := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
@@ -355,6 +365,7 @@ func newHostileStage(t *testing.T, srv *rawServer, cfg Config, sndBuf int) *host
 			return tr
 		})
 	}
+	host := sendtest.HostWith(ext)
 	h.stage = New(cfg, set)
 	for i := range hostileProjects {
 		id := strconv.Itoa(i + 1)
@@ -367,17 +378,22 @@ func newHostileStage(t *testing.T, srv *rawServer, cfg Config, sndBuf int) *host
 	}
 	h.enc = encode.New(nil, "public", account.NewAccountant(h.tel.Builder, "encoder", nil))
 	require.NoError(t, h.stage.Start(t.Context(), host))
-	return h
+	return h, stop
 }
 
-func runHostile(t *testing.T, row hostileRow) {
+func runHostile(t *testing.T, client hostileClient, row hostileRow) {
 	before := goleak.IgnoreCurrent()
-	srv := serveRaw(t, row.rcvBuf, row.answer)
+	var srv *rawServer
+	if row.h2 != nil {
+		srv = serveHTTP2(t, row.h2)
+	} else {
+		srv = serveRaw(t, row.rcvBuf, row.answer)
+	}
 	cfg := hostileConfig()
 	if row.configure != nil {
 		row.configure(&cfg)
 	}
-	h := newHostileStage(t, srv, cfg, row.sndBuf)
+	h, stop := newHostileStage(t, srv, cfg, row.sndBuf, client)
 	sampled := sampleMemory(h.stage.mem)
 
 	offered, envelopes := h.offerAll(t, row.logs)
@@ -408,6 +424,9 @@ func runHostile(t *testing.T, row hostileRow) {
 		row.server(t, srv, envelopes)
 	}
 	srv.close()
+	if stop != nil {
+		stop()
+	}
 	goleak.VerifyNone(t, before)
 }
 
@@ -474,13 +493,14 @@ func (h *hostileStage) counted(t *testing.T, offered map[string]int64) bool {
 }
 
 // clientConns is how many connections net/http's client transports hold
-// now, open or idle (one read loop each).
+// now, open or idle (one read loop each, HTTP/1 or HTTP/2).
 func clientConns() int {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
 		if n < len(buf) {
-			return bytes.Count(buf[:n], []byte("net/http.(*persistConn).readLoop("))
+			return bytes.Count(buf[:n], []byte("net/http.(*persistConn).readLoop(")) +
+				bytes.Count(buf[:n], []byte("net/http.(*http2ClientConn).readLoop("))
 		}
 		buf = make([]byte, 2*len(buf))
 	}

@@ -34,6 +34,12 @@ type rawServer struct {
 	connections atomic.Int64 // accepted
 	requests    atomic.Int64 // request heads read
 	invalid     atomic.Int64 // bodies read whole that were no envelope
+
+	// serveConn, if set, serves each accepted connection instead of the
+	// raw HTTP/1.1 loop (serveHTTP2); caFile is then the file its
+	// certificate is in, and the server's URLs are https.
+	serveConn func(c net.Conn)
+	caFile    string
 }
 
 // rawAnswer answers one request on c, whose head was read (its body, if
@@ -73,7 +79,11 @@ func serveRaw(t *testing.T, rcvBuf int, answer rawAnswer) *rawServer {
 
 // url is the envelope URL of project id on s.
 func (s *rawServer) url(id string) string {
-	return "http://" + s.ln.Addr().String() + "/api/" + id + "/envelope/"
+	scheme := "http://"
+	if s.caFile != "" {
+		scheme = "https://"
+	}
+	return scheme + s.ln.Addr().String() + "/api/" + id + "/envelope/"
 }
 
 func (s *rawServer) accept() {
@@ -99,6 +109,10 @@ func (s *rawServer) serve(c net.Conn) {
 		delete(s.conns, c)
 		s.mu.Unlock()
 	}()
+	if s.serveConn != nil {
+		s.serveConn(c)
+		return
+	}
 	br := bufio.NewReader(c)
 	rc := &rawConn{Conn: c, srv: s}
 	for {

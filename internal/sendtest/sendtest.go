@@ -35,19 +35,54 @@ func Use(cfg *confighttp.ClientConfig) {
 	cfg.Middlewares = append(cfg.Middlewares, configmiddleware.Config{ID: ID})
 }
 
-// Host is a host whose one extension is m.
+// Host is a host whose one extension is m, under ID.
 func Host(m Middleware) component.Host {
-	return host{Host: componenttest.NewNopHost(), ext: extension{m: m}}
+	return HostWith(map[component.ID]component.Component{ID: Extension(m)})
+}
+
+// HostWith is a host whose extensions are ext.
+func HostWith(ext map[component.ID]component.Component) component.Host {
+	return host{Host: componenttest.NewNopHost(), ext: ext}
 }
 
 type host struct {
 	component.Host
-	ext extension
+	ext map[component.ID]component.Component
 }
 
-func (h host) GetExtensions() map[component.ID]component.Component {
-	return map[component.ID]component.Component{ID: h.ext}
+func (h host) GetExtensions() map[component.ID]component.Component { return h.ext }
+
+// Extension is m as a middleware extension, to be offered under an ID of the
+// test's own (with [HostWith]) and named in a config's `middlewares`.
+func Extension(m Middleware) component.Component { return extension{m: m} }
+
+// Auth is an auth extension (extensionauth.HTTPClient) that sets header to
+// value on every request, as a bearer-token authenticator would.
+func Auth(header, value string) component.Component { return auth{header: header, value: value} }
+
+type auth struct {
+	component.StartFunc
+	component.ShutdownFunc
+	header, value string
 }
+
+func (a auth) RoundTripper(base http.RoundTripper) (http.RoundTripper, error) {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		req = req.Clone(req.Context())
+		req.Header.Set(a.header, a.value)
+		return base.RoundTrip(req)
+	}), nil
+}
+
+// Wrap is a middleware that wraps base in a round tripper of its own, as
+// most middlewares do (so base is no longer the client's transport).
+func Wrap(base http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(base.RoundTrip)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // extension is m as a collector extension: an extensionmiddleware.HTTPClient.
 type extension struct {
