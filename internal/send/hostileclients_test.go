@@ -76,7 +76,7 @@ func hostileClients() []hostileClient {
 			return p.close
 		}},
 		{name: "telemetry detailed", setup: detailedTelemetry},
-		{name: "HTTP/2 over TLS", http2: true, setup: func(_ *testing.T, c *clientSetup, srv *rawServer) func() {
+		{name: "h2 over TLS", http2: true, setup: func(_ *testing.T, c *clientSetup, srv *rawServer) func() {
 			c.cfg.Client.TLS.CAFile = srv.caFile
 			return nil
 		}},

@@ -31,7 +31,7 @@ func http2Rows() []hostileRow {
 			// One header of 10 MiB in a HEADERS frame and CONTINUATIONs:
 			// past the header list the client announces (maxAnswerHeader +
 			// 320 B), so the client ends the connection: no answer.
-			name: "HTTP/2: a 10 MiB header",
+			name: "h2: a 10 MiB header",
 			h2: func(s *sendtest.HTTP2Stream) {
 				_ = s.WriteHeaders(200, "x-pad", maxHeaderNH, 2, false)
 				_ = s.WriteData(2)
@@ -43,7 +43,7 @@ func http2Rows() []hostileRow {
 			// A 200 whose header is just under net/http's default header
 			// list (10 MiB): with it, each answer was held whole, and every
 			// envelope "stored".
-			name: "HTTP/2: a 200 with a header just under 10 MiB",
+			name: "h2: a 200 with a header just under 10 MiB",
 			h2: func(s *sendtest.HTTP2Stream) {
 				_ = s.WriteHeaders(200, "x-pad", maxHeaderNH-4096, 2, false)
 				_ = s.WriteData(2)
@@ -54,7 +54,7 @@ func http2Rows() []hostileRow {
 		{
 			// 103 Early Hints with 8 KiB of header, for ever: the client
 			// resets the stream once the 1xx headers pass its limit.
-			name: "HTTP/2: endless 1xx", keepsAlive: true,
+			name: "h2: endless 1xx", keepsAlive: true,
 			h2: func(s *sendtest.HTTP2Stream) {
 				for s.WriteHeaders(103, "link", 8<<10, -1, false) == nil {
 				}
@@ -68,7 +68,7 @@ func http2Rows() []hostileRow {
 			// stream's window (maxAnswerStreamBuffer), not 4 MiB a stream
 			// and 1 GiB a connection; the stage reads 16 KiB and resets the
 			// stream. Stored.
-			name: "HTTP/2: a 64 MiB body", keepsAlive: true,
+			name: "h2: a 64 MiB body", keepsAlive: true,
 			h2: func(s *sendtest.HTTP2Stream) {
 				if s.WriteHeaders(200, "", 0, 64<<20, false) == nil {
 					_ = s.WriteData(64 << 20)
