@@ -83,11 +83,11 @@ const hostileOverhead = 4 << 20
 type hostileRow struct {
 	name      string
 	answer    rawAnswer
-	h2        sendtest.HTTP2Answer // the answer over HTTP/2 (an HTTP/2 client's rows)
-	rcvBuf    int                  // the server's receive buffer (0: the system's)
-	configure func(*Config)        // beyond hostileConfig
-	logs      bool                 // offer ~1 MiB log containers, not transactions
-	sndBuf    int                  // the client's send buffer (0: the system's)
+	h2        func(*sendtest.HTTP2Stream, *rawServer) // the answer over HTTP/2 (an HTTP/2 client's rows)
+	rcvBuf    int                                     // the server's receive buffer (0: the system's)
+	configure func(*Config)                           // beyond hostileConfig
+	logs      bool                                    // offer ~1 MiB log containers, not transactions
+	sndBuf    int                                     // the client's send buffer (0: the system's)
 	// keepsAlive: the row's answers leave connections open to be reused
 	// (otherwise every connection must be closed once every item is counted).
 	keepsAlive bool

@@ -32,9 +32,9 @@ func http2Rows() []hostileRow {
 			// past the header list the client announces (maxAnswerHeader +
 			// 320 B), so the client ends the connection: no answer.
 			name: "h2: a 10 MiB header",
-			h2: func(s *sendtest.HTTP2Stream) {
+			h2: func(s *sendtest.HTTP2Stream, _ *rawServer) {
 				_ = s.WriteHeaders(200, "x-pad", maxHeaderNH, 2, false)
-				_ = s.WriteData(2)
+				_, _ = s.WriteData(2)
 			},
 			fates:  []string{account.ReasonNetworkError.Wire()},
 			server: retried,
@@ -44,9 +44,9 @@ func http2Rows() []hostileRow {
 			// list (10 MiB): with it, each answer was held whole, and every
 			// envelope "stored".
 			name: "h2: a 200 with a header just under 10 MiB",
-			h2: func(s *sendtest.HTTP2Stream) {
+			h2: func(s *sendtest.HTTP2Stream, _ *rawServer) {
 				_ = s.WriteHeaders(200, "x-pad", maxHeaderNH-4096, 2, false)
-				_ = s.WriteData(2)
+				_, _ = s.WriteData(2)
 			},
 			fates:  []string{account.ReasonNetworkError.Wire()},
 			server: retried,
@@ -55,7 +55,7 @@ func http2Rows() []hostileRow {
 			// 103 Early Hints with 8 KiB of header, for ever: the client
 			// resets the stream once the 1xx headers pass its limit.
 			name: "h2: endless 1xx", keepsAlive: true,
-			h2: func(s *sendtest.HTTP2Stream) {
+			h2: func(s *sendtest.HTTP2Stream, _ *rawServer) {
 				for s.WriteHeaders(103, "link", 8<<10, -1, false) == nil {
 				}
 			},
@@ -64,19 +64,26 @@ func http2Rows() []hostileRow {
 		},
 		{
 			// A 200 and then 64 MiB of body as fast as the client's windows
-			// let it come: what the client buffers of it is bounded by the
-			// stream's window (maxAnswerStreamBuffer), not 4 MiB a stream
-			// and 1 GiB a connection; the stage reads 16 KiB and resets the
-			// stream. Stored.
+			// let it come: what the client may be made to buffer of it is
+			// the stream's window (maxAnswerStreamBuffer), not 4 MiB a
+			// stream and 1 GiB a connection; the stage reads 16 KiB and
+			// resets the stream. Stored.
 			name: "h2: a 64 MiB body", keepsAlive: true,
-			h2: func(s *sendtest.HTTP2Stream) {
+			h2: func(s *sendtest.HTTP2Stream, srv *rawServer) {
 				if s.WriteHeaders(200, "", 0, 64<<20, false) == nil {
-					_ = s.WriteData(64 << 20)
+					n, _ := s.WriteData(64 << 20)
+					for m := srv.mostBody.Load(); int64(n) > m && !srv.mostBody.CompareAndSwap(m, int64(n)); m = srv.mostBody.Load() {
+					}
 				}
 			},
 			fates: []string{"sent"},
 			server: func(t *testing.T, s *rawServer, envelopes int) {
 				assert.Equal(t, int64(envelopes), s.requests.Load(), "one request per envelope: none retried")
+				// The window, and what the stage's read of at most
+				// maxResponseRead gave back (net/http returns a stream's
+				// window once half of it is read), before the reset.
+				assert.LessOrEqual(t, s.mostBody.Load(), int64(maxAnswerStreamBuffer+maxResponseRead),
+					"an answer's body sent before the client reset it: at most its window and what was read")
 			},
 		},
 	}
@@ -84,7 +91,7 @@ func http2Rows() []hostileRow {
 
 // serveHTTP2 starts a server like serveRaw's that speaks HTTP/2 over TLS
 // with a certificate of its own, trusted through the file at s.caFile.
-func serveHTTP2(t *testing.T, answer sendtest.HTTP2Answer) *rawServer {
+func serveHTTP2(t *testing.T, answer func(*sendtest.HTTP2Stream, *rawServer)) *rawServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -97,7 +104,7 @@ func serveHTTP2(t *testing.T, answer sendtest.HTTP2Answer) *rawServer {
 			s.invalid.Add(1)
 			return
 		}
-		sendtest.ServeHTTP2(tc, answer, func() { s.requests.Add(1) })
+		sendtest.ServeHTTP2(tc, func(st *sendtest.HTTP2Stream) { answer(st, s) }, func() { s.requests.Add(1) })
 	}
 	s.wg.Go(s.accept)
 	t.Cleanup(s.close)

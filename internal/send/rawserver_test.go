@@ -34,6 +34,7 @@ type rawServer struct {
 	connections atomic.Int64 // accepted
 	requests    atomic.Int64 // request heads read
 	invalid     atomic.Int64 // bodies read whole that were no envelope
+	mostBody    atomic.Int64 // the most body bytes an HTTP/2 answer wrote
 
 	// serveConn, if set, serves each accepted connection instead of the
 	// raw HTTP/1.1 loop (serveHTTP2); caFile is then the file its

@@ -209,19 +209,20 @@ func (s *HTTP2Stream) WriteHeaders(status int, name string, size, contentLength 
 }
 
 // WriteData writes n bytes of body as the client's windows allow, ending the
-// answer with the last.
-func (s *HTTP2Stream) WriteData(n int) error {
-	for n > 0 {
-		k, err := s.take(min(n, maxFrame))
+// answer with the last; it returns how many it wrote.
+func (s *HTTP2Stream) WriteData(n int) (int, error) {
+	sent := 0
+	for sent < n {
+		k, err := s.take(min(n-sent, maxFrame))
 		if err != nil {
-			return err
+			return sent, err
 		}
-		n -= k
-		if err := s.frame(func(fr *http2.Framer) error { return fr.WriteData(s.id, n == 0, padding[:k]) }); err != nil {
-			return err
+		if err := s.frame(func(fr *http2.Framer) error { return fr.WriteData(s.id, sent+k == n, padding[:k]) }); err != nil {
+			return sent, err
 		}
+		sent += k
 	}
-	return nil
+	return sent, nil
 }
 
 // take waits until the windows have room, and takes up to n bytes of it.
