@@ -59,7 +59,7 @@ func run(args []string) error {
 	delay := fs.Duration("delay", 0, "added latency before every answer")
 	hang := fs.Bool("hang", false, "read and check every envelope, never answer (until the client gives up or the sink stops): a hung Sentry")
 	hangProjects := fs.String("hang-projects", "", "comma-separated project ids that hang as with --hang; the others are answered")
-	hugeHeaders := fs.Int("huge-headers", 0, "answer every request 200 with one header of this many bytes, keeping the connection (raw HTTP/1.1, no TLS): a broken or hostile proxy; serves nothing else, writes --addr-file, runs until stopped")
+	hugeHeaders := fs.Int("huge-headers", 0, "answer every request 200 with one header of this many bytes, keeping the connection (raw HTTP/1.1; with --tls-cert-file, raw HTTP/2 frames over TLS): a broken or hostile proxy; serves nothing else, writes --addr-file, runs until stopped")
 	blackhole := fs.Bool("blackhole", false, "listen on --listen but never accept, with the accept queue filled: connects never complete (a black-holed address); serves nothing, writes --addr-file, runs until stopped")
 	rateLimit := fs.String("rate-limit", "", `X-Sentry-Rate-Limits value to enforce, e.g. "60::organization" or "60:error:organization"`)
 	rateLimitStatus := fs.Int("rate-limit-status", http.StatusTooManyRequests, "with --rate-limit: 429 rejects the envelopes whose items it covers and accepts the rest, as Relay does; 200 accepts all and announces the limit on each")
@@ -116,7 +116,7 @@ func run(args []string) error {
 		return runBlackhole(*listen, *addrFile)
 	}
 	if *hugeHeaders > 0 {
-		return runHugeHeaders(*listen, *addrFile, *hugeHeaders)
+		return runHugeHeaders(*listen, *addrFile, *tlsCertFile, *hugeHeaders)
 	}
 
 	out := newLineWriter(os.Stdout)
