@@ -62,29 +62,33 @@ func http2Rows() []hostileRow {
 			fates:  []string{account.ReasonNetworkError.Wire()},
 			server: retried,
 		},
-		{
-			// A 200 and then 64 MiB of body as fast as the client's windows
-			// let it come: what the client may be made to buffer of it is
-			// the stream's window (maxAnswerStreamBuffer), not 4 MiB a
-			// stream and 1 GiB a connection; the stage reads 16 KiB and
-			// resets the stream. Stored.
-			name: "h2: a 64 MiB body", keepsAlive: true,
-			h2: func(s *sendtest.HTTP2Stream, srv *rawServer) {
-				if s.WriteHeaders(200, "", 0, 64<<20, false) == nil {
-					n, _ := s.WriteData(64 << 20)
-					for m := srv.mostBody.Load(); int64(n) > m && !srv.mostBody.CompareAndSwap(m, int64(n)); m = srv.mostBody.Load() {
-					}
-				}
-			},
-			fates: []string{"sent"},
-			server: func(t *testing.T, s *rawServer, envelopes int) {
-				assert.Equal(t, int64(envelopes), s.requests.Load(), "one request per envelope: none retried")
-				// The window, and what the stage's read of at most
-				// maxResponseRead gave back (net/http returns a stream's
-				// window once half of it is read), before the reset.
-				assert.LessOrEqual(t, s.mostBody.Load(), int64(maxAnswerStreamBuffer+maxResponseRead),
-					"an answer's body sent before the client reset it: at most its window and what was read")
-			},
+		http2BodyRow(),
+	}
+}
+
+// http2BodyRow: a body larger than any window, as fast as the windows let it come.
+func http2BodyRow() hostileRow {
+	return hostileRow{
+		// A 200 and then 64 MiB of body as fast as the client's windows
+		// let it come: what the client may be made to buffer of it is
+		// the stream's window (maxAnswerStreamBuffer), not 4 MiB a
+		// stream and 1 GiB a connection; the stage reads 16 KiB and
+		// resets the stream. Stored.
+		name: "h2: a 64 MiB body", keepsAlive: true,
+		h2: func(s *sendtest.HTTP2Stream, srv *rawServer) {
+			if s.WriteHeaders(200, "", 0, 64<<20, false) == nil {
+				n, _ := s.WriteData(64 << 20)
+				srv.noteBody(int64(n))
+			}
+		},
+		fates: []string{"sent"},
+		server: func(t *testing.T, s *rawServer, envelopes int) {
+			assert.Equal(t, int64(envelopes), s.requests.Load(), "one request per envelope: none retried")
+			// The window, and what the stage's read of at most
+			// maxResponseRead gave back (net/http returns a stream's
+			// window once half of it is read), before the reset.
+			assert.LessOrEqual(t, s.mostBody.Load(), int64(maxAnswerStreamBuffer+maxResponseRead),
+				"an answer's body sent before the client reset it: at most its window and what was read")
 		},
 	}
 }

@@ -214,3 +214,13 @@ func (c *rawConn) stopped() bool {
 		return false
 	}
 }
+
+// noteBody keeps n in mostBody if it is the most so far.
+func (s *rawServer) noteBody(n int64) {
+	for {
+		m := s.mostBody.Load()
+		if n <= m || s.mostBody.CompareAndSwap(m, n) {
+			return
+		}
+	}
+}
