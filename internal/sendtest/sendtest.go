@@ -1,8 +1,10 @@
-// Package sendtest is a test fixture: an HTTP client middleware extension
-// and a host that offers it, so that a test gives the send stage (or the
-// whole exporter) a transport of its own the way a collector's configuration
-// would, through confighttp's `middlewares`, with no hook in a production
-// type.
+// Package sendtest is a test fixture: HTTP client extensions (a middleware,
+// an authenticator) and a host that offers them, so that a test gives the
+// send stage (or the whole exporter) a transport of its own the way a
+// collector's configuration would, through confighttp's `middlewares` and
+// `auth`, with no hook in a production type; and a raw HTTP/2 server
+// (ServeHTTP2) that writes whatever frames an answer likes, for the hostile
+// answers of internal/send and sentrysink's --huge-headers over TLS.
 //
 // It is beside the house: the component must never import it.
 package sendtest
