@@ -3,9 +3,11 @@ package send
 import (
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -80,6 +82,16 @@ func hostileClients() []hostileClient {
 			c.cfg.Client.TLS.CAFile = srv.caFile
 			return nil
 		}},
+		{
+			// confighttp then installs golang.org/x/net/http2's transport,
+			// not net/http's bundled one: it reads the same limits.
+			name: "h2 over TLS with http2_read_idle_timeout", http2: true,
+			setup: func(_ *testing.T, c *clientSetup, srv *rawServer) func() {
+				c.cfg.Client.TLS.CAFile = srv.caFile
+				c.cfg.Client.HTTP2ReadIdleTimeout = time.Minute
+				return nil
+			},
+		},
 	}
 }
 
@@ -178,4 +190,31 @@ func (r *relay) close() {
 	}
 	r.mu.Unlock()
 	r.wg.Wait()
+}
+
+// TestAnswerLimitsNeedNetHTTP: a transport that is not net/http's cannot be
+// bounded, so the client is not built (a config-time error), rather than
+// run unbounded.
+func TestAnswerLimitsNeedNetHTTP(t *testing.T) {
+	wrap, err := answerLimits{}.GetHTTPRoundTripper(t.Context())
+	require.NoError(t, err)
+	_, err = wrap(t.Context(), http.DefaultTransport.(*http.Transport).Clone())
+	require.NoError(t, err)
+	_, err = wrap(t.Context(), sendtest.Wrap(http.DefaultTransport))
+	require.ErrorIs(t, err, errNotNetHTTP)
+}
+
+// TestAnswerLimitsLeaveTheConfigAlone: the middleware is added to a copy of
+// the config's list and of the host's extensions, never to the caller's.
+func TestAnswerLimitsLeaveTheConfigAlone(t *testing.T) {
+	cfg := testConfig().Client
+	cfg.Middlewares = make([]configmiddleware.Config, 1, 4)
+	cfg.Middlewares[0].ID = testWrapID
+	ext := map[component.ID]component.Component{testWrapID: sendtest.Extension(sendtest.Wrap)}
+	got, gotExt := withAnswerLimits(cfg, ext)
+	require.Len(t, got.Middlewares, 2)
+	require.Equal(t, answerLimitsID, got.Middlewares[1].ID, "innermost: confighttp applies the last first")
+	require.Contains(t, gotExt, answerLimitsID)
+	require.NotContains(t, ext, answerLimitsID)
+	require.Zero(t, cfg.Middlewares[:2][1], "nothing written into the spare capacity of the caller's list")
 }
