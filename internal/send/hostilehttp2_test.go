@@ -56,7 +56,10 @@ func http2Rows() []hostileRow {
 			// resets the stream once the 1xx headers pass its limit.
 			name: "h2: endless 1xx", keepsAlive: true,
 			h2: func(s *sendtest.HTTP2Stream, _ *rawServer) {
-				for s.WriteHeaders(103, "link", 8<<10, -1, false) == nil {
+				for {
+					if s.WriteHeaders(103, "link", 8<<10, -1, false) != nil {
+						return // the stream reset, or the connection gone
+					}
 				}
 			},
 			fates:  []string{account.ReasonNetworkError.Wire()},
