@@ -15,6 +15,10 @@ const (
 	CatLogItem
 	CatLogByte
 	CatTraceMetric
+	CatProfileChunk
+	CatProfileChunkUI
+	CatProfileDuration
+	CatProfileDurationUI
 	NumCategories
 )
 
@@ -23,8 +27,11 @@ func (c Category) Wire() ratelimit.Category {
 	return [NumCategories]ratelimit.Category{
 		ratelimit.CategoryError, ratelimit.CategoryTransaction, ratelimit.CategorySpan,
 		ratelimit.CategoryLogItem, ratelimit.CategoryLogByte, ratelimit.CategoryTraceMetric,
+		ratelimit.CategoryProfileChunk, ratelimit.CategoryProfileChunkUI,
+		ratelimit.CategoryProfileDuration, ratelimit.CategoryProfileDurationUI,
 	}[c]
 }
 
-// Counts holds a quantity per data category; log_byte is in bytes.
+// Counts holds a quantity per data category; log_byte is in bytes,
+// profile_duration and profile_duration_ui in milliseconds.
 type Counts [NumCategories]int64
