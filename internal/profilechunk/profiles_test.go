@@ -267,9 +267,9 @@ func TestDebugIDFromBuildID(t *testing.T) {
 	for in, want := range map[string]string{
 		// Sentry's documented example of an ELF build ID and its debug ID.
 		"f1c3bcc0279865fe3058404b2831d9e64135386c": "c0bcc3f1-9827-fe65-3058-404b2831d9e6",
-		"0102":                                     "00000201-0000-0000-0000-000000000000",
-		"":                                         "",
-		"zz":                                       "",
+		"0102": "00000201-0000-0000-0000-000000000000",
+		"":     "",
+		"zz":   "",
 	} {
 		got, ok := DebugIDFromBuildID(in)
 		assert.Equal(t, want, got, in)
