@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -59,15 +60,21 @@ type relayChunk struct {
 		Version *string `json:"version"`
 	} `json:"client_sdk"`
 	DebugMeta *struct {
-		Images []relayImage `json:"images"`
+		Images *[]relayImage `json:"images"`
 	} `json:"debug_meta"`
 	Profile *relayProfile `json:"profile"`
 }
 
+// relayImage holds what both of Relay's profiling image types read:
+// src/debug_image.rs (all optional but type) and the older
+// src/native_debug_image.rs (code_file, debug_id, image_addr, image_size
+// required; macho or symbolic), so a chunk passing it passes either.
 type relayImage struct {
-	Type      *string `json:"type"`
-	DebugID   *string `json:"debug_id"`
-	ImageAddr *string `json:"image_addr"`
+	Type      *string      `json:"type"`
+	CodeFile  *string      `json:"code_file"`
+	DebugID   *string      `json:"debug_id"`
+	ImageAddr *string      `json:"image_addr"`
+	ImageSize *json.Number `json:"image_size"`
 }
 
 type relayProfile struct {
@@ -112,11 +119,16 @@ func (c *relayChunk) metadata() error {
 	case c.Profile == nil || c.Profile.Samples == nil || c.Profile.Stacks == nil || c.Profile.Frames == nil:
 		return errors.New("invalid json: missing field `profile` (samples, stacks, frames)")
 	}
-	if c.DebugMeta != nil {
-		for _, im := range c.DebugMeta.Images {
-			if err := im.check(); err != nil {
-				return err
-			}
+	if err := c.debugMeta(); err != nil {
+		return err
+	}
+	for id, m := range c.Profile.ThreadMetadata {
+		var tm struct {
+			Name     *string `json:"name"`
+			Priority *uint32 `json:"priority"`
+		}
+		if json.Unmarshal(m, &tm) != nil {
+			return fmt.Errorf("invalid json: thread_metadata %q", id)
 		}
 	}
 	for _, f := range *c.Profile.Frames {
@@ -135,20 +147,36 @@ func (c *relayChunk) metadata() error {
 	return nil
 }
 
+func (c *relayChunk) debugMeta() error {
+	if c.DebugMeta == nil {
+		return nil
+	}
+	if c.DebugMeta.Images == nil {
+		return errors.New("invalid json: debug_meta without images")
+	}
+	for _, im := range *c.DebugMeta.Images {
+		if err := im.check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (im *relayImage) check() error {
-	if im.Type == nil {
-		return errors.New("invalid json: debug image without type")
+	if im.Type == nil || *im.Type != "macho" && *im.Type != "symbolic" {
+		return errors.New("invalid json: debug image type must be macho or symbolic")
 	}
-	switch *im.Type {
-	case "macho", "symbolic", "sourcemap", "proguard":
-	default:
-		return fmt.Errorf("invalid json: debug image type %q", *im.Type)
+	if im.CodeFile == nil || im.DebugID == nil || !validEventID(*im.DebugID) {
+		return errors.New("invalid json: debug image needs code_file and a UUID debug_id")
 	}
-	if im.DebugID != nil && !validEventID(*im.DebugID) {
-		return errors.New("invalid json: debug image debug_id")
+	if im.ImageAddr == nil || !validAddr(*im.ImageAddr) {
+		return errors.New("invalid json: debug image image_addr is not a hex address")
 	}
-	if im.ImageAddr != nil && !validAddr(*im.ImageAddr) {
-		return errors.New("invalid json: debug image image_addr")
+	if im.ImageSize == nil {
+		return errors.New("invalid json: debug image without image_size")
+	}
+	if _, err := strconv.ParseUint(im.ImageSize.String(), 10, 64); err != nil {
+		return errors.New("invalid json: debug image image_size is not a u64")
 	}
 	return nil
 }
