@@ -83,7 +83,7 @@ func (b *pb) stack(locs ...int32) int32 {
 	return int32(b.d.StackTable().Len() - 1)
 }
 
-func (b *pb) link(trace byte, span byte) int32 {
+func (b *pb) link(trace, span byte) int32 {
 	l := b.d.LinkTable().AppendEmpty()
 	l.SetTraceID(pcommon.TraceID{trace, 1})
 	l.SetSpanID(pcommon.SpanID{span, 1})

@@ -4,9 +4,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/otel-sentry/sentryexporter/internal/account"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pprofile"
+
+	"github.com/otel-sentry/sentryexporter/internal/account"
 )
 
 // Sample timestamps outside [minTimeNs, maxTimeNs) (2000-01-01 to
@@ -69,7 +70,7 @@ func primaryType(d *dict, profs pprofile.ProfilesSlice) int {
 }
 
 // admit decides whether profile p is rendered, and counts it when not.
-func (t *Translator) admit(d *dict, p pprofile.Profile, primary int, r *resInfo, res *Result) bool {
+func (*Translator) admit(d *dict, p pprofile.Profile, primary int, r *resInfo, res *Result) bool {
 	rank := cpuRank(sampleType(d, p))
 	cat := profileCategory(r.platform)
 	switch {

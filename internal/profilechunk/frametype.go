@@ -49,7 +49,6 @@ type locFrame struct {
 func (x *dict) locationFrame(l int32) locFrame {
 	c := x.locPlat[l]
 	if c == 0 {
-		c = 1
 		c = x.readFrameType(x.locs.At(int(l)))
 		x.locPlat[l] = c
 	}

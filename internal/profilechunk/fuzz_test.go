@@ -32,18 +32,19 @@ func FuzzProfiles(f *testing.F) {
 // checkChunks fails unless every chunk of res, and each half of it, passes
 // CheckRelay, and the halves hold the chunk's samples.
 func checkChunks(t *testing.T, tr *Translator, res Result) {
-	for _, c := range res.Chunks {
+	for i := range res.Chunks {
+		c := &res.Chunks[i]
 		if err := CheckRelay(c.Payload, c.Platform); err != nil {
 			t.Fatalf("%v: %s", err, c.Payload)
 		}
 		if c.Samples <= 0 || c.DurationMs <= 0 || len(c.ProfilerID) != 32 {
 			t.Fatalf("chunk fields: %+v", c)
 		}
-		a, b, ok := tr.Halve(c)
+		a, b, ok := tr.Halve(*c)
 		if !ok {
 			continue
 		}
-		for _, h := range []Chunk{a, b} {
+		for _, h := range []*Chunk{&a, &b} {
 			if err := CheckRelay(h.Payload, h.Platform); err != nil {
 				t.Fatalf("half: %v: %s", err, h.Payload)
 			}

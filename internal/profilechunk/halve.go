@@ -3,6 +3,7 @@ package profilechunk
 import (
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -118,9 +119,7 @@ func (t *Translator) halfChunk(c Chunk, top map[string]json.RawMessage, p *halve
 	prof, err1 := json.Marshal(&h)
 	id := t.o.NewID()
 	out := make(map[string]json.RawMessage, len(top))
-	for k, v := range top {
-		out[k] = v
-	}
+	maps.Copy(out, top)
 	chunkID := hex.EncodeToString(id[:])
 	out["chunk_id"], _ = json.Marshal(chunkID)
 	out["profile"] = prof

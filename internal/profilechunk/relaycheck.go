@@ -239,7 +239,7 @@ func validAddr(s string) bool {
 		return false
 	}
 	for _, r := range h {
-		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f' || 'A' <= r && r <= 'F') {
+		if ('0' > r || r > '9') && ('a' > r || r > 'f') && ('A' > r || r > 'F') {
 			return false
 		}
 	}

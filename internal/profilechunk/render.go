@@ -33,9 +33,11 @@ type frameKey struct{ loc, line int32 }
 // render writes the chunk of samples win (sorted by time, every thread with
 // at least two non-idle samples).
 func (t *Translator) render(d *dict, plan chunkPlan, win []sampleRec) Chunk {
-	w := &chunkWriter{d: d, plan: plan, stackIDs: map[int32]int{}, frameIDs: map[frameKey]int{},
+	w := &chunkWriter{
+		d: d, plan: plan, stackIDs: map[int32]int{}, frameIDs: map[frameKey]int{},
 		mapSeen: map[int32]bool{}, threads: make([]bool, len(plan.s.threads)),
-		b: make([]byte, 0, 512+len(win)*64)}
+		b: make([]byte, 0, 512+len(win)*64),
+	}
 	id := t.o.NewID()
 	c := Chunk{
 		Platform: plan.platform, UI: IsUI(plan.platform), ProfilerID: plan.profilerID,
@@ -130,7 +132,7 @@ func (w *chunkWriter) stack(st int32) {
 		if lines == 0 {
 			n = w.frameRef(frameKey{l, -1}, n)
 		}
-		for j := 0; j < lines; j++ {
+		for j := range lines {
 			n = w.frameRef(frameKey{l, int32(j)}, n)
 		}
 	}
