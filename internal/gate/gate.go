@@ -21,7 +21,7 @@ const (
 	// GateProfileChunkUI: a UI platform's profile chunk, limited by
 	// profile_chunk_ui or profile_duration_ui.
 	GateProfileChunkUI
-	GateInternal    // client reports: only an all-category limit blocks them
+	GateInternal // client reports: only an all-category limit blocks them
 	NumGates
 )
 
