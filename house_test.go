@@ -30,7 +30,7 @@ var houseFloors = []struct {
 	{"encode: envelopes from payloads, with the trace's DSC", []string{"internal/encode"}},
 	{"shape errors: one event of two renderings", []string{"internal/dedupe"}},
 	{"shape errors: payload edits; the trace index", []string{"internal/errorshape", "internal/traceindex"}},
-	{"translate: OTLP to Sentry JSON (spans and logs; metrics)", []string{"internal/translate", "internal/tracemetric"}},
+	{"translate: OTLP to Sentry JSON (spans and logs; metrics; profiles)", []string{"internal/translate", "internal/tracemetric", "internal/profilechunk"}},
 	{"assembly of pdata batches: held spans regrouped per project", []string{"internal/assemblepdata"}},
 	{"gate and account: the services every later stage calls", []string{"internal/gate", "internal/concurrency", "internal/membudget", "internal/account"}},
 	{"assemble, route's look-ups and split, stack traces, log spacing", []string{"internal/assemble", "internal/discovery", "internal/dsn", "internal/split", "internal/stacktrace", "internal/logthrottle", "internal/profilers"}},
