@@ -5,6 +5,7 @@ package sentryexporter
 // once, in profile_chunk and profile_duration (or their _ui pair).
 
 import (
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -14,8 +15,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/pdata/pprofile"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/profilechunk"
 )
 
 // chunkMs is the duration of profileOf(_, _, chunkSamples): 100 intervals of 10 ms.
@@ -286,4 +290,84 @@ func testProfilesRouted(t *testing.T) {
 	assert.EqualValues(t, 2*chunkMs, count("otelcol_exporter_sentry_dropped_items", "3", "profile_duration", "ratelimit_backoff"))
 	assert.EqualValues(t, 3, count("otelcol_exporter_sentry_dropped_items", "unroutable", "profile_chunk", "unroutable"))
 	assert.EqualValues(t, 3*chunkMs, count("otelcol_exporter_sentry_dropped_items", "unroutable", "profile_duration", "unroutable"))
+}
+
+// bigProfileOf is a process's profile whose chunk is megabytes: n distinct
+// functions, each sample (one per ms) on a stack of its own of five.
+func bigProfileOf(svc string, at time.Time, n int) pprofile.Profiles {
+	pd := profileOf(svc, at, 0)
+	d := pd.Dictionary()
+	samples := pd.ResourceProfiles().At(0).ScopeProfiles().At(0).Profiles().At(0).Samples()
+	for i := range n {
+		name := d.StringTable().Len()
+		d.StringTable().Append(fmt.Sprintf("github.com/example/service/internal/handlers.(*Handler).serveRequest%06d", i))
+		fn := d.FunctionTable().AppendEmpty()
+		fn.SetNameStrindex(int32(name))
+		fn.SetFilenameStrindex(4)
+		loc := d.LocationTable().AppendEmpty()
+		line := loc.Lines().AppendEmpty()
+		line.SetFunctionIndex(int32(d.FunctionTable().Len() - 1))
+		line.SetLine(int64(i))
+		st := d.StackTable().AppendEmpty()
+		for k := range 5 {
+			st.LocationIndices().Append(int32(d.LocationTable().Len() - 1 - min(k, i)))
+		}
+		s := samples.AppendEmpty()
+		s.SetStackIndex(int32(d.StackTable().Len() - 1))
+		s.AttributeIndices().Append(1, 2)
+		s.TimestampsUnixNano().Append(uint64(at.Add(time.Duration(i) * time.Millisecond).UnixNano()))
+	}
+	return pd
+}
+
+// TestProfilesWithinTheMemoryBudget: profiles of megabytes each, pushed
+// while Sentry hangs, are held within the memory budget: what does not fit
+// is dropped queue_overflow, and every chunk and millisecond is sent or
+// counted once Sentry answers.
+func TestProfilesWithinTheMemoryBudget(t *testing.T) {
+	synctest.Test(t, testProfilesWithinTheMemoryBudget)
+}
+
+func testProfilesWithinTheMemoryBudget(t *testing.T) {
+	const budget = 32 << 20
+	h := newHarness(t, func(c *Config) { c.Memory.MaxBytes = budget })
+	arrived, release := holdFirst(h.sentry)
+	raw := h.profiles.(settlingProfiles)
+	var in account.Counts // what the translator makes of the pushes: chunks and their milliseconds
+	var peak int64
+	for i := range 8 {
+		pd := bigProfileOf(fmt.Sprintf("svc%d", i), time.Now(), 20_000)
+		for _, c := range h.exp.profiles.Profiles(pd, profilechunk.Want{Backend: true}).Chunks {
+			in[account.CatProfileChunk]++
+			in[account.CatProfileDuration] += c.DurationMs
+		}
+		require.NoError(t, raw.Profiles.ConsumeProfiles(t.Context(), pd))
+		if i == 0 {
+			<-arrived
+		}
+		peak = max(peak, h.exp.stage.Memory().Held())
+	}
+	close(release)
+	h.exp.settleInBubble()
+	h.shutdown()
+	h.sentry.requireNoInvalid()
+	largest := 0
+	for _, r := range h.sentry.envelopes() {
+		for _, it := range r.env.Items {
+			if it.Type == envelope.ItemTypeProfileChunk {
+				largest = max(largest, len(it.Payload))
+			}
+		}
+	}
+	assert.Greater(t, largest, 2<<20, "chunks of megabytes")
+	t.Logf("largest chunk %d bytes; peak held %d of a %d budget; sent %d chunks, %d queue_overflow",
+		largest, peak, budget, h.sent("profile_chunk"), h.dropped("profile_chunk", "queue_overflow"))
+	assert.LessOrEqual(t, peak, int64(budget)+256<<10, "held within the budget, and the request in flight's own cost")
+	assert.Positive(t, h.dropped("profile_chunk", "queue_overflow"), "what did not fit was dropped, counted")
+	assert.Positive(t, h.sent("profile_chunk"))
+	assert.GreaterOrEqual(t, in[account.CatProfileChunk], int64(8), "every profile is one chunk or more")
+	for _, cat := range []account.Category{account.CatProfileChunk, account.CatProfileDuration} {
+		name := string(cat.Wire())
+		assert.Equal(t, in[cat], h.sent(name)+h.droppedAll(name), "%s: in = sent + dropped", name)
+	}
 }

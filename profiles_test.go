@@ -3,6 +3,7 @@ package sentryexporter
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/xexporter"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pprofile"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 )
@@ -120,4 +122,77 @@ func testProfilesReachSentry(t *testing.T) {
 	assert.EqualValues(t, 1, h.sent("profile_chunk"))
 	assert.EqualValues(t, 1000, h.sent("profile_duration"), "100 intervals of 10 ms")
 	assert.Zero(t, h.sum("otelcol_exporter_sentry_dropped_items", nil))
+}
+
+// tracesOfProcess are makeTraces of the process profileOf("checkout", ...)
+// profiles (host h1, pid), with OTel's thread attributes on the spans.
+func tracesOfProcess(first int, pid int64) ptrace.Traces {
+	td := makeTraces(first, 1, false)
+	attrs := td.ResourceSpans().At(0).Resource().Attributes()
+	attrs.PutStr("host.name", "h1")
+	attrs.PutInt("process.pid", pid)
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for i := range spans.Len() {
+		spans.At(i).Attributes().PutInt("thread.id", 7)
+		spans.At(i).Attributes().PutStr("thread.name", "main")
+	}
+	return td
+}
+
+// profileContexts are the contexts.profile of the transactions Sentry
+// stored, in order (nil for one without).
+func (f *fakeSentry) profileContexts(t *testing.T) []map[string]any {
+	var out []map[string]any
+	for _, r := range f.envelopes() {
+		for _, it := range r.env.Items {
+			if it.Type != envelope.ItemTypeTransaction {
+				continue
+			}
+			var tx struct {
+				Contexts map[string]map[string]any `json:"contexts"`
+			}
+			require.NoError(t, json.Unmarshal(it.Payload, &tx))
+			out = append(out, tx.Contexts["profile"])
+		}
+	}
+	return out
+}
+
+// TestTransactionLinksItsProcessProfile: once a process has sent a chunk,
+// its transactions name the chunk's profiler (contexts.profile.profiler_id)
+// and keep their spans' thread.id; another process's do not, nor does any
+// while that profile type is rate limited, nor once its last chunk is
+// older than profilerTTL: a transaction never names a profiler that sends
+// nothing.
+func TestTransactionLinksItsProcessProfile(t *testing.T) {
+	synctest.Test(t, testTransactionLinksItsProcessProfile)
+}
+
+func testTransactionLinksItsProcessProfile(t *testing.T) {
+	h := newHarness(t, noDedupe)
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), tracesOfProcess(0, 42))) // before any chunk
+	h.consumeProfiles(profileOf("checkout", time.Now(), chunkSamples))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), tracesOfProcess(1, 42)))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), tracesOfProcess(2, 43))) // another process
+
+	h.sentry.setRespond(func(env *envelope.Envelope) answer {
+		if env.Items[0].Type == envelope.ItemTypeProfileChunk {
+			return answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "60:profile_duration"}}
+		}
+		return answer{status: http.StatusOK}
+	})
+	h.consumeProfiles(profileOf("checkout", time.Now(), chunkSamples))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), tracesOfProcess(3, 42))) // its profiles are limited
+	time.Sleep(61 * time.Second)
+	h.sentry.setRespond(nil)
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), tracesOfProcess(4, 42))) // the limit is over, the chunk recent
+	time.Sleep(profilerTTL)
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), tracesOfProcess(5, 42))) // its last chunk is too old
+	h.shutdown()
+	h.sentry.requireNoInvalid()
+
+	chunks := h.sentry.chunksOf(t)
+	require.NotEmpty(t, chunks)
+	linked := map[string]any{"profiler_id": chunks[0]["profiler_id"]}
+	assert.Equal(t, []map[string]any{nil, linked, nil, nil, linked, nil}, h.sentry.profileContexts(t))
 }
