@@ -196,3 +196,29 @@ func testTransactionLinksItsProcessProfile(t *testing.T) {
 	linked := map[string]any{"profiler_id": chunks[0]["profiler_id"]}
 	assert.Equal(t, []map[string]any{nil, linked, nil, nil, linked, nil}, h.sentry.profileContexts(t))
 }
+
+// TestProfilesPipelineStoppingFirst: the profiles pipeline shuts down while
+// the others go on: the exporter, shared, does not stop with it, so its
+// chunk in flight is stored, and the logs pipeline still retries a 503
+// afterwards; the exporter stops with the last pipeline.
+func TestProfilesPipelineStoppingFirst(t *testing.T) { synctest.Test(t, testProfilesPipelineStoppingFirst) }
+
+func testProfilesPipelineStoppingFirst(t *testing.T) {
+	h := newHarness(t, nil)
+	h.sentry.setRespond(func(*envelope.Envelope) answer {
+		time.Sleep(100 * time.Millisecond) // an answer that takes a while
+		return answer{status: http.StatusOK}
+	})
+	raw := h.profiles.(settlingProfiles)
+	require.NoError(t, raw.Profiles.ConsumeProfiles(t.Context(), profileOf("checkout", time.Now(), 101)))
+	require.NoError(t, h.profiles.Shutdown(t.Context()))
+	h.profiles = nil // shut down already
+	h.exp.settleInBubble()
+	assert.EqualValues(t, 1, h.sent("profile_chunk"), "the chunk in flight was stored, not cut")
+
+	h.sentry.setRespond(firstThenOK(answer{status: http.StatusServiceUnavailable}))
+	h.consumeLogs(3)
+	assert.EqualValues(t, 3, h.sent("log_item"), "the logs pipeline still retries")
+	h.shutdown()
+	assert.Zero(t, h.sum("otelcol_exporter_sentry_dropped_items", nil))
+}
