@@ -201,7 +201,9 @@ func testTransactionLinksItsProcessProfile(t *testing.T) {
 // the others go on: the exporter, shared, does not stop with it, so its
 // chunk in flight is stored, and the logs pipeline still retries a 503
 // afterwards; the exporter stops with the last pipeline.
-func TestProfilesPipelineStoppingFirst(t *testing.T) { synctest.Test(t, testProfilesPipelineStoppingFirst) }
+func TestProfilesPipelineStoppingFirst(t *testing.T) {
+	synctest.Test(t, testProfilesPipelineStoppingFirst)
+}
 
 func testProfilesPipelineStoppingFirst(t *testing.T) {
 	h := newHarness(t, nil)
