@@ -9,33 +9,25 @@ import (
 // the input and may be out of range. Per-stack validity and per-location
 // frame types are worked out once per call.
 type dict struct {
-	d         pprofile.ProfilesDictionary
-	strs      pcommon.StringSlice
-	stacks    pprofile.StackSlice
-	locs      pprofile.LocationSlice
-	funcs     pprofile.FunctionSlice
-	maps      pprofile.MappingSlice
-	attrs     pprofile.KeyValueAndUnitSlice
-	links     pprofile.LinkSlice
-	stackOK   []int8  // 0 unknown, 1 valid, -1 dangling
-	locPlat   []int16 // 0 unknown, else 1 + index in framePlatforms
-	frameType int32   // string index of "profile.frame.type", -1 if absent
+	d       pprofile.ProfilesDictionary
+	strs    pcommon.StringSlice
+	stacks  pprofile.StackSlice
+	locs    pprofile.LocationSlice
+	funcs   pprofile.FunctionSlice
+	maps    pprofile.MappingSlice
+	attrs   pprofile.KeyValueAndUnitSlice
+	links   pprofile.LinkSlice
+	stackOK []int8  // 0 unknown, 1 valid, -1 dangling
+	locPlat []int16 // 0 unknown, else 1 + readFrameType's value
 }
 
 func newDict(d pprofile.ProfilesDictionary) *dict {
 	x := &dict{
 		d: d, strs: d.StringTable(), stacks: d.StackTable(), locs: d.LocationTable(),
 		funcs: d.FunctionTable(), maps: d.MappingTable(), attrs: d.AttributeTable(), links: d.LinkTable(),
-		frameType: -1,
 	}
 	x.stackOK = make([]int8, x.stacks.Len())
 	x.locPlat = make([]int16, x.locs.Len())
-	for i := 0; i < x.strs.Len(); i++ {
-		if x.strs.At(i) == "profile.frame.type" {
-			x.frameType = int32(i)
-			break
-		}
-	}
 	return x
 }
 

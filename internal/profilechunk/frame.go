@@ -112,10 +112,8 @@ func (w *chunkWriter) debugMeta() {
 		w.b = append(w.b, `{"type":"symbolic","debug_id":"`...)
 		w.b = append(w.b, debugID...)
 		w.b = append(w.b, '"')
-		if file := w.d.str(mp.FilenameStrindex()); file != "" {
-			w.b = append(w.b, `,"code_file":`...)
-			w.b = jsonstr.Append(w.b, file)
-		}
+		w.b = append(w.b, `,"code_file":`...) // required by Relay's older NativeDebugImage
+		w.b = jsonstr.Append(w.b, w.d.str(mp.FilenameStrindex()))
 		w.b = append(w.b, `,"image_addr":"0x`...)
 		w.b = strconv.AppendUint(w.b, mp.MemoryStart(), 16)
 		w.b = append(w.b, `","image_size":`...)

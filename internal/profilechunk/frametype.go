@@ -50,9 +50,7 @@ func (x *dict) locationFrame(l int32) locFrame {
 	c := x.locPlat[l]
 	if c == 0 {
 		c = 1
-		if x.frameType >= 0 {
-			c = x.readFrameType(x.locs.At(int(l)))
-		}
+		c = x.readFrameType(x.locs.At(int(l)))
 		x.locPlat[l] = c
 	}
 	return locFrame{plat: (c - 1) &^ kernelBit, kernel: (c-1)&kernelBit != 0}
@@ -65,10 +63,11 @@ func (x *dict) readFrameType(loc pprofile.Location) int16 {
 	idx := loc.AttributeIndices()
 	for i := 0; i < idx.Len(); i++ {
 		a := idx.At(i)
-		if a < 0 || int(a) >= x.attrs.Len() || x.attrs.At(int(a)).KeyStrindex() != x.frameType {
+		k, v, ok := x.attr(a)
+		if !ok || k != "profile.frame.type" {
 			continue
 		}
-		typ := x.attrs.At(int(a)).Value().AsString()
+		typ := v.AsString()
 		p := frameTypePlatform(typ)
 		if typ == "kernel" {
 			p |= kernelBit
