@@ -153,6 +153,9 @@ func (f *fakeSentry) handle(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = envelope.Validate(env, envelope.RelayDefaults())
 	}
+	if err == nil {
+		err = checkProfileChunks(env)
+	}
 	f.mu.Lock()
 	if err != nil {
 		f.invalid = append(f.invalid, err.Error())

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/profilechunk"
 )
 
 // settlingProfiles returns from ConsumeProfiles once every envelope the
@@ -29,6 +30,20 @@ func (s settlingProfiles) ConsumeProfiles(ctx context.Context, pd pprofile.Profi
 	err := s.Profiles.ConsumeProfiles(ctx, pd)
 	s.settle()
 	return err
+}
+
+// checkProfileChunks holds the fake Sentry's profile chunks to what
+// Relay's sample v2 parse and normalisation accept (profilechunk.CheckRelay),
+// beyond the envelope's own checks.
+func checkProfileChunks(env *envelope.Envelope) error {
+	for _, it := range env.Items {
+		if it.Type == envelope.ItemTypeProfileChunk {
+			if err := profilechunk.CheckRelay(it.Payload, it.Platform); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // profileOf is one process's CPU profile as an OTel profiler exports it:
