@@ -46,3 +46,48 @@ func FuzzProfiles(f *testing.F) {
 		}
 	})
 }
+
+// FuzzBuilt builds profiles whose indexes, timestamps, thread IDs and
+// strings come from the fuzzer (dangling indexes, zero and far timestamps,
+// invalid UTF-8 names), which protobuf mutation rarely reaches.
+func FuzzBuilt(f *testing.F) {
+	f.Add([]byte("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c"), "main\xff", uint16(3))
+	f.Add([]byte{0, 200, 1, 1, 2, 2, 3, 3, 250, 250, 1, 0}, "", uint16(40000))
+	tr := NewTranslator(Options{MaxChunkBytes: 1500})
+	f.Fuzz(func(t *testing.T, ops []byte, name string, step uint16) {
+		b := newPB()
+		p := b.profile(b.resource(map[string]any{"service.name": name, "telemetry.sdk.language": name}), "samples")
+		fns := []int32{b.fn(name, "/"+name), b.fn("f", "lib/site-packages/x.py")}
+		maps := []int32{b.mapping(name, "abcdef0123"), b.mapping("/usr/lib/libz.so", name)}
+		var locs []int32
+		for i, c := range ops {
+			switch c % 4 {
+			case 0:
+				locs = append(locs, b.loc(uint64(c)<<4, maps[i%2]+int32(c/64), []string{"native", "kernel", "cpython", name}[c/4%4], [2]int64{int64(fns[i%2]) + int64(c/128), int64(c) - 3}))
+			case 1:
+				b.stack(locs...)
+			case 2:
+				ts := uint64(0)
+				if c > 10 {
+					ts = ms(uint64(i) * uint64(step))
+				}
+				b.sample(p, int32(c/4)%int32(len(locs)+3), int64(c%3), name, int32(c%5), ts, ts+uint64(c))
+			case 3:
+				b.sample(p, int32(c/8), int64(c), "", 0)
+			}
+		}
+		res := tr.Profiles(b.pd, Want{Backend: true})
+		for _, c := range res.Chunks {
+			if err := CheckRelay(c.Payload, c.Platform); err != nil {
+				t.Fatalf("%v: %s", err, c.Payload)
+			}
+			if a, h, ok := tr.Halve(c); ok {
+				for _, x := range []Chunk{a, h} {
+					if err := CheckRelay(x.Payload, x.Platform); err != nil {
+						t.Fatalf("half: %v: %s", err, x.Payload)
+					}
+				}
+			}
+		}
+	})
+}

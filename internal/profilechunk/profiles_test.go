@@ -296,3 +296,16 @@ func TestHalve(t *testing.T) {
 	_, _, ok = tr.Halve(small)
 	assert.False(t, ok)
 }
+
+func TestInvalidUTF8Repaired(t *testing.T) {
+	b := newPB()
+	p := b.profile(b.resource(map[string]any{"service.name": "svc", "service.version": "v\xff1"}), "samples")
+	st := b.stack(b.loc(0, 0, "", [2]int64{int64(b.fn("bad\xffname\x00", "f\xfe.go")), 1}))
+	b.sample(p, st, 1, "th\xff", 0, ms(1), ms(2))
+	res := NewTranslator(Options{}).Profiles(b.pd, both)
+	require.Len(t, res.Chunks, 1)
+	pr := parse(t, res.Chunks[0])
+	assert.Equal(t, "bad\ufffdname\ufffd", pr.Profile.Frames[0]["function"])
+	assert.Equal(t, "v\ufffd1", pr.Release)
+	assert.Equal(t, "th\ufffd", pr.Profile.ThreadMetadata["1"]["name"])
+}
