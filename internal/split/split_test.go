@@ -1,6 +1,7 @@
 package split
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -99,4 +100,31 @@ func TestByProfilesGivesEachPartTheDictionary(t *testing.T) {
 	d := parts[0].Batch.Dictionary()
 	d.StringTable().SetAt(1, "changed")
 	assert.Equal(t, "main", pd.Dictionary().StringTable().At(1), "a part's dictionary is a copy")
+}
+
+// BenchmarkByProfiles cuts a batch of two services whose dictionary holds
+// 20,000 functions, locations and stacks: each part copies the dictionary.
+func BenchmarkByProfiles(b *testing.B) {
+	pd := pprofile.NewProfiles()
+	d := pd.Dictionary()
+	for i := range 20_000 {
+		d.StringTable().Append(fmt.Sprintf("github.com/example/service.(*Handler).serve%06d", i))
+		d.FunctionTable().AppendEmpty().SetNameStrindex(int32(i))
+		d.LocationTable().AppendEmpty().Lines().AppendEmpty().SetFunctionIndex(int32(i))
+		d.StackTable().AppendEmpty().LocationIndices().Append(int32(i))
+	}
+	for _, s := range []string{"checkout", "cart"} {
+		rp := pd.ResourceProfiles().AppendEmpty()
+		rp.Resource().Attributes().PutStr("service.name", s)
+		samples := rp.ScopeProfiles().AppendEmpty().Profiles().AppendEmpty().Samples()
+		for i := range 1000 {
+			samples.AppendEmpty().SetStackIndex(int32(i))
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(By(Profiles(), pd, byService)) != 2 {
+			b.Fatal("two parts")
+		}
+	}
 }
