@@ -6,7 +6,9 @@ package sentryexporter
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -370,4 +372,52 @@ func testProfilesWithinTheMemoryBudget(t *testing.T) {
 		name := string(cat.Wire())
 		assert.Equal(t, in[cat], h.sent(name)+h.droppedAll(name), "%s: in = sent + dropped", name)
 	}
+}
+
+// TestProfilesInvariantUnderChaos: Sentry answers at random (a reset, a
+// 503, a 429 naming profile_chunk, profile_duration, everything or nothing
+// known, or 200); every chunk and millisecond the translator made is sent
+// or counted exactly once, and sent is what Sentry stored.
+func TestProfilesInvariantUnderChaos(t *testing.T) { synctest.Test(t, testProfilesInvariantUnderChaos) }
+
+func testProfilesInvariantUnderChaos(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.RetryConfig.MaxElapsedTime = 10 * time.Millisecond
+		c.MaxConcurrentRequests = 4
+	})
+	rng := rand.New(rand.NewPCG(3, 4))
+	var mu sync.Mutex
+	headers := []string{"1:profile_chunk", "2:profile_duration", "1::organization", "1:profile_chunk_ui", "garbage"}
+	respond, stored := storing(func(*envelope.Envelope) answer {
+		mu.Lock()
+		defer mu.Unlock()
+		switch roll := rng.IntN(10); {
+		case roll == 0:
+			return answer{reset: true}
+		case roll < 2:
+			return answer{status: http.StatusServiceUnavailable}
+		case roll < 4:
+			return answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": headers[rng.IntN(len(headers))]}}
+		}
+		return answer{status: http.StatusOK}
+	})
+	h.sentry.setRespond(respond)
+	var in account.Counts
+	for i := range 30 {
+		pd := profileOf(fmt.Sprintf("svc%d", i%3), time.Now(), 50+i)
+		for _, c := range h.exp.profiles.Profiles(pd, profilechunk.Want{Backend: true}).Chunks {
+			in[account.CatProfileChunk]++
+			in[account.CatProfileDuration] += c.DurationMs
+		}
+		h.consumeProfiles(pd)
+		time.Sleep(700 * time.Millisecond)
+	}
+	h.shutdown()
+	h.sentry.requireNoInvalid()
+	for _, cat := range []account.Category{account.CatProfileChunk, account.CatProfileDuration} {
+		name := string(cat.Wire())
+		assert.Equal(t, in[cat], h.sent(name)+h.droppedAll(name), "%s: in = sent + dropped", name)
+	}
+	assert.Equal(t, stored.Load(), h.sent("profile_chunk"), "sent is what Sentry stored")
+	assert.Positive(t, h.dropped("profile_chunk", "rate_limited")+h.dropped("profile_chunk", "ratelimit_backoff"), "the chaos did limit something")
 }
