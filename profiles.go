@@ -8,6 +8,7 @@ package sentryexporter
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -45,7 +46,9 @@ func (p *project) pushProfiles(ctx context.Context, pd pprofile.Profiles) error 
 		out = append(out, p.enc.ProfileChunk(&encode.ProfileChunk{
 			Payload: c.Payload, Platform: c.Platform, UI: c.UI, DurationMs: c.DurationMs, Halvable: c.Samples >= minHalvableSamples,
 		}, e.halveChunk))
-		e.profilers.Seen(processKey(rps.At(c.Resource).Resource()), profilers.Profiler{ID: c.ProfilerID, UI: c.UI}, now)
+		if hasIdentity(rps.At(c.Resource).Resource()) {
+			e.profilers.Seen(c.ProfilerID, profilers.Profiler{ID: c.ProfilerID, UI: c.UI}, now)
+		}
 	}
 	p.lane.Offer(ctx, out, nil)
 	return nil
@@ -75,34 +78,60 @@ func (p *project) accountUnsent(ctx context.Context, res *profilechunk.Result) {
 	p.acct.Dropped(ctx, account.ReasonDeduplicated, res.Duplicate)
 }
 
-// processIdentity are the resource attributes that tell one process from
-// another, as internal/profilechunk derives a profiler_id from them, with
-// process.pid.
+// processIdentity are the resource attributes internal/profilechunk
+// derives a process's profiler_id from (profilerid.go), in its order.
 var processIdentity = [...]string{
 	"service.namespace", "service.name", "service.instance.id",
-	"host.id", "host.name", "k8s.pod.uid", "container.id", "process.pid",
+	"host.id", "host.name", "k8s.pod.uid", "container.id",
 }
 
-// processKey is the key of a resource's process in the profilers seen:
-// the same for the resource of a process's profiles and of its spans when
-// they carry the same identity; "" (never remembered) for a resource with
-// none of it.
-func processKey(r pcommon.Resource) string {
-	var b []byte
+// hasIdentity reports whether r names its process by any identity
+// attribute: the chunks of a resource without are never linked (every such
+// process would share one profiler_id).
+func hasIdentity(r pcommon.Resource) bool {
 	for _, k := range processIdentity {
-		if v, ok := r.Attributes().Get(k); ok {
-			b = append(b, k...)
-			b = append(b, '=')
-			b = append(b, v.AsString()...)
-			b = append(b, '\n')
+		if _, ok := r.Attributes().Get(k); ok {
+			return true
 		}
 	}
-	return string(b)
+	return false
+}
+
+// profilerIDOf is the profiler_id internal/profilechunk gives the chunks of
+// r's process: profilechunk.ProfilerID over r's identity attributes and its
+// process.pid, as the translator reads them from a profile's resource. The
+// chunks and the spans of one process therefore meet on the same ID
+// (TestTransactionLinksItsProcessProfile holds the two derivations equal);
+// "" for a resource without identity.
+func profilerIDOf(r pcommon.Resource) string {
+	if !hasIdentity(r) {
+		return ""
+	}
+	attrs := r.Attributes()
+	var identity []byte
+	for _, k := range processIdentity {
+		if v, ok := attrs.Get(k); ok {
+			identity = append(identity, k...)
+			identity = append(identity, '=')
+			identity = append(identity, v.AsString()...)
+			identity = append(identity, '\n')
+		}
+	}
+	var pid string
+	if v, ok := attrs.Get("process.pid"); ok {
+		switch v.Type() {
+		case pcommon.ValueTypeInt:
+			pid = strconv.FormatInt(v.Int(), 10)
+		case pcommon.ValueTypeStr:
+			pid = v.Str()
+		}
+	}
+	return profilechunk.ProfilerID("", identity, pid)
 }
 
 // profilerOf is what names a transaction's profiler (translate's
-// TracesWant.ProfilerOf) at now: the profiler its process's last chunk
-// named within profilerTTL, unless chunks of that profile type are rate
+// TracesWant.ProfilerOf) at now: the profiler_id its process's chunks carry
+// (profilerIDOf), if one of them was offered within profilerTTL, unless chunks of that profile type are rate
 // limited (Relay removes the profile context then too: a transaction never
 // names a profiler whose chunks cannot arrive). nil when no process has
 // sent a chunk (no profiles pipeline): nothing is asked.
@@ -112,7 +141,11 @@ func (p *project) profilerOf(limits ratelimit.Limits, now time.Time) func(pcommo
 		return nil
 	}
 	return func(r pcommon.Resource) string {
-		pr, ok := reg.Of(processKey(r), now)
+		id := profilerIDOf(r)
+		if id == "" {
+			return ""
+		}
+		pr, ok := reg.Of(id, now)
 		if !ok {
 			return ""
 		}
