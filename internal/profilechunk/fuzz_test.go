@@ -25,26 +25,33 @@ func FuzzProfiles(f *testing.F) {
 		if err != nil {
 			return
 		}
-		res := tr.Profiles(pd, both)
-		for _, c := range res.Chunks {
-			if err := CheckRelay(c.Payload, c.Platform); err != nil {
-				t.Fatalf("%v: %s", err, c.Payload)
-			}
-			if c.Samples <= 0 || c.DurationMs <= 0 || len(c.ProfilerID) != 32 {
-				t.Fatalf("chunk fields: %+v", c)
-			}
-			if a, b, ok := tr.Halve(c); ok {
-				for _, h := range []Chunk{a, b} {
-					if err := CheckRelay(h.Payload, h.Platform); err != nil {
-						t.Fatalf("half: %v: %s", err, h.Payload)
-					}
-				}
-				if a.Samples+b.Samples != c.Samples {
-					t.Fatalf("halves hold %d+%d of %d samples", a.Samples, b.Samples, c.Samples)
-				}
+		checkChunks(t, tr, tr.Profiles(pd, both))
+	})
+}
+
+// checkChunks fails unless every chunk of res, and each half of it, passes
+// CheckRelay, and the halves hold the chunk's samples.
+func checkChunks(t *testing.T, tr *Translator, res Result) {
+	for _, c := range res.Chunks {
+		if err := CheckRelay(c.Payload, c.Platform); err != nil {
+			t.Fatalf("%v: %s", err, c.Payload)
+		}
+		if c.Samples <= 0 || c.DurationMs <= 0 || len(c.ProfilerID) != 32 {
+			t.Fatalf("chunk fields: %+v", c)
+		}
+		a, b, ok := tr.Halve(c)
+		if !ok {
+			continue
+		}
+		for _, h := range []Chunk{a, b} {
+			if err := CheckRelay(h.Payload, h.Platform); err != nil {
+				t.Fatalf("half: %v: %s", err, h.Payload)
 			}
 		}
-	})
+		if a.Samples+b.Samples != c.Samples {
+			t.Fatalf("halves hold %d+%d of %d samples", a.Samples, b.Samples, c.Samples)
+		}
+	}
 }
 
 // FuzzBuilt builds profiles whose indexes, timestamps, thread IDs and
@@ -55,39 +62,35 @@ func FuzzBuilt(f *testing.F) {
 	f.Add([]byte{0, 200, 1, 1, 2, 2, 3, 3, 250, 250, 1, 0}, "", uint16(40000))
 	tr := NewTranslator(Options{MaxChunkBytes: 1500})
 	f.Fuzz(func(t *testing.T, ops []byte, name string, step uint16) {
-		b := newPB()
-		p := b.profile(b.resource(map[string]any{"service.name": name, "telemetry.sdk.language": name}), "samples")
-		fns := []int32{b.fn(name, "/"+name), b.fn("f", "lib/site-packages/x.py")}
-		maps := []int32{b.mapping(name, "abcdef0123"), b.mapping("/usr/lib/libz.so", name)}
-		var locs []int32
-		for i, c := range ops {
-			switch c % 4 {
-			case 0:
-				locs = append(locs, b.loc(uint64(c)<<4, maps[i%2]+int32(c/64), []string{"native", "kernel", "cpython", name}[c/4%4], [2]int64{int64(fns[i%2]) + int64(c/128), int64(c) - 3}))
-			case 1:
-				b.stack(locs...)
-			case 2:
-				ts := uint64(0)
-				if c > 10 {
-					ts = ms(uint64(i) * uint64(step))
-				}
-				b.sample(p, int32(c/4)%int32(len(locs)+3), int64(c%3), name, int32(c%5), ts, ts+uint64(c))
-			case 3:
-				b.sample(p, int32(c/8), int64(c), "", 0)
-			}
-		}
-		res := tr.Profiles(b.pd, Want{Backend: true})
-		for _, c := range res.Chunks {
-			if err := CheckRelay(c.Payload, c.Platform); err != nil {
-				t.Fatalf("%v: %s", err, c.Payload)
-			}
-			if a, h, ok := tr.Halve(c); ok {
-				for _, x := range []Chunk{a, h} {
-					if err := CheckRelay(x.Payload, x.Platform); err != nil {
-						t.Fatalf("half: %v: %s", err, x.Payload)
-					}
-				}
-			}
-		}
+		b := builtProfile(ops, name, step)
+		checkChunks(t, tr, tr.Profiles(b.pd, Want{Backend: true}))
 	})
+}
+
+// builtProfile interprets ops as builder steps: add a location, a stack, a
+// timestamped sample or one without timestamps, with indexes that may dangle.
+func builtProfile(ops []byte, name string, step uint16) *pb {
+	b := newPB()
+	p := b.profile(b.resource(map[string]any{"service.name": name, "telemetry.sdk.language": name}), "samples")
+	fns := []int32{b.fn(name, "/"+name), b.fn("f", "lib/site-packages/x.py")}
+	maps := []int32{b.mapping(name, "abcdef0123"), b.mapping("/usr/lib/libz.so", name)}
+	var locs []int32
+	for i, c := range ops {
+		switch c % 4 {
+		case 0:
+			typ := []string{"native", "kernel", "cpython", name}[c/4%4]
+			locs = append(locs, b.loc(uint64(c)<<4, maps[i%2]+int32(c/64), typ, [2]int64{int64(fns[i%2]) + int64(c/128), int64(c) - 3}))
+		case 1:
+			b.stack(locs...)
+		case 2:
+			ts := uint64(0)
+			if c > 10 {
+				ts = ms(uint64(i) * uint64(step))
+			}
+			b.sample(p, int32(c/4)%int32(len(locs)+3), int64(c%3), name, int32(c%5), ts, ts+uint64(c))
+		case 3:
+			b.sample(p, int32(c/8), int64(c), "", 0)
+		}
+	}
+	return b
 }
