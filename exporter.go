@@ -27,6 +27,8 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/logthrottle"
 	"github.com/otel-sentry/sentryexporter/internal/membudget"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
+	"github.com/otel-sentry/sentryexporter/internal/profilechunk"
+	"github.com/otel-sentry/sentryexporter/internal/profilers"
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 	"github.com/otel-sentry/sentryexporter/internal/send"
 	"github.com/otel-sentry/sentryexporter/internal/traceindex"
@@ -56,6 +58,8 @@ type sentryExporter struct {
 	metrics     *tracemetric.Translator
 	streams     *tracemetric.Streams // cumulative streams' previous points (metrics::max_stream_bytes)
 	streamMem   *membudget.Holder    // the streams' state, in the same budget
+	profiles    *profilechunk.Translator
+	profilers   *profilers.Registry // each process's recent profiler, for its transactions (profiles.go)
 
 	def             *project            // the `dsn` project; nil when routing covers everything
 	static          map[string]*project // routing::dsns, by attribute value
@@ -141,8 +145,9 @@ func newStage(cfg *Config, set exporter.Settings) *send.Stage {
 	})
 }
 
-// buildTranslators builds the translators of spans and logs and of metrics,
-// and the metrics' stream state, in the stage's memory budget.
+// buildTranslators builds the translators of spans and logs, of metrics and
+// of profiles, the metrics' stream state and the profilers seen, both in the
+// stage's memory budget.
 func (e *sentryExporter) buildTranslators() {
 	cfg := e.cfg
 	e.translator = translate.New(translate.Options{
@@ -161,7 +166,21 @@ func (e *sentryExporter) buildTranslators() {
 	})
 	e.streams = tracemetric.NewStreams(min(cfg.Metrics.MaxStreamBytes, cfg.Memory.MaxBytes/4), uint64(time.Now().UnixNano()))
 	e.streamMem = e.stage.NewHolder()
+	e.profiles = profilechunk.NewTranslator(profilechunk.Options{Environment: cfg.Environment, Release: cfg.Release})
+	e.profilers = profilers.New(profilerTTL, maxProfilers, e.stage.NewHolder())
 }
+
+const (
+	// profilerTTL is how long after a process's last profile chunk its
+	// transactions name its profiler: three of the SDKs' 60 s chunks
+	// (@sentry/node, sentry-python), and many of an OTel profiler's
+	// exports (the eBPF profiler's every 5 s). A process that stops
+	// profiling stops being named within it.
+	profilerTTL = 3 * time.Minute
+	// maxProfilers bounds the processes remembered: 10,000 entries of
+	// ~200 bytes, 2 MB at most, in the memory budget.
+	maxProfilers = 10_000
+)
 
 // unroutableProject labels the drops of items that have no project.
 const unroutableProject = "unroutable"

@@ -1,6 +1,6 @@
 // The component's face to the collector: NewFactory, the defaults (each
 // with its reason), and the one exporter that a component config's traces,
-// logs and metrics pipelines share.
+// logs, metrics and profiles pipelines share.
 
 package sentryexporter
 
@@ -15,8 +15,11 @@ import (
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/xconsumer"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
+	"go.opentelemetry.io/collector/exporter/xexporter"
 
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
 	"github.com/otel-sentry/sentryexporter/internal/tracemetric"
@@ -77,17 +80,20 @@ const (
 	defaultRetryInitialInterval = time.Second
 )
 
-// NewFactory creates the factory of the Sentry exporter. The traces, logs and
-// metrics exporters built from one component config share one exporter, hence one
-// rate-limit state, one client-report aggregator and one connection pool.
+// NewFactory creates the factory of the Sentry exporter. The traces, logs,
+// metrics and profiles exporters built from one component config share one
+// exporter, hence one rate-limit state, one client-report aggregator and one
+// connection pool. It is an xexporter.Factory: profiles are the collector's
+// experimental signal (a pipeline needs --feature-gates=service.profilesSupport).
 func NewFactory() exporter.Factory {
 	shared := &sharedExporters{byConfig: map[*Config]*sharedExporter{}}
-	return exporter.NewFactory(
+	return xexporter.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
-		exporter.WithTraces(shared.createTraces, metadata.TracesStability),
-		exporter.WithLogs(shared.createLogs, metadata.LogsStability),
-		exporter.WithMetrics(shared.createMetrics, metadata.MetricsStability),
+		xexporter.WithTraces(shared.createTraces, metadata.TracesStability),
+		xexporter.WithLogs(shared.createLogs, metadata.LogsStability),
+		xexporter.WithMetrics(shared.createMetrics, metadata.MetricsStability),
+		xexporter.WithProfiles(shared.createProfiles, metadata.ProfilesStability),
 	)
 }
 
@@ -171,6 +177,19 @@ func (s *sharedExporters) createMetrics(ctx context.Context, set exporter.Settin
 		stopFirst
 		consumer.Metrics
 	}{stop, m}, nil
+}
+
+func (s *sharedExporters) createProfiles(ctx context.Context, set exporter.Settings, cfg component.Config) (xexporter.Profiles, error) {
+	p, stop, err := newPipeline(s, set, cfg, func(e *sentryExporter, opts []exporterhelper.Option) (xexporter.Profiles, error) {
+		return xexporterhelper.NewProfiles(ctx, set, cfg, e.pushProfiles, opts...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		stopFirst
+		xconsumer.Profiles
+	}{stop, p}, nil
 }
 
 // newPipeline is the one path every signal's pipeline is built on: the

@@ -27,6 +27,7 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/exporter/xexporter"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -151,6 +152,9 @@ func (f *fakeSentry) handle(w http.ResponseWriter, r *http.Request) {
 	env, err := envelope.Parse(data)
 	if err == nil {
 		err = envelope.Validate(env, envelope.RelayDefaults())
+	}
+	if err == nil {
+		err = checkProfileChunks(env)
 	}
 	f.mu.Lock()
 	if err != nil {
@@ -307,7 +311,10 @@ type harness struct {
 	traces  exporter.Traces
 	logs    exporter.Logs
 	metrics exporter.Metrics
-	exp     *sentryExporter
+	// profiles is the profiles pipeline (profiles_test.go); nil in the
+	// fault harness.
+	profiles xexporter.Profiles
+	exp      *sentryExporter
 }
 
 // waitIdle waits until l holds nothing: every envelope it was offered is
@@ -416,6 +423,9 @@ func newHarnessWith(t *testing.T, sentry *fakeSentry, configure func(*Config)) *
 	me, err := f.CreateMetrics(t.Context(), set, cfg)
 	require.NoError(t, err)
 	require.NoError(t, me.Start(t.Context(), host))
+	pe, err := f.(xexporter.Factory).CreateProfiles(t.Context(), set, cfg)
+	require.NoError(t, err)
+	require.NoError(t, pe.Start(t.Context(), host))
 	exp := exporterOf(te)
 	settle := exp.settle
 	if sentry.net != nil { // in memory: in a synctest bubble
@@ -424,7 +434,7 @@ func newHarnessWith(t *testing.T, sentry *fakeSentry, configure func(*Config)) *
 	return &harness{
 		t: t, sentry: sentry, tel: tel, exp: exp,
 		traces: settlingTraces{Traces: te, settle: settle}, logs: settlingLogs{Logs: le, settle: settle},
-		metrics: settlingMetrics{Metrics: me, settle: settle},
+		metrics: settlingMetrics{Metrics: me, settle: settle}, profiles: settlingProfiles{Profiles: pe, settle: settle},
 	}
 }
 
@@ -443,6 +453,9 @@ func (h *harness) shutdown() {
 	require.NoError(h.t, h.logs.Shutdown(context.Background()))
 	if h.metrics != nil { // the fault harness builds no metrics pipeline
 		require.NoError(h.t, h.metrics.Shutdown(context.Background()))
+	}
+	if h.profiles != nil { // nor a profiles pipeline
+		require.NoError(h.t, h.profiles.Shutdown(context.Background()))
 	}
 }
 

@@ -13,9 +13,11 @@ import (
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/exporter/xexporter"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pprofile"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -55,6 +57,13 @@ func TestComponentLifecycle(t *testing.T) {
 			name: "traces",
 			createFn: func(ctx context.Context, set exporter.Settings, cfg component.Config) (component.Component, error) {
 				return factory.CreateTraces(ctx, set, cfg)
+			},
+		},
+
+		{
+			name: "profiles",
+			createFn: func(ctx context.Context, set exporter.Settings, cfg component.Config) (component.Component, error) {
+				return factory.(xexporter.Factory).CreateProfiles(ctx, set, cfg)
 			},
 		},
 	}
@@ -105,6 +114,14 @@ func TestComponentLifecycle(t *testing.T) {
 						traces.MarkReadOnly()
 					}
 					err = e.ConsumeTraces(context.Background(), traces)
+				case "profiles":
+					e, ok := c.(xexporter.Profiles)
+					require.True(t, ok)
+					profiles := generateLifecycleTestProfiles()
+					if !e.Capabilities().MutatesData {
+						profiles.MarkReadOnly()
+					}
+					err = e.ConsumeProfiles(context.Background(), profiles)
 				}
 			})
 
@@ -149,6 +166,18 @@ func generateLifecycleTestTraces() ptrace.Traces {
 	span.SetStartTimestamp(pcommon.NewTimestampFromTime(time.Now().Add(-1 * time.Second)))
 	span.SetEndTimestamp(pcommon.NewTimestampFromTime(time.Now()))
 	return traces
+}
+
+func generateLifecycleTestProfiles() pprofile.Profiles {
+	profiles := pprofile.NewProfiles()
+	rp := profiles.ResourceProfiles().AppendEmpty()
+	rp.Resource().Attributes().PutStr("resource", "R1")
+	p := rp.ScopeProfiles().AppendEmpty().Profiles().AppendEmpty()
+	p.SetProfileID(pprofile.ProfileID([16]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}))
+	p.SetTime(pcommon.NewTimestampFromTime(time.Now().Add(-1 * time.Second)))
+	p.SetDurationNano(uint64(time.Second))
+	p.Samples().AppendEmpty()
+	return profiles
 }
 
 var _ component.Host = (*mdatagenNopHost)(nil)

@@ -30,10 +30,10 @@ var houseFloors = []struct {
 	{"encode: envelopes from payloads, with the trace's DSC", []string{"internal/encode"}},
 	{"shape errors: one event of two renderings", []string{"internal/dedupe"}},
 	{"shape errors: payload edits; the trace index", []string{"internal/errorshape", "internal/traceindex"}},
-	{"translate: OTLP to Sentry JSON (spans and logs; metrics)", []string{"internal/translate", "internal/tracemetric"}},
+	{"translate: OTLP to Sentry JSON (spans and logs; metrics; profiles)", []string{"internal/translate", "internal/tracemetric", "internal/profilechunk"}},
 	{"assembly of pdata batches: held spans regrouped per project", []string{"internal/assemblepdata"}},
 	{"gate and account: the services every later stage calls", []string{"internal/gate", "internal/concurrency", "internal/membudget", "internal/account"}},
-	{"assemble, route's look-ups and split, stack traces, log spacing", []string{"internal/assemble", "internal/discovery", "internal/dsn", "internal/split", "internal/stacktrace", "internal/logthrottle"}},
+	{"assemble, route's look-ups and split, stack traces, log spacing", []string{"internal/assemble", "internal/discovery", "internal/dsn", "internal/split", "internal/stacktrace", "internal/logthrottle", "internal/profilers"}},
 	{"who we are on the wire", []string{"internal/sdkinfo"}},
 	{"the protocol's vocabulary, and the generated telemetry", []string{"envelope", "ratelimit", "internal/metadata"}},
 	{"the ground", []string{"internal/jsonstr", "internal/bufpool", "internal/atomicfile"}},
@@ -43,7 +43,7 @@ var houseFloors = []struct {
 // also through what they import: small, pure, table-tested.
 var purePackages = []string{
 	"ratelimit", "envelope", "internal/jsonstr", "internal/bufpool", "internal/assemble", "internal/gate", "internal/concurrency", "internal/membudget",
-	"internal/stacktrace", "internal/sdkinfo", "internal/dsn", "internal/discovery", "internal/logthrottle",
+	"internal/stacktrace", "internal/sdkinfo", "internal/dsn", "internal/discovery", "internal/logthrottle", "internal/profilers",
 }
 
 // besideTheHouse are packages the component never imports: the test and

@@ -29,4 +29,5 @@ func testOnePipelineStoppingKeepsTheOthersRetries(t *testing.T) {
 	assert.Len(t, h.sentry.envelopes(), 2, "the 503'd envelope and its retry")
 	require.NoError(t, h.logs.Shutdown(t.Context()))
 	require.NoError(t, h.metrics.Shutdown(t.Context()))
+	require.NoError(t, h.profiles.Shutdown(t.Context()))
 }

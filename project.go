@@ -78,6 +78,7 @@ func (p *project) translateTraces(ctx context.Context, td ptrace.Traces) {
 		SpanV2:       mode == TracesAsSpans && !gate.GateSpan.Limited(limits, now),
 		Errors:       p.exp.cfg.ErrorEvents.FromSpanExceptions && !gate.GateError.Limited(limits, now),
 		Segments:     true,
+		ProfilerOf:   p.profilerOf(limits, now),
 	})
 	facts := p.exp.facts.Get()
 	*facts = p.exp.index.Add(res.Segments, *facts)

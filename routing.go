@@ -14,11 +14,13 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pprofile"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/discovery"
+	"github.com/otel-sentry/sentryexporter/internal/profilechunk"
 	"github.com/otel-sentry/sentryexporter/internal/split"
 	"github.com/otel-sentry/sentryexporter/internal/tracemetric"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
@@ -107,6 +109,11 @@ func (e *sentryExporter) pushMetrics(ctx context.Context, md pmetric.Metrics) er
 	return nil
 }
 
+func (e *sentryExporter) pushProfiles(ctx context.Context, pd pprofile.Profiles) error {
+	pushRouted(ctx, e, split.Profiles(), pd, (*project).pushProfiles, e.unroutableProfiles)
+	return nil
+}
+
 // pushRouted is the route stage of every signal: each of the batch's
 // resources goes to its project (internal/split cuts the batch), and each
 // project's part is pushed, concurrently; the part of no project is only
@@ -182,4 +189,15 @@ func skippedLogs(res *translate.LogsResult) account.Counts {
 func (e *sentryExporter) unroutableMetrics(ctx context.Context, md pmetric.Metrics) {
 	res := e.metrics.Metrics(md, nil, uint64(time.Now().UnixNano()), tracemetric.Want{})
 	e.unroutable.Dropped(ctx, account.ReasonUnroutable, account.Counts{account.CatTraceMetric: res.Skipped + res.Invalid + res.NoBaseline})
+}
+
+// unroutableProfiles counts what pd would have been sent as (its chunks and
+// their milliseconds, in Sentry's units), serializing nothing; a profile
+// that repeats another's samples is counted deduplicated, as with a project.
+func (e *sentryExporter) unroutableProfiles(ctx context.Context, pd pprofile.Profiles) {
+	res := e.profiles.Profiles(pd, profilechunk.Want{})
+	for _, c := range []account.Counts{res.Skipped, res.Invalid, res.NoTimestamps, res.Unsupported} {
+		e.unroutable.Dropped(ctx, account.ReasonUnroutable, c)
+	}
+	e.unroutable.Dropped(ctx, account.ReasonDeduplicated, res.Duplicate)
 }

@@ -37,6 +37,8 @@ type Limits struct {
 	MaxClientReportsSize int
 	// MaxClientReportsCount bounds the client report items per envelope.
 	MaxClientReportsCount int
+	// MaxProfileSize bounds the one profile or profile_chunk item an envelope may hold.
+	MaxProfileSize int
 }
 
 // SentryTraceMetricSize is max_trace_metric_size as sentry.io runs Relay: 2 KiB ("Each
@@ -60,6 +62,7 @@ func RelayDefaults() Limits {
 		MaxStandaloneSpanCount: 25,
 		MaxClientReportsSize:   100 * kib,
 		MaxClientReportsCount:  100,
+		MaxProfileSize:         50 * mib,
 	}
 }
 
@@ -73,8 +76,8 @@ type sizeLimit struct {
 
 // Check reports what Relay would answer 413 for: the envelope over MaxEnvelopeSize, an item
 // over its size limit (for containers, the average per contained item), more than one event
-// or transaction, more than one log, span or trace_metric container, or too many or too large client
-// reports or standalone spans. Like Relay it stops at the first failing item. It returns nil
+// or transaction, more than one log, span or trace_metric container, more than one profile chunk or
+// one over MaxProfileSize, or too many or too large client reports or standalone spans. Like Relay it stops at the first failing item. It returns nil
 // if the envelope fits; every error wraps [ErrTooLarge].
 func (l Limits) Check(e *Envelope) error {
 	if n := e.EncodedLen(); n > l.MaxEnvelopeSize {
@@ -86,6 +89,7 @@ func (l Limits) Check(e *Envelope) error {
 	metrics := sizeLimit{l.MaxTraceMetricSize, 1, l.MaxContainerSize}
 	legacySpans := sizeLimit{l.MaxSpanSize, l.MaxStandaloneSpanCount, l.MaxContainerSize}
 	reports := sizeLimit{l.MaxClientReportsSize, l.MaxClientReportsCount, l.MaxClientReportsSize}
+	profiles := sizeLimit{l.MaxProfileSize, 1, l.MaxProfileSize}
 	for i := range e.Items {
 		it := &e.Items[i]
 		var lim *sizeLimit
@@ -103,6 +107,8 @@ func (l Limits) Check(e *Envelope) error {
 			lim = &metrics
 		case ItemTypeClientReport:
 			lim = &reports
+		case ItemTypeProfileChunk:
+			lim = &profiles
 		default:
 			continue // Relay forwards or drops unknown items, it does not size them
 		}

@@ -125,6 +125,11 @@ func decodeItemHeader(obj map[string]any) (it Item, length int, err error) {
 			return Item{}, 0, fmt.Errorf("item_count %w", err)
 		}
 	}
+	if v, ok := obj["platform"]; ok && v != nil {
+		if it.Platform, ok = v.(string); !ok {
+			return Item{}, 0, errors.New("platform is not a string")
+		}
+	}
 	return it, length, nil
 }
 

@@ -10,6 +10,9 @@ const (
 	ItemTypeLog          = "log"
 	ItemTypeTraceMetric  = "trace_metric"
 	ItemTypeClientReport = "client_report"
+	// ItemTypeProfileChunk is one chunk of a continuous profile (its item
+	// header names its `platform`; see Item.Platform).
+	ItemTypeProfileChunk = "profile_chunk"
 )
 
 // Content types, as written in the item header `content_type` and the HTTP request.
@@ -75,6 +78,12 @@ type Item struct {
 	ContentType string
 	// ItemCount is written as `item_count` when > 0; containers need it.
 	ItemCount int
+	// Platform is written as `platform` when not "". A profile_chunk needs
+	// it: Relay reads the profile type (backend or UI) from it, counts the
+	// item in profile_chunk or profile_chunk_ui by it, and drops a chunk
+	// whose payload's platform differs (relay-server envelope/item.rs
+	// Item::profile_type, processing/profile_chunks/process.rs).
+	Platform string
 	// Payload is the complete payload; for a container, the whole {"items":[...]} object.
 	Payload []byte
 }

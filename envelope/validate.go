@@ -140,6 +140,11 @@ func (v *validator) item(i int) {
 		if items, ok := v.container(where, it); ok {
 			v.traceMetrics(where, it.Payload, items)
 		}
+	case ItemTypeProfileChunk:
+		v.contentType(where, it, "", ContentTypeJSON)
+		if obj, ok := v.object(where, it.Payload); ok {
+			v.profileChunk(where, it.Platform, obj)
+		}
 	default:
 		v.failf(where, "unknown item type %q", it.Type)
 	}

@@ -100,7 +100,7 @@ func appendKey(dst []byte, sep *bool, k string) []byte {
 	return append(dst, '"', ':')
 }
 
-// appendHeader writes the item header: type, length, then content_type and item_count when set.
+// appendHeader writes the item header: type, length, then content_type, item_count and platform when set.
 func (it *Item) appendHeader(dst []byte) []byte {
 	dst = append(dst, `{"type":`...)
 	dst = jsonstr.Append(dst, it.Type)
@@ -113,6 +113,10 @@ func (it *Item) appendHeader(dst []byte) []byte {
 	if it.ItemCount > 0 {
 		dst = append(dst, `,"item_count":`...)
 		dst = strconv.AppendInt(dst, int64(it.ItemCount), 10)
+	}
+	if it.Platform != "" {
+		dst = append(dst, `,"platform":`...)
+		dst = jsonstr.Append(dst, it.Platform)
 	}
 	return append(dst, '}')
 }

@@ -7,14 +7,18 @@ import "time"
 // relay-server/src/envelope/item.rs). Indexed categories are left out, since
 // they are not Enforced.
 var itemCategories = map[string][]Category{
-	"event":            {CategoryError},
-	"transaction":      {CategoryTransaction},
-	"span":             {CategorySpan},
-	"log":              {CategoryLogItem, CategoryLogByte},
-	"client_report":    {CategoryInternal},
-	"attachment":       {CategoryAttachment, CategoryAttachmentItem},
-	"check_in":         {CategoryMonitor},
-	"trace_metric":     {CategoryTraceMetric},
+	"event":         {CategoryError},
+	"transaction":   {CategoryTransaction},
+	"span":          {CategorySpan},
+	"log":           {CategoryLogItem, CategoryLogByte},
+	"client_report": {CategoryInternal},
+	"attachment":    {CategoryAttachment, CategoryAttachmentItem},
+	"check_in":      {CategoryMonitor},
+	"trace_metric":  {CategoryTraceMetric},
+	// A profile chunk of a backend platform; one of a UI platform (Relay's
+	// ProfileType::Ui, read from the item header `platform`) is counted in
+	// profile_chunk_ui and profile_duration_ui instead.
+	"profile_chunk":    {CategoryProfileChunk, CategoryProfileDuration},
 	"session":          {CategorySession},
 	"sessions":         {CategorySession},
 	"profile":          {CategoryProfile},

@@ -22,6 +22,7 @@ func TestItemCategories(t *testing.T) {
 		{"attachment", []Category{CategoryAttachment, CategoryAttachmentItem}},
 		{"check_in", []Category{CategoryMonitor}},
 		{"trace_metric", []Category{CategoryTraceMetric}},
+		{"profile_chunk", []Category{CategoryProfileChunk, CategoryProfileDuration}},
 		{"no_such_item", nil},
 	}
 	for _, tt := range tests {

@@ -237,6 +237,11 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 		h.stats.invalid(causes[0])
 		return detail(w, status, "invalid event envelope", causes...)
 	}
+	if err := checkProfileChunks(data); err != nil {
+		causes := strings.Split(err.Error(), "\n")
+		h.stats.invalid(causes[0])
+		return detail(w, http.StatusBadRequest, "invalid event envelope", causes...)
+	}
 
 	if h.cfg.Hang || h.cfg.HangProjects[project] {
 		h.stats.held(1)

@@ -136,6 +136,30 @@ func TestDroppedEveryCategory(t *testing.T) {
 	}, f.reports.Take())
 }
 
+// TestDroppedProfileCategories: a profile chunk's four categories keep
+// Relay's names in the metric and the client report, and the durations
+// their milliseconds.
+func TestDroppedProfileCategories(t *testing.T) {
+	f := newFixture(t, true)
+	f.acct.Dropped(t.Context(), account.ReasonRateLimitBackoff, account.Counts{
+		account.CatProfileChunk: 1, account.CatProfileDuration: 10_000, account.CatProfileChunkUI: 2, account.CatProfileDurationUI: 3_500,
+	})
+	project := attribute.String("project", "7")
+	reason := attribute.String("reason", "ratelimit_backoff")
+	dp := func(cat string, v int64) metricdata.DataPoint[int64] {
+		return metricdata.DataPoint[int64]{Attributes: attribute.NewSet(project, attribute.String("category", cat), reason), Value: v}
+	}
+	metadatatest.AssertEqualExporterSentryDroppedItems(t, f.tel.Telemetry, []metricdata.DataPoint[int64]{
+		dp("profile_chunk", 1), dp("profile_duration", 10_000), dp("profile_chunk_ui", 2), dp("profile_duration_ui", 3_500),
+	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+	assert.ElementsMatch(t, []envelope.Discard{
+		{Reason: "ratelimit_backoff", Category: "profile_chunk", Quantity: 1},
+		{Reason: "ratelimit_backoff", Category: "profile_duration", Quantity: 10_000},
+		{Reason: "ratelimit_backoff", Category: "profile_chunk_ui", Quantity: 2},
+		{Reason: "ratelimit_backoff", Category: "profile_duration_ui", Quantity: 3_500},
+	}, f.reports.Take())
+}
+
 func TestDroppedNothing(t *testing.T) {
 	f := newFixture(t, true)
 	f.acct.Dropped(t.Context(), account.ReasonInvalid, account.Counts{})

@@ -32,11 +32,13 @@ type Outgoing struct {
 	Env    envelope.Envelope
 	Gate   gate.Gate
 	Counts account.Counts
-	items  [][]byte // container items, kept so a 413 can split the container once
+	items  [][]byte    // container items, kept so a 413 can split the container once
+	halve  ChunkHalver // a profile chunk's cut in two by time (profiles.go); nil: not cut
 }
 
-// Splittable reports whether o is a container that Halves can split.
-func (o *Outgoing) Splittable() bool { return len(o.items) > 1 }
+// Splittable reports whether o is a container, or a profile chunk, that
+// Halves can split.
+func (o *Outgoing) Splittable() bool { return len(o.items) > 1 || o.halve != nil }
 
 // Encoder wraps one project's translated payloads into envelopes. Each
 // envelope of a trace carries its dynamic sampling context, from the trace
@@ -230,8 +232,12 @@ func itemsOf(payload []byte, items [][]byte) [][]byte {
 	return out
 }
 
-// Halves splits a container envelope in two, for one more try after a 413.
+// Halves splits a container envelope, or a profile chunk, in two, for one
+// more try after a 413.
 func (o *Outgoing) Halves() [2]Outgoing {
+	if o.halve != nil {
+		return o.chunkHalves()
+	}
 	mid := len(o.items) / 2
 	build := func(items [][]byte) Outgoing {
 		switch o.Gate {

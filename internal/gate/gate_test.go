@@ -34,8 +34,12 @@ func TestGateLimited(t *testing.T) {
 		{"60:log_item", []Gate{GateLogs}},
 		{"60:log_byte", []Gate{GateLogs}},
 		{"60:trace_metric", []Gate{GateTraceMetric}},
+		{"60:profile_chunk", []Gate{GateProfileChunk}},
+		{"60:profile_duration", []Gate{GateProfileChunk}},
+		{"60:profile_chunk_ui", []Gate{GateProfileChunkUI}},
+		{"60:profile_duration_ui", []Gate{GateProfileChunkUI}},
 		{"60:error;span", []Gate{GateError, GateSpan}},
-		{"60::organization", []Gate{GateError, GateTransaction, GateSpan, GateLogs, GateTraceMetric, GateInternal}},
+		{"60::organization", []Gate{GateError, GateTransaction, GateSpan, GateLogs, GateTraceMetric, GateProfileChunk, GateProfileChunkUI, GateInternal}},
 		{"60:default", nil}, // a category none of our envelopes carries
 	}
 	for _, tt := range tests {
@@ -61,6 +65,9 @@ func TestGateDeadline(t *testing.T) {
 	assert.Equal(t, t0.Add(20*time.Second), GateError.Deadline(l), "the all-category window is later")
 	assert.Equal(t, t0.Add(20*time.Second), GateInternal.Deadline(l))
 	assert.True(t, GateTransaction.Deadline(limits("")).IsZero(), "no limit: a zero deadline")
+	p := limits("30:profile_chunk, 90:profile_duration, 40:profile_duration_ui")
+	assert.Equal(t, t0.Add(90*time.Second), GateProfileChunk.Deadline(p), "a chunk waits for the later of its count's and its duration's windows")
+	assert.Equal(t, t0.Add(40*time.Second), GateProfileChunkUI.Deadline(p))
 }
 
 // TestProbes: when a window ends, exactly one envelope per gate goes out

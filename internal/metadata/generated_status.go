@@ -14,7 +14,8 @@ var (
 )
 
 const (
-	TracesStability  = component.StabilityLevelAlpha
-	LogsStability    = component.StabilityLevelAlpha
-	MetricsStability = component.StabilityLevelAlpha
+	ProfilesStability = component.StabilityLevelDevelopment
+	TracesStability   = component.StabilityLevelAlpha
+	LogsStability     = component.StabilityLevelAlpha
+	MetricsStability  = component.StabilityLevelAlpha
 )

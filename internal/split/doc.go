@@ -1,4 +1,4 @@
-// Package split cuts one pdata batch (traces, logs or metrics) into a part
+// Package split cuts one pdata batch (traces, logs, metrics or profiles) into a part
 // per target, by resource: the route stage says which target each resource
 // goes to, and split copies each resource into its target's part. A batch
 // whose resources all go to one target is handed on as it is, without a copy.

@@ -79,6 +79,7 @@ type resInfo struct {
 	res                                         pcommon.Resource
 	env, release, server, lang, platform, svcNS string
 	service                                     string
+	profilerID                                  string   // contexts.profile.profiler_id of its transactions ("": none)
 	plain                                       frag     // contexts.otel.resource at level 0, in s.frag
 	common                                      frag     // the event members eventCommon writes, in s.frag
 	ctx                                         frag     // runtime, os, device... contexts (contexts.go), in s.frag

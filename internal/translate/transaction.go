@@ -1,5 +1,7 @@
 package translate
 
+import "go.opentelemetry.io/collector/pdata/pcommon"
+
 // Transactions.
 //
 // A segment with its descendants is one transaction: the segment is
@@ -149,6 +151,11 @@ func (s *state) txHeader(head int32, root *spanRef, ev span32, lvl int, req frag
 	w.byte('}')
 	responseContext(w, code)
 	s.resourceContexts(w, ri)
+	if ri.profilerID != "" {
+		w.raw(`,"profile":{"profiler_id":`)
+		w.str(ri.profilerID, 0)
+		w.byte('}')
+	}
 	w.raw(`,"otel":{"resource":`)
 	s.resourcePlain(w, ri, lvl)
 	w.raw(`}}`)
@@ -247,4 +254,15 @@ func (s *state) arenaName(nm name) span32 {
 		s.arena = append(s.arena, p...)
 	}
 	return span32{int32(a), int32(len(s.arena))}
+}
+
+// profilers names each resource's profiler (TracesWant.ProfilerOf) for its
+// transactions' contexts.profile.
+func (s *state) profilers(of func(pcommon.Resource) string) {
+	if of == nil {
+		return
+	}
+	for i := range s.res {
+		s.res[i].profilerID = of(s.res[i].res)
+	}
 }

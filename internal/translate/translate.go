@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otel-sentry/sentryexporter/internal/bufpool"
@@ -48,7 +49,16 @@ type SpanGroup struct {
 
 // TracesWant says what to serialize. Anything not wanted is only counted.
 // Segments asks for TracesResult.Segments.
-type TracesWant struct{ Transactions, SpanV2, Errors, Segments bool }
+//
+// ProfilerOf, when set, names the profiler whose profile chunks cover a
+// resource's process ("" for none): each transaction of that resource
+// carries it as contexts.profile.profiler_id, which links the transaction
+// to the process's continuous profile in Sentry. It is asked once per
+// resource, and only for transactions.
+type TracesWant struct {
+	Transactions, SpanV2, Errors, Segments bool
+	ProfilerOf                             func(pcommon.Resource) string
+}
 
 // TracesResult holds the payloads of one Traces call and what was not emitted.
 //
@@ -147,6 +157,7 @@ func (t *Translator) renderTraces(s *state, r *TracesResult, want TracesWant) {
 		s.out.b = t.bufs.Get(16 << 10) // error events only: grow as needed
 	}
 	if want.Transactions {
+		s.profilers(want.ProfilerOf)
 		s.transactions(r)
 	} else {
 		r.SkippedTransactions = len(s.segs)

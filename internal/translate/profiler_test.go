@@ -1,0 +1,76 @@
+package translate
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// twoServiceTraces is one root span (with a child) for each of two services;
+// the child carries OTel's thread attributes.
+func twoServiceTraces() ptrace.Traces {
+	td := ptrace.NewTraces()
+	for i, svc := range []string{"profiled", "other"} {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", svc)
+		spans := rs.ScopeSpans().AppendEmpty().Spans()
+		root := spans.AppendEmpty()
+		root.SetTraceID(pcommon.TraceID([16]byte{byte(i + 1), 1}))
+		root.SetSpanID(pcommon.SpanID([8]byte{byte(i + 1), 1}))
+		root.SetName("GET /")
+		root.SetStartTimestamp(1_700_000_000_000_000_000)
+		root.SetEndTimestamp(1_700_000_001_000_000_000)
+		child := spans.AppendEmpty()
+		child.SetTraceID(root.TraceID())
+		child.SetSpanID(pcommon.SpanID([8]byte{byte(i + 1), 2}))
+		child.SetParentSpanID(root.SpanID())
+		child.SetName("work")
+		child.SetStartTimestamp(1_700_000_000_100_000_000)
+		child.SetEndTimestamp(1_700_000_000_200_000_000)
+		child.Attributes().PutInt("thread.id", 7)
+		child.Attributes().PutStr("thread.name", "main")
+	}
+	return td
+}
+
+// TestTransactionNamesItsProcessProfiler: with ProfilerOf, a transaction
+// of a resource that has a profiler carries contexts.profile.profiler_id;
+// one of a resource without, and any without ProfilerOf, carries no
+// profile context. A span's thread attributes are its data.
+func TestTransactionNamesItsProcessProfiler(t *testing.T) {
+	const id = "0123456789abcdef0123456789abcdef"
+	of := func(r pcommon.Resource) string {
+		if v, _ := r.Attributes().Get("service.name"); v.AsString() == "profiled" {
+			return id
+		}
+		return ""
+	}
+	tr := New(Options{})
+	res := tr.Traces(twoServiceTraces(), TracesWant{Transactions: true, ProfilerOf: of})
+	require.Len(t, res.Transactions, 2)
+	profiles := map[string]any{}
+	for _, tx := range res.Transactions {
+		var ev struct {
+			Contexts map[string]map[string]any `json:"contexts"`
+			Spans    []struct {
+				Data map[string]any `json:"data"`
+			} `json:"spans"`
+		}
+		require.NoError(t, json.Unmarshal(tx.Payload, &ev))
+		profiles[tx.TraceID] = ev.Contexts["profile"]
+		require.Len(t, ev.Spans, 1)
+		assert.EqualValues(t, 7, ev.Spans[0].Data["thread.id"])
+		assert.Equal(t, "main", ev.Spans[0].Data["thread.name"])
+	}
+	assert.Equal(t, map[string]any{"profiler_id": id}, profiles["01010000000000000000000000000000"])
+	assert.Nil(t, profiles["02010000000000000000000000000000"], "no profiler: no profile context")
+
+	res = tr.Traces(twoServiceTraces(), TracesWant{Transactions: true})
+	for _, tx := range res.Transactions {
+		assert.NotContains(t, string(tx.Payload), `"profile"`)
+	}
+}

@@ -1,0 +1,161 @@
+// A project's profiles pipeline: gated on its profile types' categories
+// before translating (internal/gate), translated into profile chunks
+// (internal/profilechunk), each chunk's profiler remembered for its
+// process's transactions (internal/profilers), encoded one chunk per
+// envelope (internal/encode) and offered to the project's lane.
+
+package sentryexporter
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pprofile"
+
+	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/encode"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
+	"github.com/otel-sentry/sentryexporter/internal/profilechunk"
+	"github.com/otel-sentry/sentryexporter/internal/profilers"
+	"github.com/otel-sentry/sentryexporter/ratelimit"
+)
+
+// pushProfiles translates a push's profiles into profile chunks, unless
+// the chunks' profile type is rate limited (profile_chunk or
+// profile_duration, their _ui pair for a UI platform, or everything): then
+// they are only counted, ratelimit_backoff, in every category they would
+// have counted in. What cannot become a chunk is counted invalid.
+func (p *project) pushProfiles(ctx context.Context, pd pprofile.Profiles) error {
+	e := p.exp
+	now := time.Now()
+	limits := p.limits.Load()
+	res := e.profiles.Profiles(pd, profilechunk.Want{
+		Backend: !gate.GateProfileChunk.Limited(limits, now),
+		UI:      !gate.GateProfileChunkUI.Limited(limits, now),
+	})
+	p.accountUnsent(ctx, &res)
+	if len(res.Chunks) == 0 {
+		return nil
+	}
+	out := make([]encode.Outgoing, 0, len(res.Chunks))
+	rps := pd.ResourceProfiles()
+	for i := range res.Chunks {
+		c := &res.Chunks[i]
+		out = append(out, p.enc.ProfileChunk(&encode.ProfileChunk{
+			Payload: c.Payload, Platform: c.Platform, UI: c.UI, DurationMs: c.DurationMs, Halvable: c.Samples >= minHalvableSamples,
+		}, e.halveChunk))
+		if hasIdentity(rps.At(c.Resource).Resource()) {
+			e.profilers.Seen(c.ProfilerID, profilers.Profiler{ID: c.ProfilerID, UI: c.UI}, now)
+		}
+	}
+	p.lane.Offer(ctx, out, nil)
+	return nil
+}
+
+// minHalvableSamples: profilechunk's Halve cuts no chunk of fewer samples
+// (each half keeps every thread's two non-idle samples Relay requires).
+const minHalvableSamples = 4
+
+// halveChunk is encode's ChunkHalver: the translator's cut of a chunk by
+// time, from its payload alone (what a detached envelope still holds).
+func (e *sentryExporter) halveChunk(payload []byte) (a, b []byte, aMs, bMs int64, ok bool) {
+	first, second, ok := e.profiles.Halve(profilechunk.Chunk{Payload: payload})
+	return first.Payload, second.Payload, first.DurationMs, second.DurationMs, ok
+}
+
+// accountUnsent counts what res did not render: its profile types' limited
+// chunks (ratelimit_backoff); profiles no chunk can carry (no sample
+// representable, samples without timestamps, a sample type other than CPU
+// or wall time: invalid); a profile repeating another's samples in another
+// unit (deduplicated: nothing is lost).
+func (p *project) accountUnsent(ctx context.Context, res *profilechunk.Result) {
+	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, res.Skipped)
+	for _, c := range []account.Counts{res.Invalid, res.NoTimestamps, res.Unsupported} {
+		p.acct.Dropped(ctx, account.ReasonInvalid, c)
+	}
+	p.acct.Dropped(ctx, account.ReasonDeduplicated, res.Duplicate)
+}
+
+// processIdentity are the resource attributes internal/profilechunk
+// derives a process's profiler_id from (profilerid.go), in its order.
+var processIdentity = [...]string{
+	"service.namespace", "service.name", "service.instance.id",
+	"host.id", "host.name", "k8s.pod.uid", "container.id",
+}
+
+// hasIdentity reports whether r names its process by any identity
+// attribute: the chunks of a resource without are never linked (every such
+// process would share one profiler_id).
+func hasIdentity(r pcommon.Resource) bool {
+	for _, k := range processIdentity {
+		if _, ok := r.Attributes().Get(k); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// profilerIDOf is the profiler_id internal/profilechunk gives the chunks of
+// r's process: profilechunk.ProfilerID over r's identity attributes and its
+// process.pid, as the translator reads them from a profile's resource. The
+// chunks and the spans of one process therefore meet on the same ID
+// (TestTransactionLinksItsProcessProfile holds the two derivations equal);
+// "" for a resource without identity.
+func profilerIDOf(r pcommon.Resource) string {
+	if !hasIdentity(r) {
+		return ""
+	}
+	attrs := r.Attributes()
+	var identity []byte
+	for _, k := range processIdentity {
+		if v, ok := attrs.Get(k); ok {
+			identity = append(identity, k...)
+			identity = append(identity, '=')
+			identity = append(identity, v.AsString()...)
+			identity = append(identity, '\n')
+		}
+	}
+	var pid string
+	if v, ok := attrs.Get("process.pid"); ok {
+		switch v.Type() {
+		case pcommon.ValueTypeInt:
+			pid = strconv.FormatInt(v.Int(), 10)
+		case pcommon.ValueTypeStr:
+			pid = v.Str()
+		}
+	}
+	return profilechunk.ProfilerID("", identity, pid)
+}
+
+// profilerOf is what names a transaction's profiler (translate's
+// TracesWant.ProfilerOf) at now: the profiler_id its process's chunks carry
+// (profilerIDOf), if one of them was offered within profilerTTL, unless chunks of that profile type are rate
+// limited (Relay removes the profile context then too: a transaction never
+// names a profiler whose chunks cannot arrive). nil when no process has
+// sent a chunk (no profiles pipeline): nothing is asked.
+func (p *project) profilerOf(limits ratelimit.Limits, now time.Time) func(pcommon.Resource) string {
+	reg := p.exp.profilers
+	if reg.Len() == 0 {
+		return nil
+	}
+	return func(r pcommon.Resource) string {
+		id := profilerIDOf(r)
+		if id == "" {
+			return ""
+		}
+		pr, ok := reg.Of(id, now)
+		if !ok {
+			return ""
+		}
+		g := gate.GateProfileChunk
+		if pr.UI {
+			g = gate.GateProfileChunkUI
+		}
+		if g.Limited(limits, now) {
+			return ""
+		}
+		return pr.ID
+	}
+}
