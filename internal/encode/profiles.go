@@ -31,7 +31,7 @@ type ProfileChunk struct {
 // it as invalid). The envelope counts one chunk and the chunk's duration in
 // the chunk's pair of categories, and is behind that pair's gate. halve,
 // when set and c is Halvable, splits it on a 413.
-func (e *Encoder) ProfileChunk(c *ProfileChunk, halve ChunkHalver) Outgoing {
+func (*Encoder) ProfileChunk(c *ProfileChunk, halve ChunkHalver) Outgoing {
 	o := profileChunkOutgoing(c.Payload, c.Platform, c.UI, c.DurationMs)
 	if c.Halvable {
 		o.halve = halve

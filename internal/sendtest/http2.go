@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -133,7 +134,7 @@ func (h *h2conn) settings(f *http2.SettingsFrame) {
 // data gives the client back the window a body's bytes took; it returns
 // the stream once its body has ended.
 func (h *h2conn) data(f *http2.DataFrame) *HTTP2Stream {
-	if n := uint32(f.Length); n > 0 {
+	if n := f.Length; n > 0 {
 		_ = h.write(func() error {
 			return errors.Join(h.fr.WriteWindowUpdate(0, n), h.fr.WriteWindowUpdate(f.StreamID, n))
 		})
@@ -198,7 +199,7 @@ func (s *HTTP2Stream) WriteHeaders(status int, name string, size, contentLength 
 		for n := size; n > 0; n -= maxFrame {
 			frag := padding[:min(n, maxFrame)]
 			if n <= maxFrame {
-				frag = append(frag[:len(frag):len(frag)], tail.Bytes()...)
+				frag = append(slices.Clip(frag), tail.Bytes()...)
 			}
 			if err := fr.WriteContinuation(s.id, n <= maxFrame, frag); err != nil {
 				return err
