@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"strconv"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -14,6 +16,7 @@ import (
 // service is one simulated application.
 type service struct {
 	name, version, env, lang string
+	sdkVersion               string // telemetry.sdk.version of its language's SDK
 	routes                   []route
 	dbSystem, dbName         string
 	peer                     string // host of its http.client calls
@@ -30,7 +33,7 @@ type exception struct {
 
 var services = []service{
 	{
-		name: "checkout", version: "1.4.2", env: "demo", lang: "go",
+		name: "checkout", version: "1.4.2", env: "demo", lang: "go", sdkVersion: "1.38.0",
 		routes: []route{
 			{"GET", "/cart/{id}", "/cart/8731"},
 			{"POST", "/checkout", "/checkout"},
@@ -54,7 +57,7 @@ var services = []service{
 		}},
 	},
 	{
-		name: "inventory", version: "2.11.0", env: "demo", lang: "java",
+		name: "inventory", version: "2.11.0", env: "demo", lang: "java", sdkVersion: "1.54.1",
 		routes: []route{
 			{"GET", "/items/{sku}", "/items/SKU-1182"},
 			{"POST", "/items/{sku}/reserve", "/items/SKU-1182/reserve"},
@@ -76,7 +79,7 @@ var services = []service{
 		}},
 	},
 	{
-		name: "payments", version: "0.9.7", env: "demo", lang: "python",
+		name: "payments", version: "0.9.7", env: "demo", lang: "python", sdkVersion: "1.37.0",
 		routes: []route{
 			{"POST", "/charge", "/charge"},
 			{"GET", "/charges/{charge_id}", "/charges/ch_3PZ1"},
@@ -232,6 +235,7 @@ func setResource(r pcommon.Resource, s *service) {
 	a.PutStr("deployment.environment.name", s.env)
 	a.PutStr("telemetry.sdk.language", s.lang)
 	a.PutStr("telemetry.sdk.name", "opentelemetry")
+	a.PutStr("telemetry.sdk.version", s.sdkVersion)
 	a.PutStr("host.name", s.name+"-7c9f")
 }
 
@@ -293,7 +297,7 @@ func (g *generator) trace(s *service, spans ptrace.SpanSlice, logs plog.LogRecor
 		db.SetName("SELECT " + s.dbName + ".items")
 		da.PutStr("db.operation.name", "SELECT")
 		da.PutStr("db.collection.name", "items")
-		da.PutStr("db.query.text", "SELECT id, sku, qty, price FROM items WHERE sku = ? AND warehouse_id = ?")
+		da.PutStr("db.query.text", itemsQuery)
 	}
 	da.PutStr("server.address", s.dbSystem+".internal")
 	c.spans++
@@ -316,7 +320,7 @@ func (g *generator) trace(s *service, spans ptrace.SpanSlice, logs plog.LogRecor
 	ha := hc.Attributes()
 	ha.PutStr("http.request.method", "POST")
 	ha.PutStr("url.full", "https://"+s.peer+"/v1/quote")
-	ha.PutStr("server.address", s.peer)
+	putPeer(ha, s.peer)
 	ha.PutInt("http.response.status_code", 200)
 	c.spans++
 
@@ -371,25 +375,7 @@ func (g *generator) trace(s *service, spans ptrace.SpanSlice, logs plog.LogRecor
 		} else {
 			lr.SetSpanID(dbID)
 		}
-		sev := severities[g.rnd.IntN(len(severities))]
-		lr.SetSeverityNumber(sev.num)
-		lr.SetSeverityText(sev.text)
-		la := lr.Attributes()
-		la.PutStr("code.function.name", "handle"+rt.method)
-		la.PutInt("request.bytes", int64(g.rnd.IntN(4096)))
-		switch sev.num {
-		case plog.SeverityNumberDebug:
-			lr.Body().SetStr(fmt.Sprintf("cache lookup for %s took %dµs", rt.path, g.rnd.IntN(900)))
-		case plog.SeverityNumberWarn:
-			lr.Body().SetStr(fmt.Sprintf("slow %s query: %dms", s.dbSystem, 100+g.rnd.IntN(400)))
-			la.PutDouble("db.duration_ms", 100+g.rnd.Float64()*400)
-		case plog.SeverityNumberError:
-			lr.Body().SetStr("upstream " + s.peer + " answered 503, retrying")
-			la.PutInt("retry.attempt", int64(1+g.rnd.IntN(3)))
-		default:
-			lr.Body().SetStr(fmt.Sprintf("%s %s handled", rt.method, rt.path))
-			la.PutBool("cache.hit", g.rnd.IntN(2) == 0)
-		}
+		g.logRecord(lr, s, rt)
 		c.logs++
 	}
 	if failed {
@@ -406,6 +392,7 @@ func (g *generator) trace(s *service, spans ptrace.SpanSlice, logs plog.LogRecor
 		lr.SetSeverityText("ERROR")
 		lr.Body().SetStr(rt.method + " " + rt.route + " failed: " + exc.message)
 		la := lr.Attributes()
+		putCode(la, s, "handle"+rt.method, 212)
 		la.PutStr("exception.type", exc.typ)
 		la.PutStr("exception.message", exc.message)
 		la.PutStr("exception.stacktrace", exc.stacktrace)
@@ -431,19 +418,95 @@ func (g *generator) child(s *service, spans ptrace.SpanSlice, tid pcommon.TraceI
 	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(from))
 	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(to))
 	a := sp.Attributes()
+	if i%2 == 0 && s.dbSystem == "redis" {
+		sp.SetName("HGETALL")
+		a.PutStr("db.system.name", s.dbSystem)
+		a.PutStr("db.namespace", s.dbName)
+		a.PutStr("db.operation.name", "HGETALL")
+		a.PutStr("db.query.text", "HGETALL customer:cus_Q8v2Lm:payment_methods")
+		a.PutStr("server.address", s.dbSystem+".internal")
+		a.PutInt("server.port", 6379)
+		return
+	}
 	if i%2 == 0 {
 		sp.SetName("SELECT " + s.dbName + ".orders")
 		a.PutStr("db.system.name", s.dbSystem)
 		a.PutStr("db.namespace", s.dbName)
 		a.PutStr("db.operation.name", "SELECT")
 		a.PutStr("db.collection.name", "orders")
-		a.PutStr("db.query.text", "SELECT id, status, total FROM orders WHERE customer_id = ? LIMIT 20")
+		a.PutStr("db.query.text", ordersQuery)
 		a.PutStr("server.address", s.dbSystem+".internal")
 		return
 	}
 	sp.SetName("GET")
 	a.PutStr("http.request.method", "GET")
 	a.PutStr("url.full", "https://"+s.peer+"/v1/rates?currency=EUR")
-	a.PutStr("server.address", s.peer)
+	putPeer(a, s.peer)
 	a.PutInt("http.response.status_code", 200)
+}
+
+// The db.query.text of the SQL services' db spans: about 90 characters, as an ORM writes them.
+const (
+	itemsQuery  = "SELECT id, sku, qty, price, updated_at FROM items WHERE sku = $1 AND warehouse_id = $2 LIMIT 1"
+	ordersQuery = "SELECT id, status, total, currency FROM orders WHERE customer_id = $1 ORDER BY id DESC LIMIT 20"
+)
+
+// putPeer sets server.address and server.port of an http.client span from a host:port.
+func putPeer(a pcommon.Map, peer string) {
+	host, port, err := net.SplitHostPort(peer)
+	if err != nil {
+		a.PutStr("server.address", peer)
+		return
+	}
+	a.PutStr("server.address", host)
+	if n, err := strconv.Atoi(port); err == nil {
+		a.PutInt("server.port", int64(n))
+	}
+}
+
+// codeFiles is where each language's logging call sites live.
+var codeFiles = map[string]string{
+	"go":     "/app/server/handlers.go",
+	"java":   "com/example/inventory/StockController.java",
+	"python": "/app/payments/views.py",
+}
+
+// putCode sets the code.* attributes a logging bridge records for its call site.
+func putCode(a pcommon.Map, s *service, function string, line int) {
+	a.PutStr("code.function.name", function)
+	a.PutStr("code.file.path", codeFiles[s.lang])
+	a.PutInt("code.line.number", int64(line))
+}
+
+// logRecord fills one log record of a request to route rt: a severity, a body as an
+// application writes it, the call site, the request's method and route, and what the
+// message is about.
+func (g *generator) logRecord(lr plog.LogRecord, s *service, rt route) {
+	sev := severities[g.rnd.IntN(len(severities))]
+	lr.SetSeverityNumber(sev.num)
+	lr.SetSeverityText(sev.text)
+	la := lr.Attributes()
+	putCode(la, s, "handle"+rt.method, 40+g.rnd.IntN(120))
+	la.PutStr("http.request.method", rt.method)
+	la.PutStr("http.route", rt.route)
+	switch sev.num {
+	case plog.SeverityNumberDebug:
+		key := "route:" + rt.path
+		lr.Body().SetStr(fmt.Sprintf("cache lookup for %s took %dµs (hit=%t)", key, g.rnd.IntN(900), g.rnd.IntN(2) == 0))
+		la.PutStr("cache.key", key)
+	case plog.SeverityNumberWarn:
+		ms := 100 + g.rnd.IntN(400)
+		lr.Body().SetStr(fmt.Sprintf("slow %s query on %s: %dms over the 100ms budget", s.dbSystem, s.dbName, ms))
+		la.PutStr("db.system.name", s.dbSystem)
+		la.PutDouble("db.duration_ms", float64(ms))
+	case plog.SeverityNumberError:
+		lr.Body().SetStr("upstream " + s.peer + " answered 503 Service Unavailable, retrying in 200ms")
+		la.PutStr("server.address", s.peer)
+		la.PutInt("retry.attempt", int64(1+g.rnd.IntN(3)))
+	default:
+		lr.Body().SetStr(fmt.Sprintf("%s %s completed with 200 in %dms", rt.method, rt.path, 2+g.rnd.IntN(240)))
+		la.PutInt("http.response.status_code", 200)
+		la.PutInt("http.response.body.size", int64(g.rnd.IntN(4096)))
+		la.PutStr("enduser.id", fmt.Sprintf("user-%d", 1000+g.rnd.IntN(9000)))
+	}
 }
