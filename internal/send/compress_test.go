@@ -319,3 +319,20 @@ func TestCompressionProbe(t *testing.T) {
 		})
 	}
 }
+
+// TestZstdFrameWithoutChecksum: zstd bodies carry no content checksum (the
+// frame header descriptor's bit 2 is clear) and still decode.
+func TestZstdFrameWithoutChecksum(t *testing.T) {
+	c := NewCompressors(configcompression.DefaultCompressionLevel)
+	body := []byte(strings.Repeat(`{"type":"transaction","spans":[]}`+"\n", 40))
+	z := c.Compress(EncodingZstd, body, nil)
+	require.Greater(t, len(z), 4)
+	require.Equal(t, []byte{0x28, 0xb5, 0x2f, 0xfd}, z[:4], "zstd magic number")
+	assert.Zero(t, z[4]&0x04, "Content_Checksum_flag set")
+	dec, err := zstd.NewReader(nil)
+	require.NoError(t, err)
+	defer dec.Close()
+	got, err := dec.DecodeAll(z, nil)
+	require.NoError(t, err)
+	assert.Equal(t, body, got)
+}
