@@ -6,10 +6,16 @@
 # Each round runs, one after the other and in alternating order, a fresh collector with
 #   otlp receiver -> sentry exporter (defaults)     -> cmd/sentrysink (strict, answers at once)
 #   otlp receiver -> otlp_http exporter (defaults)  -> cmd/otlpsink  (counts bytes and items)
-# and a fixed input from otlpgen: request-shaped traces of 10 spans (server root, db and
-# http.client children, 1 in 20 with an exception event) for the span rows, then logs with
-# trace context and a few attributes for the log rows; and the Sentry exporter once more
-# with traces_as: spans. After COMPARE_WARMUP seconds it reads the collector's CPU time
+# and a fixed input from otlpgen, carrying the attributes real instrumentation sets (issue 33:
+# on lean traffic the exporter looked cheaper than users find it): request-shaped traces of 10
+# spans for the span rows (an http.server root with method, route, path, scheme,
+# server.address, user agent, client address and status code; db children with
+# db.system.name, db.namespace, db.operation.name and ~90-character SQL; http.client
+# children with url.full, server.address, server.port and a status; a resource with
+# service.version, deployment.environment.name, host.name and telemetry.sdk.*; 1 trace in 20
+# failing with an exception event and its stack trace), then logs with trace context, their
+# call site (code.*), request and application-like bodies for the log rows; and the Sentry
+# exporter once more with traces_as: spans. After COMPARE_WARMUP seconds it reads the collector's CPU time
 # (utime+stime in /proc/<pid>/stat) over COMPARE_WINDOW seconds, and the sink's items and
 # wire bytes over the same window (from its summary file, which carries its own clock).
 # It prints, as medians over the rounds: CPU per span, CPU per log record, bytes on the wire
