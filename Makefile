@@ -85,7 +85,8 @@ gateway: otelcol sink
 oldrelay: otelcol sink
 	./scripts/oldrelay.sh
 
-## hugeheaders: 300 spans/s for 20 s to a receiver that answers 32 MiB of headers; the collector's peak RSS <= 512 MiB.
+## hugeheaders: 100 projects at 3,000 spans/s for 20 s to a receiver that answers 32 MiB of headers, at the defaults,
+## with `headers:` and at `detailed` telemetry (HUGEHEADERS_CASES=http2 adds h2 over TLS); peak RSS <= 512 MiB each.
 hugeheaders: otelcol sink
 	./scripts/hugeheaders.sh
 
@@ -209,7 +210,7 @@ deploy-test:
 ## partition: 100 projects all hung, then all black-holed, 3 min each at 3,000 spans/s, then both with ~8 MB/s of
 ## items near Relay's limits (otlpgen --large): peak RSS, RSS slope, all counted.
 ## heal: one project hung for 30 s, then healthy, 1,000 spans/s for 90 s: stored keeps up within 5 s of the heal.
-## flap: Sentry 10 s up / 10 s hung for 4 min, 100 projects at 3,000 spans/s: RSS slope over the last minute, peak RSS, all counted.
+## flap: Sentry 10 s up / 10 s hung for 6 min, 100 projects at 3,000 spans/s: RSS slope over the last two minutes, peak RSS, all counted.
 ## chaos: 10 runs of 10 projects for 10 s against random resets, 503s and 429s: in = stored + dropped, exactly.
 ## faults: all five (about 21 minutes when they pass), failing at the end if any failed.
 ## status: the exporter's component status through the health endpoint while one project's Sentry
