@@ -34,7 +34,7 @@ func allMatches(re *regexp.Regexp, s string) []string {
 // User-Agent, X-Sentry-Auth and every sdk header take Version itself).
 func TestVersionStatedOnce(t *testing.T) {
 	v := "v" + Version
-	dist := regexp.MustCompile(`(?m)^dist:\n(?:  .*\n)*?  version: (\S+)`).FindStringSubmatch(repoFile(t, "builder-config.yaml"))
+	dist := regexp.MustCompile(`(?m)^dist:\n(?: {2}.*\n)*? {2}version: (\S+)`).FindStringSubmatch(repoFile(t, "builder-config.yaml"))
 	require.NotNil(t, dist, "builder-config.yaml states dist.version")
 	assert.Equal(t, Version, dist[1], "builder-config.yaml dist.version")
 
@@ -42,7 +42,7 @@ func TestVersionStatedOnce(t *testing.T) {
 	require.NotNil(t, top, "CHANGELOG.md has a release entry")
 	assert.Equal(t, v, top[1], "CHANGELOG.md's top entry")
 
-	module := regexp.MustCompile(`github\.com/otel-sentry/sentryexporter (v[0-9][^\s]*)`)
+	module := regexp.MustCompile(`github\.com/otel-sentry/sentryexporter (v\d\S*)`)
 	manifest := repoFile(t, "testdata/ocb-user/manifest.yaml")
 	assert.Equal(t, []string{v}, allMatches(module, manifest), "the user's manifest")
 	readme := repoFile(t, "README.md")
