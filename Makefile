@@ -231,3 +231,16 @@ chaos: otelcol sink
 faults: otelcol sink
 	@failed=""; for s in brownout partition heal flap chaos; do ./scripts/$$s.sh || failed="$$failed $$s"; done; \
 	  if [ -n "$$failed" ]; then echo "fault checks failed:$$failed"; exit 1; fi
+
+## ocb-user: the README's install section verbatim: a user's own manifest (testdata/ocb-user/manifest.yaml,
+## this exporter at its release version beside core and contrib components at v0.165.0) built by ocb from a
+## folder holding it and a checkout of this repository at ./sentryexporter (the manifest's `replaces`),
+## then the binary validates testdata/ocb-user/config.yaml. Its work folder .ocb-user/ is removed first.
+.PHONY: ocb-user
+ocb-user: $(OCB)
+	rm -rf $(CURDIR)/.ocb-user && mkdir -p $(CURDIR)/.ocb-user
+	cp testdata/ocb-user/manifest.yaml testdata/ocb-user/config.yaml $(CURDIR)/.ocb-user/
+	ln -s $(CURDIR) $(CURDIR)/.ocb-user/sentryexporter
+	cd $(CURDIR)/.ocb-user && CGO_ENABLED=0 $(OCB) --config manifest.yaml
+	cd $(CURDIR)/.ocb-user && SENTRY_DSN=https://public@sentry.example.com/1 ./dist/otelcol-custom validate --config config.yaml
+	rm -rf $(CURDIR)/.ocb-user

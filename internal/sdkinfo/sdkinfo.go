@@ -11,7 +11,10 @@ import "github.com/otel-sentry/sentryexporter/envelope"
 const (
 	// Name is the SDK name Sentry shows for data sent by this exporter.
 	Name = "sentry.otelcol.exporter"
-	// Version is this exporter's version.
+	// Version is this exporter's release, stated here once: the User-Agent,
+	// X-Sentry-Auth and every sdk header take it; builder-config.yaml's
+	// dist.version, CHANGELOG.md's top entry and the README's install
+	// section are held to it by TestVersionStatedOnce.
 	Version = "0.1.0"
 )
 

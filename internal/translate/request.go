@@ -21,7 +21,10 @@ import (
 //	              server.address | http.host | net.host.name | the Host header (no host: no url),
 //	              server.port | net.host.port (left out when it is the scheme's default),
 //	              url.path | http.target (without query)
-//	query_string  url.query, else the query of http.target / url.path / url.full
+//	query_string  url.query, else the query of the URL the url came from: url.full |
+//	              http.url when there is one, else url.path | http.target; everything
+//	              after the first `?` (a second one is part of it), no fragment.
+//	              Span v2's url.full carries the same query (serverURL)
 //	headers       http.request.header.<name> (arrays joined with ","; names in
 //	              canonical form, user-agent -> User-Agent), User-Agent from
 //	              user_agent.original | http.user_agent and Host from the server
@@ -85,7 +88,7 @@ func (s *state) writeRequest(w *jw, m pcommon.Map) int {
 		w.key(&n, "url")
 		w.name(a.hostURL(host, path), limit)
 	}
-	if q := a.queryString(path); q != "" {
+	if q := a.queryString(); q != "" {
 		w.key(&n, "query_string")
 		w.str(filterQuery(q, pii), limit)
 	}
@@ -117,23 +120,6 @@ func (s *state) writeRequest(w *jw, m pcommon.Map) int {
 		return 0
 	}
 	return int(a.code)
-}
-
-// queryString is url.query, else the query of the path (url.path or
-// http.target), else url.full's; without its fragment.
-func (a *reqAttrs) queryString(path string) string {
-	if a.query != "" {
-		return a.query
-	}
-	for _, u := range [...]string{path, a.urlFull} {
-		if _, q, ok := strings.Cut(u, "?"); ok {
-			if j := strings.IndexByte(q, '#'); j >= 0 {
-				q = q[:j]
-			}
-			return q
-		}
-	}
-	return ""
 }
 
 // headersObject writes the request's "headers" object: the key and the

@@ -306,3 +306,33 @@ func TestPeerAddressByKind(t *testing.T) {
 		})
 	}
 }
+
+// TestRequestQueryAgreesWithURL: the request's query_string and span v2's
+// url.full carry the same query: everything after the first `?` (a second `?`
+// is part of it), without the fragment; url.query wins, else the query of
+// the URL the request's url came from (http.url over url.path's).
+func TestRequestQueryAgreesWithURL(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		attrs         map[string]any
+		query, urlQry string
+	}{
+		{"second ? in url.path", map[string]any{"http.request.method": "GET", "server.address": "h", "url.path": "/a?b=1?c=2"}, "b=1?c=2", "http://h/a?b=1?c=2"},
+		{"second ? in http.target", map[string]any{"http.method": "GET", "http.host": "h", "http.target": "/a?b=1?c=2#f"}, "b=1?c=2", "http://h/a?b=1?c=2"},
+		{"second ? in http.url", map[string]any{"http.method": "GET", "http.url": "http://h/a?b=1?c=2#f"}, "b=1?c=2", "http://h/a?b=1?c=2"},
+		{"http.url's query over url.path's", map[string]any{"http.method": "GET", "http.url": "http://h/a?from=url", "url.path": "/a?from=path"}, "from=url", "http://h/a?from=url"},
+		{"http.url without query: none from url.path", map[string]any{"http.method": "GET", "http.url": "http://h/a", "url.path": "/a?from=path"}, "", "http://h/a"},
+		{"url.query over both", map[string]any{"http.method": "GET", "http.url": "http://h/a?from=url", "url.path": "/a?from=path", "url.query": "from=query"}, "from=query", "http://h/a?from=query"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, doc, _ := translateServer(t, false, ptrace.SpanKindServer, tt.attrs)
+			if tt.query == "" {
+				assert.NotContains(t, doc.Request, "query_string")
+			} else {
+				assert.Equal(t, tt.query, doc.Request["query_string"])
+			}
+			items := v2Items(t, testOptions(), serverTrace(ptrace.SpanKindServer, tt.attrs))
+			assert.Equal(t, tt.urlQry, attrValue(items[0], "url.full"))
+		})
+	}
+}

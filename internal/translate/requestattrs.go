@@ -74,6 +74,26 @@ func (a *reqAttrs) anyHost() string { return cmp.Or(a.host, a.hostOld, a.hostNam
 // anyPath is the request's path, url.path else http.target, query included.
 func (a *reqAttrs) anyPath() string { return cmp.Or(a.path, a.target) }
 
+// queryString is the request's query: url.query, else the query of the URL
+// the request's url is built from (url.full | http.url when there is one,
+// else the path), everything after its first `?` without the fragment. The
+// request object's query_string and span v2's url.full both take it, so that
+// they agree.
+func (a *reqAttrs) queryString() string {
+	if a.query != "" {
+		return a.query
+	}
+	u := cmp.Or(a.urlFull, a.anyPath())
+	_, q, ok := strings.Cut(u, "?")
+	if !ok {
+		return ""
+	}
+	if j := strings.IndexByte(q, '#'); j >= 0 {
+		q = q[:j]
+	}
+	return q
+}
+
 // hostURL is the URL of a request without url.full / http.url, query and
 // fragment left out: scheme://host[:port]path, the scheme url.scheme |
 // http.scheme, http by default. The request object (writeRequest) and span

@@ -1,8 +1,6 @@
 package translate
 
 import (
-	"strings"
-
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -213,8 +211,8 @@ func (s *state) segmentClaim(w *jw, m *int, root *spanRef, l *limits) {
 
 // serverURL writes url.full on an HTTP server span that has none: the URL of
 // the request object (http.url, else hostURL: url.scheme, server.address,
-// server.port, url.path, or their older names) with the query
-// (url.query, else the target's) under filterQuery, as @sentry/node writes
+// server.port, url.path, or their older names) with the request's query
+// (reqAttrs.queryString, as the request's query_string) under filterQuery, as @sentry/node writes
 // it. Without a host there is no url.full, as @sentry/core's getAbsoluteUrl.
 func (s *state) serverURL(w *jw, n *int, m pcommon.Map, l *limits) {
 	if _, ok := m.Get("url.full"); ok {
@@ -224,30 +222,16 @@ func (s *state) serverURL(w *jw, n *int, m pcommon.Map, l *limits) {
 	a.scan(m)
 	pii := s.t.o.SendDefaultPII
 	var u name
-	q := a.query
 	if a.urlFull != "" { // http.url, the older name
-		full := stripUserinfo(a.urlFull)
-		if j := strings.IndexByte(full, '#'); j >= 0 {
-			full = full[:j]
-		}
-		base, query, _ := strings.Cut(full, "?")
-		u = name{base}
-		if q == "" {
-			q = query
-		}
+		u = name{stripURL(a.urlFull)}
 	} else {
 		host := a.anyHost()
 		if host == "" {
 			return
 		}
-		path := a.anyPath()
-		if q == "" {
-			if _, after, ok := strings.Cut(path, "?"); ok {
-				q = stripQuery(after)
-			}
-		}
-		u = a.hostURL(host, path)
+		u = a.hostURL(host, a.anyPath())
 	}
+	q := a.queryString()
 	s.seen.add("url.full")
 	w.key(n, "url.full")
 	w.raw(`{"type":"string","value":`)
