@@ -32,6 +32,9 @@ const realisticStack = "goroutine 42 [running]:\n" +
 
 const realisticQuery = "SELECT id, status, total, currency FROM orders WHERE customer_id = $1 ORDER BY id DESC LIMIT 20"
 
+// realisticTraceCount is how many traces the fixture holds: 1,000 spans.
+const realisticTraceCount = 100
+
 var realisticServices = []string{"checkout", "inventory", "payments"}
 
 func realisticResource(r pcommon.Resource, svc string) {
@@ -45,8 +48,8 @@ func realisticResource(r pcommon.Resource, svc string) {
 	a.PutStr("telemetry.sdk.version", "1.38.0")
 }
 
-// realisticTraces is nTraces request-shaped traces of 10 spans.
-func realisticTraces(nTraces int) ptrace.Traces {
+// realisticTraces is realisticTraceCount request-shaped traces of 10 spans.
+func realisticTraces() ptrace.Traces {
 	td := ptrace.NewTraces()
 	var sss []ptrace.SpanSlice
 	for _, svc := range realisticServices {
@@ -58,7 +61,7 @@ func realisticTraces(nTraces int) ptrace.Traces {
 		sss = append(sss, ss.Spans())
 	}
 	start := pcommon.Timestamp(1_742_921_669_158_209_000)
-	for t := range nTraces {
+	for t := range realisticTraceCount {
 		realisticTrace(sss[t%len(sss)], realisticServices[t%len(sss)], t, start+pcommon.Timestamp(t)*1e6)
 	}
 	return td
@@ -164,12 +167,12 @@ func realisticLogs(n int) plog.Logs {
 // BenchmarkPushTracesRealistic is a whole push (BenchmarkPushTraces1000) of
 // the realistic fixture; its peer is BenchmarkOTLPHTTPTracesRealistic.
 func BenchmarkPushTracesRealistic(b *testing.B) {
-	benchPushNewTraces(b, benchExporterWith(b, func(*Config) {}), realisticTraces(100))
+	benchPushNewTraces(b, benchExporterWith(b, func(*Config) {}), realisticTraces())
 }
 
 // BenchmarkPushTracesSpansRealistic is the same in traces_as: spans.
 func BenchmarkPushTracesSpansRealistic(b *testing.B) {
-	benchPushNewTraces(b, benchExporterWith(b, func(c *Config) { c.TracesAs = TracesAsSpans }), realisticTraces(100))
+	benchPushNewTraces(b, benchExporterWith(b, func(c *Config) { c.TracesAs = TracesAsSpans }), realisticTraces())
 }
 
 // benchPushNewTraces is benchPushTraces with new trace ids in every round, as in
@@ -191,31 +194,19 @@ func benchPushNewTraces(b *testing.B, e *sentryExporter, td ptrace.Traces) {
 
 // BenchmarkEncodeTracesRealistic is translation, envelopes and encoding of the
 // realistic fixture, without compression or sending.
-func BenchmarkEncodeTracesRealistic(b *testing.B) { benchEncodeTraces(b, realisticTraces(100)) }
+func BenchmarkEncodeTracesRealistic(b *testing.B) { benchEncodeTraces(b, realisticTraces()) }
 
 // BenchmarkOTLPHTTPTracesRealistic is what the otlphttp exporter spends on the
 // same batch before its request: protobuf and gzip (confighttp's default).
 func BenchmarkOTLPHTTPTracesRealistic(b *testing.B) {
-	td := realisticTraces(100)
+	td := realisticTraces()
 	m := &ptrace.ProtoMarshaler{}
 	benchProtoGzip(b, float64(td.SpanCount()), "spans/s", func() ([]byte, error) { return m.MarshalTraces(td) })
 }
 
 // BenchmarkPushLogsRealistic is BenchmarkPushLogs1000 on realistic records;
 // its peer is BenchmarkOTLPHTTPLogsRealistic.
-func BenchmarkPushLogsRealistic(b *testing.B) {
-	e := newBenchExporterWith(b, func(*Config) {}, okTransport{})
-	ld := realisticLogs(1000)
-	ctx := b.Context()
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := e.pushLogs(ctx, ld); err != nil {
-			b.Fatal(err)
-		}
-		benchSettle(e)
-	}
-	b.ReportMetric(1000*float64(b.N)/b.Elapsed().Seconds(), "logs/s")
-}
+func BenchmarkPushLogsRealistic(b *testing.B) { benchPushLogs(b, realisticLogs(1000)) }
 
 func BenchmarkOTLPHTTPLogsRealistic(b *testing.B) {
 	ld := realisticLogs(1000)
