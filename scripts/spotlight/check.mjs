@@ -147,7 +147,10 @@ for (const l of got.log) {
   expect(l["sentry.sdk.name"] === "sentry.otelcol.exporter" && l["sentry.server.address"] === `${t["service.name"]}-7c9f`,
     `${at}: sentry.sdk.name/sentry.server.address ${l["sentry.sdk.name"]}/${l["sentry.server.address"]}`);
   const isException = l["exception.type"] !== undefined;
-  expect(isException ? l.level === "error" : typeof l["code.function.name"] === "string" && Number.isInteger(l["request.bytes"]),
+  // otlpgen's logs carry their call site (code.*) and the request's method and route (cmd/otlpgen/gen.go logRecord)
+  expect(isException ? l.level === "error" && typeof l["code.function.name"] === "string" :
+    typeof l["code.function.name"] === "string" && Number.isInteger(l["code.line.number"]) &&
+    typeof l["http.route"] === "string" && typeof l["http.request.method"] === "string",
     `${at}: its attributes are missing`);
 }
 for (const [id, t] of traces) {
