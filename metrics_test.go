@@ -128,6 +128,28 @@ func testMetricsWithoutBaselineAreCounted(t *testing.T) {
 	assert.Empty(t, h.sentry.discards(), "no_baseline is not a client report reason")
 }
 
+// TestIdleCountersCounted: a service whose counters and histograms did not
+// move since the last collection (the OTel SDK exports every cumulative
+// stream each time) sends its gauges again and nothing else; each item not
+// sent is counted unchanged, and no client report claims it was lost.
+func TestIdleCountersCounted(t *testing.T) { synctest.Test(t, testIdleCountersCounted) }
+
+func testIdleCountersCounted(t *testing.T) {
+	h := newHarness(t, nil)
+	start := time.Now().Add(time.Second)
+	for i := range 3 {
+		h.consumeMetrics(makeMetrics(2, start, start.Add(time.Duration(i+1)*10*time.Second), 100))
+	}
+	h.shutdown()
+	h.sentry.requireNoInvalid()
+	// per push 2 gauges, 2 counters, 2 × (count, sum): the first push sends 8, each idle one 2
+	assert.EqualValues(t, 8+2+2, h.sent("trace_metric"))
+	assert.EqualValues(t, 2*6, h.dropped("trace_metric", "unchanged"))
+	assert.EqualValues(t, 3*8, h.sent("trace_metric")+h.droppedAll("trace_metric"), "points in × items per point = sent + dropped")
+	assert.Len(t, h.sentry.metricsOf(t), 12)
+	assert.Empty(t, h.sentry.discards(), "unchanged is not a client report reason")
+}
+
 // TestScenarioTraceMetricLimit: a 429 limiting trace_metric drops the
 // envelope it answered (rate_limited) and every later metric before it is
 // serialized (ratelimit_backoff), each counted in trace_metric exactly;

@@ -137,6 +137,7 @@ func (p *project) pushMetrics(ctx context.Context, md pmetric.Metrics) error {
 	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, account.Counts{account.CatTraceMetric: res.Skipped})
 	p.acct.Dropped(ctx, account.ReasonInvalid, account.Counts{account.CatTraceMetric: res.Invalid})
 	p.acct.Dropped(ctx, account.ReasonNoBaseline, account.Counts{account.CatTraceMetric: res.NoBaseline})
+	p.acct.Dropped(ctx, account.ReasonUnchanged, account.Counts{account.CatTraceMetric: res.Unchanged})
 	if len(res.Items) == 0 {
 		return nil
 	}

@@ -188,7 +188,7 @@ func skippedLogs(res *translate.LogsResult) account.Counts {
 // no stream advances.
 func (e *sentryExporter) unroutableMetrics(ctx context.Context, md pmetric.Metrics) {
 	res := e.metrics.Metrics(md, nil, uint64(time.Now().UnixNano()), tracemetric.Want{})
-	e.unroutable.Dropped(ctx, account.ReasonUnroutable, account.Counts{account.CatTraceMetric: res.Skipped + res.Invalid + res.NoBaseline})
+	e.unroutable.Dropped(ctx, account.ReasonUnroutable, account.Counts{account.CatTraceMetric: res.Skipped + res.Invalid + res.NoBaseline + res.Unchanged})
 }
 
 // unroutableProfiles counts what pd would have been sent as (its chunks and

@@ -140,8 +140,9 @@ func perName(f func(v *metricsView, name string) string) func(s, o *metricsView,
 func isProgramAttr(k string) bool { return strings.HasPrefix(k, "shop.") }
 
 // The attributes sentry-go's NewMeter puts on every metric: the deployment's, and the
-// SDK's name and version.
-var deploymentAttrs = map[string]bool{"sentry.environment": true, "sentry.release": true, "sentry.server.address": true}
+// SDK's name and version. The host is sentry.server.address in sentry-go, server.address
+// in @sentry/core and the exporter.
+var deploymentAttrs = map[string]bool{"sentry.environment": true, "sentry.release": true, "sentry.server.address": true, "server.address": true}
 
 func isDeploymentAttr(k string) bool { return deploymentAttrs[k] }
 

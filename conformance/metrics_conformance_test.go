@@ -9,9 +9,11 @@ var metricsDifferences = map[string]string{
 	"the same metric names": "a distribution's values become the counters <name>.count and <name>.sum: " +
 		"a histogram point holds no values, and a trace metric carries one value without a weight",
 	"type": "the same: a distribution is sent as counters",
-	"counter: every value sent": "the OTel SDK exports every stream at each collection, changed or not " +
-		"(its shutdown collects once more): a counter that did not move is sent as 0; sentry-go sends only what was recorded",
-	"gauge: every value sent":                "the same: a gauge is sent again with its last value at each collection",
+	"gauge: every value sent": "the OTel SDK exports every stream at each collection, changed or not (its shutdown " +
+		"collects once more): a gauge observed again is sent again, since a level is information for a window's " +
+		"avg, min and max; a counter that did not move is not sent (docs/mapping.md, unchanged)",
+	"sentry.environment, sentry.release, sentry.server.address": "the host is server.address, as Sentry's metrics " +
+		"spec and @sentry/core write it; sentry-go v0.50 writes sentry.server.address",
 	"sentry.sdk.name and sentry.sdk.version": "they name the sender: the exporter, not sentry-go",
 	"attributes only one side writes": "the exporter adds the resource's service.name (as logs carry it), " +
 		"which Sentry's views group by; sentry-go's process is one service",

@@ -81,10 +81,8 @@ var nodeMetricsDifferences = map[string]string{
 	"the same metric names":                  metricsDifferences["the same metric names"],
 	"type":                                   metricsDifferences["type"],
 	"sentry.sdk.name and sentry.sdk.version": metricsDifferences["sentry.sdk.name and sentry.sdk.version"],
-	"sentry.environment, sentry.release, sentry.server.address": "the host is sentry.server.address, " +
-		"as sentry-go v0.50 writes it; @sentry/node 11.12 (and the develop docs) write server.address",
-	"attributes only one side writes": "server.address: see above; sentry.timestamp.sequence orders an SDK's " +
-		"metrics within one millisecond, and the exporter writes microseconds; service.name: as for sentry-go",
+	"attributes only one side writes": "sentry.timestamp.sequence orders an SDK's metrics within one " +
+		"millisecond, and the exporter writes microseconds; service.name: as for sentry-go",
 	nodeLinkCheck: "the OTel JS SDK (sdk-metrics 3.1) records no exemplars, so a point carries its resource's " +
 		"trace id, as an SDK outside any span does; the Go SDK's exemplars do link (TestMetricsConformance)",
 }

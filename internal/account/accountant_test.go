@@ -63,6 +63,7 @@ var reported = map[account.Reason]bool{
 	account.ReasonDeduplicated:     false,
 	account.ReasonQueueOverflow:    true,
 	account.ReasonNoBaseline:       false,
+	account.ReasonUnchanged:        false,
 }
 
 func TestReasonWireNames(t *testing.T) {
@@ -72,6 +73,7 @@ func TestReasonWireNames(t *testing.T) {
 		account.ReasonInvalid:    "invalid",
 		account.ReasonUnroutable: "unroutable", account.ReasonDeduplicated: "deduplicated",
 		account.ReasonQueueOverflow: "queue_overflow", account.ReasonNoBaseline: "no_baseline",
+		account.ReasonUnchanged: "unchanged",
 	}
 	require.Len(t, want, int(account.NumReasons))
 	for why, name := range want {

@@ -35,19 +35,26 @@ const (
 	// from the bounded stream state): it becomes the baseline of the stream's
 	// next delta. Sentry never saw it, so it never goes into a client report.
 	ReasonNoBaseline
+	// ReasonUnchanged: a trace metric that would carry no information: a
+	// counter of 0 (a cumulative sum that did not increase, a delta of 0),
+	// or an item of a histogram point with no observation. An SDK sends
+	// nothing for a counter nobody incremented, and Sentry bills every item,
+	// so it is not sent. Nothing was lost: it never goes into a client report.
+	ReasonUnchanged
 	NumReasons
 )
 
 // Wire is the name in metrics and client reports.
 func (r Reason) Wire() string {
 	return [NumReasons]string{
-		"ratelimit_backoff", "rate_limited", "send_error", "network_error", "invalid", "unroutable", "deduplicated", "queue_overflow", "no_baseline",
+		"ratelimit_backoff", "rate_limited", "send_error", "network_error", "invalid", "unroutable", "deduplicated", "queue_overflow", "no_baseline", "unchanged",
 	}[r]
 }
 
 // Reported tells whether the reason goes into client reports: the party that
 // drops an item records it, and for a 429 that party is Relay; unroutable
-// items have no project to report to; deduplicated items were not lost.
+// items have no project to report to; deduplicated, no_baseline and
+// unchanged items were not lost.
 func (r Reason) Reported() bool {
-	return r != ReasonRateLimited && r != ReasonUnroutable && r != ReasonDeduplicated && r != ReasonNoBaseline
+	return r != ReasonRateLimited && r != ReasonUnroutable && r != ReasonDeduplicated && r != ReasonNoBaseline && r != ReasonUnchanged
 }

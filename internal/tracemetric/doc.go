@@ -16,7 +16,9 @@
 //
 // Cumulative counts become deltas against each stream's previous point, held
 // in [Streams] under a byte bound (oldest stream evicted first); a point with
-// no previous point to subtract is counted ([Result.NoBaseline]).
+// no previous point to subtract is counted ([Result.NoBaseline]). A counter
+// of 0, which adds nothing Sentry can chart, is counted, not sent
+// ([Result.Unchanged]); gauges are sent at every point.
 //
 // Its one job is that translation. It must not send, build envelopes, read a
 // rate limit, read a clock or record a fate: the caller says what is wanted,

@@ -102,6 +102,8 @@ var fitRows = []fitRow{
 		dp.SetStartTimestamp(pcommon.Timestamp(t0 - sec))
 		dp.SetTimestamp(pcommon.Timestamp(t0))
 		dp.Attributes().PutStr("route", strings.Repeat("/cart", 1000))
+		dp.SetCount(3)
+		dp.SetSum(30)
 		q := dp.QuantileValues().AppendEmpty()
 		q.SetQuantile(0.99)
 		q.SetValue(12)
@@ -116,7 +118,7 @@ var fitRows = []fitRow{
 	}, invalid: 1},
 }
 
-var sdkDefaults = []string{"sentry.environment", "sentry.release", "sentry.sdk.name", "sentry.sdk.version", "sentry.server.address"}
+var sdkDefaults = []string{"sentry.environment", "sentry.release", "sentry.sdk.name", "sentry.sdk.version", "server.address"}
 
 // TestItemsFitSentryIO: a metric over sentry.io's 2 KiB is cut as a log
 // over its budget is (values truncated, attributes dropped and counted),

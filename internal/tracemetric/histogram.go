@@ -66,6 +66,10 @@ func (r *run) histogram(rc *resCtx, p *point, base uint64, kind byte, temporalit
 		}
 		h.count, h.sum = uint64(d.i), d.f
 	}
+	if h.count == 0 { // no observation: its min and max describe nothing either
+		r.res.Unchanged += n + b2i(delta && h.hasMin) + b2i(delta && h.hasMax)
+		return
+	}
 	r.emit(rc, p, &metricItem{ty: typeCounter, name: name, suffix: ".count", value: intOf(int64(h.count))})
 	if h.hasSum {
 		r.emit(rc, p, &metricItem{ty: typeCounter, name: name, suffix: ".sum", unit: unit, value: floatOf(h.sum)})

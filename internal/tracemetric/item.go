@@ -28,6 +28,9 @@ func floatOf(f float64) number { return number{f: f} }
 
 func (n number) valid() bool { return n.isInt || finite(n.f) }
 
+// zero tells a value of 0 (either sign of it, for a double).
+func (n number) zero() bool { return n.i == 0 && n.f == 0 }
+
 // point is what the items of one data point share: its time, trace and
 // attributes, rendered once for all its items.
 type point struct {
@@ -171,7 +174,7 @@ func appendPointAttributes(b []byte, rc *resCtx, attrs pcommon.Map, c *cutState)
 		b, elems = appendTypedCut(b, v, c.limits())
 		first = false
 		a.elems += elems
-		a.clash = a.clash || sentryKey(k) || slices.Contains(rc.keys, k)
+		a.clash = a.clash || sentryKey(k) || k == serverAddress || slices.Contains(rc.keys, k)
 		a.quantileKey = a.quantileKey || k == "quantile"
 	}
 	return b, a

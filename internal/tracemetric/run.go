@@ -18,9 +18,12 @@ type run struct {
 }
 
 // emit writes one item within MaxItemBytes (cut if it must be), or counts
-// it skipped or invalid.
+// it unchanged, skipped or invalid.
 func (r *run) emit(rc *resCtx, p *point, it *metricItem) {
 	switch {
+	case it.ty == typeCounter && it.value.zero():
+		r.res.Unchanged++ // adds nothing to any sum or rate; not lost, so not skipped even while limited
+		return
 	case !r.want:
 		r.res.Skipped++
 		return

@@ -14,7 +14,7 @@ import (
 // DefaultResourceAttributes are the resource attributes every metric
 // carries by default, as logs carry them: the service, which Sentry's views
 // group and filter by. Environment, release and host are always there as
-// sentry.environment, sentry.release and sentry.server.address.
+// sentry.environment, sentry.release and server.address.
 var DefaultResourceAttributes = []string{"service.name", "service.namespace"}
 
 // Options are what every metric carries besides its point.
@@ -65,7 +65,7 @@ type Want struct{ Items bool }
 
 // Result is what one call made of its data points. Every data point becomes
 // PerPoint items (see docs/mapping.md#metrics), and each of them is in
-// exactly one of Items, Skipped, Invalid and NoBaseline.
+// exactly one of Items, Skipped, Invalid, NoBaseline and Unchanged.
 type Result struct {
 	// Items are the trace metric JSON objects, slices of one buffer.
 	Items [][]byte
@@ -77,6 +77,10 @@ type Result struct {
 	// NoBaseline items were of a cumulative point with no earlier point of
 	// its stream to subtract: the stream's first, or its state was evicted.
 	NoBaseline int64
+	// Unchanged items carried no information: a counter of 0 (a cumulative
+	// sum that did not increase, a delta of 0), and every item of a
+	// histogram point with no observation. Nothing is sent for them.
+	Unchanged int64
 	// HeldDelta is the change in bytes the Streams hold, for the caller's
 	// memory budget.
 	HeldDelta int64
@@ -167,10 +171,10 @@ func (t *Translator) appendShared(b []byte, rc *resCtx, r pcommon.Resource, skip
 	str("sentry.release", rc.release)
 	str("sentry.sdk.name", t.o.SDKName)
 	str("sentry.sdk.version", t.o.SDKVersion)
-	str("sentry.server.address", rc.server)
+	str(serverAddress, rc.server)
 	record := skip == nil
 	for k, v := range r.Attributes().All() {
-		if !t.all && !t.sel[k] || skip != nil && skip(k) || sentryKey(k) || v.Type() == pcommon.ValueTypeEmpty {
+		if !t.all && !t.sel[k] || skip != nil && skip(k) || sentryKey(k) || k == serverAddress && rc.server != "" || v.Type() == pcommon.ValueTypeEmpty {
 			continue
 		}
 		if record {
@@ -187,6 +191,11 @@ func (t *Translator) appendShared(b []byte, rc *resCtx, r pcommon.Resource, skip
 	}
 	return b, elems
 }
+
+// serverAddress is the key of the host that sent a metric, as Sentry's
+// metrics spec and @sentry/core's server runtime client write it (sentry-go
+// v0.50 writes sentry.server.address; docs/mapping.md#metrics).
+const serverAddress = "server.address"
 
 // sentryKey reports whether k is one of the attributes the SDK sets.
 func sentryKey(k string) bool { return strings.HasPrefix(k, "sentry.") }

@@ -253,7 +253,7 @@ func TestItemFields(t *testing.T) {
 			"sentry.release": {"type": "string", "value": "1.2.3"},
 			"sentry.sdk.name": {"type": "string", "value": "sentry.otelcol.exporter"},
 			"sentry.sdk.version": {"type": "string", "value": "0.1.0"},
-			"sentry.server.address": {"type": "string", "value": "host-1"},
+			"server.address": {"type": "string", "value": "host-1"},
 			"service.name": {"type": "string", "value": "checkout"}
 		}}`, string(res.Items[0]))
 }
@@ -271,6 +271,27 @@ func TestPointAttributesWin(t *testing.T) {
 	assert.Equal(t, "cart", attrs["service.name"].(map[string]any)["value"])
 	assert.Equal(t, "canary", attrs["sentry.environment"].(map[string]any)["value"])
 	assert.Equal(t, "1.2.3", attrs["sentry.release"].(map[string]any)["value"])
+}
+
+// TestServerAddressOnce: the host is server.address, as Sentry's metrics
+// spec and @sentry/core write it; a point's own server.address (an HTTP
+// client metric's peer) wins, and a resource that carries server.address
+// with every resource attribute selected does not write the key twice.
+func TestServerAddressOnce(t *testing.T) {
+	md := batch(func(ms pmetric.MetricSlice) {
+		gauge(ms, "host", "", t0, 1)
+		gauge(ms, "peer", "", t0, 2).Attributes().PutStr("server.address", "payments.internal")
+	})
+	md.ResourceMetrics().At(0).Resource().Attributes().PutStr("server.address", "10.0.0.7")
+	tr := New(Options{SDKName: "sentry.otelcol.exporter", SDKVersion: "0.1.0", ResourceAttributes: []string{"*"}})
+	res := tr.Metrics(md, NewStreams(1<<20, started), t0, Want{Items: true})
+	require.Len(t, res.Items, 2)
+	for i, want := range []string{"host-1", "payments.internal"} {
+		assert.Equal(t, 1, strings.Count(string(res.Items[i]), `"server.address"`), string(res.Items[i]))
+		attrs := decode(t, res.Items[i:i+1])[0]["attributes"].(map[string]any)
+		assert.Equal(t, want, attrs["server.address"].(map[string]any)["value"])
+		assert.NotContains(t, attrs, "sentry.server.address")
+	}
 }
 
 // TestTraceIDWithoutExemplar: points with no exemplar carry their
@@ -314,7 +335,7 @@ func TestCumulativeBaseline(t *testing.T) {
 }
 
 // TestEveryPointAccounted: over a batch of every type, items + skipped +
-// invalid + no baseline = the sum of PerPoint, wanted or not.
+// invalid + no baseline + unchanged = the sum of PerPoint, wanted or not.
 func TestEveryPointAccounted(t *testing.T) {
 	md := batch(func(ms pmetric.MetricSlice) {
 		gauge(ms, "g", "", t0, math.NaN())
@@ -323,6 +344,7 @@ func TestEveryPointAccounted(t *testing.T) {
 		sum(ms, "u", true, pmetric.AggregationTemporalityUnspecified, 0, t0, 5)
 		hist(ms, "h", delta, t0-sec, t0, 4, 8)
 		hist(ms, "hc", cumulative, started-sec, t0, 4, 8)
+		sum(ms, "idle", true, delta, t0-sec, t0, 0)
 	})
 	var perPoint int64
 	for _, m := range md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().All() {
@@ -332,11 +354,12 @@ func TestEveryPointAccounted(t *testing.T) {
 	}
 	tr := newTranslator()
 	r := tr.Metrics(md, NewStreams(1<<20, started), t0, Want{Items: true})
-	assert.Equal(t, perPoint, int64(len(r.Items))+r.Skipped+r.Invalid+r.NoBaseline)
+	assert.Equal(t, perPoint, int64(len(r.Items))+r.Skipped+r.Invalid+r.NoBaseline+r.Unchanged)
 	assert.Equal(t, int64(2), r.Invalid)
 	assert.Equal(t, int64(3), r.NoBaseline)
+	assert.Equal(t, int64(1), r.Unchanged)
 	skipped := tr.Metrics(md, nil, t0, Want{})
-	assert.Equal(t, perPoint-1, skipped.Skipped, "the unspecified temporality is invalid either way")
+	assert.Equal(t, perPoint-2, skipped.Skipped, "the unspecified temporality is invalid, the delta of 0 unchanged, either way")
 }
 
 func pointsOf(m pmetric.Metric) int {
