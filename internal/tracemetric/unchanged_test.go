@@ -44,13 +44,17 @@ func TestUnchangedByType(t *testing.T) {
 		// second is what the second of two equal collections becomes
 		second want
 	}{
-		{"gauge: sent again", func(ms pmetric.MetricSlice, ts uint64) { gauge(ms, "queue", "", ts, 5) },
-			want{items: []brief{{"gauge", "queue", 5, ""}}}},
+		{
+			"gauge: sent again", func(ms pmetric.MetricSlice, ts uint64) { gauge(ms, "queue", "", ts, 5) },
+			want{items: []brief{{"gauge", "queue", 5, ""}}},
+		},
 		{"non-monotonic cumulative sum (a level): sent again", func(ms pmetric.MetricSlice, ts uint64) {
 			sum(ms, "conns", false, cumulative, t0-sec, ts, 7)
 		}, want{items: []brief{{"gauge", "conns", 7, ""}}}},
-		{"monotonic delta of 0", func(ms pmetric.MetricSlice, ts uint64) { sum(ms, "hits", true, delta, ts-sec, ts, 0) },
-			want{unchanged: 1}},
+		{
+			"monotonic delta of 0", func(ms pmetric.MetricSlice, ts uint64) { sum(ms, "hits", true, delta, ts-sec, ts, 0) },
+			want{unchanged: 1},
+		},
 		{"non-monotonic delta of 0 (no net change)", func(ms pmetric.MetricSlice, ts uint64) {
 			sum(ms, "stock", false, delta, ts-sec, ts, 0)
 		}, want{unchanged: 1}},
