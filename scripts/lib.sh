@@ -203,6 +203,9 @@ EOF
 # write_collector_config FILE OTLP_GRPC_PORT OTLP_HTTP_PORT METRICS_PORT SINK_PORT [EXTRA_EXPORTER_YAML [PROCESSORS]]
 # SINK_PORT "" writes no `dsn` (routing gives the DSNs). EXTRA_EXPORTER_YAML is indented into the sentry exporter's block (4 spaces). PROCESSORS is
 # the pipelines' processor list (default "batch"; "" for none, "memory_limiter, batch"…).
+# With COLLECTOR_PROFILES=1 it adds a profiles pipeline (otlp -> sentry, no processor: the
+# batch processor takes no profiles), which needs the collector started with
+# $(profiles_gate) among its arguments.
 write_collector_config() {
 	local file=$1 grpc=$2 http=$3 metrics=$4 sink=$5 extra=${6:-} processors=${7-batch}
 	cat >"$file" <<EOF
@@ -243,7 +246,14 @@ $(telemetry_yaml "$metrics")
       receivers: [otlp]
       processors: [$processors]
       exporters: [sentry]
+$([[ "${COLLECTOR_PROFILES:-}" != 1 ]] || printf '    profiles:\n      receivers: [otlp]\n      exporters: [sentry]')
 EOF
+}
+
+# profiles_gate: the collector's argument that turns its profiles support on (the feature
+# gate service.profilesSupport) when COLLECTOR_PROFILES=1; nothing otherwise.
+profiles_gate() {
+	[[ "${COLLECTOR_PROFILES:-}" != 1 ]] || echo --feature-gates=service.profilesSupport
 }
 
 # rss_kb PID: VmRSS of PID in kB (0 if gone).

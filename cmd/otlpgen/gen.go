@@ -143,6 +143,8 @@ type generator struct {
 	// (the root) instead of the db span where it happened: the exporter then merges
 	// the two renderings into one error event (its dedupe key holds the span id).
 	exceptionLogOnSpan bool
+	// recent, when set, records each trace's root span for the profiles' sample links.
+	recent *recentSpans
 }
 
 func newGenerator(seed uint64, nServices, logsPerTrace int, exceptionRate float64) *generator {
@@ -259,6 +261,7 @@ func (g *generator) trace(s *service, spans ptrace.SpanSlice, logs plog.LogRecor
 	root.SetKind(ptrace.SpanKindServer)
 	root.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
 	root.SetEndTimestamp(pcommon.NewTimestampFromTime(now))
+	g.recent.add(s.name, tid, rootID)
 	ra := root.Attributes()
 	ra.PutStr("http.request.method", rt.method)
 	ra.PutStr("http.route", rt.route)

@@ -65,6 +65,7 @@ type options struct {
 	metricsInterval time.Duration
 	metricStreams   int
 	large           bool
+	profilesEvery   time.Duration
 }
 
 func main() {
@@ -96,6 +97,7 @@ func run(args []string) error {
 	fs.BoolVar(&o.quiet, "quiet", false, "print only the final totals")
 	fs.DurationVar(&o.metricsInterval, "metrics-interval", 0, "also export every service's metrics (cumulative, all six OTLP kinds) this often, and once at the end, as an SDK's periodic reader does; 0: no metrics")
 	fs.IntVar(&o.metricStreams, "metric-streams", 2, "attribute sets per instrument and service (with --signals metrics, per worker)")
+	fs.DurationVar(&o.profilesEvery, "profiles-interval", 0, "also export one CPU profile per service this often, and once at the end, as the OpenTelemetry eBPF profiler does (profiles.go); 0: no profiles")
 	fs.BoolVar(&o.large, "large", false, "items near Relay's limits, one service per request (large.go): 16 kB log bodies, 48 KiB stack traces, error events near 1 MB")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -109,8 +111,8 @@ func run(args []string) error {
 	if o.signals != "traces" && o.signals != "logs" && o.signals != "both" && o.signals != "metrics" {
 		return errors.New("--signals must be traces, logs, both or metrics")
 	}
-	if o.metricsInterval < 0 || o.metricStreams < 1 {
-		return errors.New("--metrics-interval must not be negative and --metric-streams must be positive")
+	if o.metricsInterval < 0 || o.metricStreams < 1 || o.profilesEvery < 0 {
+		return errors.New("--metrics-interval and --profiles-interval must not be negative and --metric-streams must be positive")
 	}
 	if o.signals == "logs" && o.logsPerTrace < 1 {
 		return errors.New("--signals logs needs --logs-per-trace of at least 1")
@@ -139,7 +141,10 @@ func run(args []string) error {
 			IdleConnTimeout: 30 * time.Second,
 		},
 	}
-	s := &sender{opts: o, client: client, tracesURL: base + "/v1/traces", logsURL: base + "/v1/logs", metricsURL: base + "/v1/metrics"}
+	s := &sender{
+		opts: o, client: client, tracesURL: base + "/v1/traces", logsURL: base + "/v1/logs", metricsURL: base + "/v1/metrics",
+		profilesURL: base + "/v1development/profiles",
+	}
 	if o.timelineFile != "" {
 		s.timeline = map[int64]*genBucket{}
 	}
@@ -160,6 +165,11 @@ func run(args []string) error {
 			s.runMetricsEvery(ctx, newMeter(seed, o.services, o.metricStreams, 0, start), o.metricsInterval)
 		})
 	}
+	var recent *recentSpans
+	if o.profilesEvery > 0 {
+		recent = newRecentSpans()
+		wg.Go(func() { s.runProfilesEvery(ctx, newProfiler(seed, o.services, recent, o.large), o.profilesEvery) })
+	}
 	for w := range o.workers {
 		if o.signals == "metrics" {
 			wg.Go(func() {
@@ -171,6 +181,7 @@ func run(args []string) error {
 			g := newGenerator(seed+uint64(w)*7919, o.services, o.logsPerTrace, o.exceptionRatio)
 			g.spansPerTrace = o.spansPerTrace
 			g.exceptionLogOnSpan = o.exceptionOnSpan
+			g.recent = recent
 			next := g.batch
 			if o.large {
 				next = newLargeGen(g).batch
@@ -266,7 +277,9 @@ type sender struct {
 	opts                           options
 	client                         *http.Client
 	tracesURL, logsURL, metricsURL string
+	profilesURL                    string
 	metricTotals
+	profileTotals
 
 	traces, spans, logs, exceptions           atomic.Int64
 	requests, bytes                           atomic.Int64
@@ -359,10 +372,21 @@ type Totals struct {
 	MetricPoints int64 `json:"metric_points"`
 	// TraceMetricItems are the trace metric items the delivered points become in Sentry
 	// (docs/mapping.md#metrics--trace-metrics): what the exporter stores or counts in category trace_metric.
-	TraceMetricItems     int64            `json:"trace_metric_items"`
-	RejectedMetricPoints int64            `json:"rejected_metric_points"`
-	FailedMetricPoints   int64            `json:"failed_metric_points"`
-	HTTPErrors           map[string]int64 `json:"http_errors"`
+	TraceMetricItems     int64 `json:"trace_metric_items"`
+	RejectedMetricPoints int64 `json:"rejected_metric_points"`
+	FailedMetricPoints   int64 `json:"failed_metric_points"`
+	// Profiles and ProfileSamples are the OTLP profiles and sample timestamps delivered;
+	// ProfileChunks, ProfileChunkSamples and ProfileDurationMs what the exporter makes of
+	// them (docs/mapping.md#profiles): profile_chunk items, the samples they carry, and
+	// their profile_duration in milliseconds.
+	Profiles            int64            `json:"profiles"`
+	ProfileSamples      int64            `json:"profile_samples"`
+	ProfileChunks       int64            `json:"profile_chunks"`
+	ProfileChunkSamples int64            `json:"profile_chunk_samples"`
+	ProfileDurationMs   int64            `json:"profile_duration_ms"`
+	RejectedProfiles    int64            `json:"rejected_profiles"`
+	FailedProfiles      int64            `json:"failed_profiles"`
+	HTTPErrors          map[string]int64 `json:"http_errors"`
 	// SlowestRequestMS is the longest any request waited for its answer, failed ones included.
 	SlowestRequestMS int64   `json:"slowest_request_ms"`
 	SpansPerSecond   float64 `json:"spans_per_second"`
@@ -380,6 +404,10 @@ type ServiceTotals struct {
 	MetricPoints int64 `json:"metric_points"`
 	// TraceMetricItems are the trace metric items its points become.
 	TraceMetricItems int64 `json:"trace_metric_items"`
+	// ProfileChunks and ProfileChunkSamples are the profile_chunk items its profiles
+	// become, and the samples they carry.
+	ProfileChunks       int64 `json:"profile_chunks"`
+	ProfileChunkSamples int64 `json:"profile_chunk_samples"`
 }
 
 func (t Totals) failedRequests() int64 {
@@ -528,6 +556,13 @@ func (s *sender) totals(d time.Duration) Totals {
 		TraceMetricItems:     s.traceMetricItems.Load(),
 		RejectedMetricPoints: s.rejectedMetricPoints.Load(),
 		FailedMetricPoints:   s.failedMetricPoints.Load(),
+		Profiles:             s.profiles.Load(),
+		ProfileSamples:       s.profileSamples.Load(),
+		ProfileChunks:        s.profileChunks.Load(),
+		ProfileChunkSamples:  s.profileChunkSamples.Load(),
+		ProfileDurationMs:    s.profileDurationMs.Load(),
+		RejectedProfiles:     s.rejectedProfiles.Load(),
+		FailedProfiles:       s.failedProfiles.Load(),
 		HTTPErrors:           fails,
 		SlowestRequestMS:     slowest.Milliseconds(),
 		ByService:            byService,
@@ -556,8 +591,8 @@ func (s *sender) progress(done <-chan struct{}, start time.Time) {
 }
 
 func printTotals(w io.Writer, t Totals) {
-	fmt.Fprintf(w, "otlpgen totals: %.1fs traces=%d spans=%d (%.0f/s) logs=%d exceptions=%d metric_points=%d requests=%d bytes=%d rejected_spans=%d rejected_logs=%d rejected_metric_points=%d slowest_request_ms=%d http_errors=",
-		t.Seconds, t.Traces, t.Spans, t.SpansPerSecond, t.Logs, t.Exceptions, t.MetricPoints, t.Requests, t.Bytes, t.RejectedSpans, t.RejectedLogs, t.RejectedMetricPoints, t.SlowestRequestMS)
+	fmt.Fprintf(w, "otlpgen totals: %.1fs traces=%d spans=%d (%.0f/s) logs=%d exceptions=%d metric_points=%d profiles=%d profile_chunks=%d requests=%d bytes=%d rejected_spans=%d rejected_logs=%d rejected_metric_points=%d slowest_request_ms=%d http_errors=",
+		t.Seconds, t.Traces, t.Spans, t.SpansPerSecond, t.Logs, t.Exceptions, t.MetricPoints, t.Profiles, t.ProfileChunks, t.Requests, t.Bytes, t.RejectedSpans, t.RejectedLogs, t.RejectedMetricPoints, t.SlowestRequestMS)
 	if len(t.HTTPErrors) == 0 {
 		fmt.Fprintln(w, "0")
 		return

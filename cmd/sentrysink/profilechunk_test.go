@@ -1,8 +1,10 @@
 package main
 
 import (
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -47,4 +49,18 @@ func TestCheckProfileChunks(t *testing.T) {
 			assert.Contains(t, err.Error(), c.cause, name)
 		}
 	}
+}
+
+// An accepted profile_chunk is counted with its samples, by project.
+func TestProfileChunksCounted(t *testing.T) {
+	h, st, _ := newTestHandler(handlerConfig{})
+	for range 2 {
+		r := post(t, h, "/api/7/envelope/", chunkEnvelope("node", goodChunk), nil)
+		assert.Equal(t, http.StatusOK, r.status, r.body)
+	}
+	tot := st.snapshot(time.Now())
+	assert.EqualValues(t, 2, tot.ProfileChunks)
+	assert.EqualValues(t, 4, tot.ProfileSamples)
+	assert.EqualValues(t, 4, tot.ByProject["7"].ProfileSamples)
+	assert.EqualValues(t, 2, tot.Items["profile_chunk"])
 }

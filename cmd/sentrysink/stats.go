@@ -36,6 +36,9 @@ type Totals struct {
 	TraceMetrics uint64 `json:"trace_metrics"`
 	// Errors counts accepted error events.
 	Errors uint64 `json:"errors"`
+	// ProfileChunks counts accepted profile_chunk items, and ProfileSamples their samples.
+	ProfileChunks  uint64 `json:"profile_chunks"`
+	ProfileSamples uint64 `json:"profile_samples"`
 	// ClientReports are the discarded_events of ingested client reports, summed
 	// by "reason/category".
 	ClientReports map[string]uint64 `json:"client_report_discarded"`
@@ -75,6 +78,9 @@ type ProjectTotals struct {
 	TraceMetrics  uint64            `json:"trace_metrics"`
 	Errors        uint64            `json:"errors"`
 	ClientReports map[string]uint64 `json:"client_report_discarded"`
+	// ProfileChunks counts accepted profile_chunk items, and ProfileSamples their samples.
+	ProfileChunks  uint64 `json:"profile_chunks"`
+	ProfileSamples uint64 `json:"profile_samples"`
 }
 
 // stats collects Totals from concurrent requests, and, with --timeline-file,
@@ -204,6 +210,9 @@ func (s *stats) accepted(project, encoding string, wire, size int, sum *envSumma
 			p.Errors++
 		case envelope.ItemTypeClientReport:
 			p.reported(it.discarded)
+		case envelope.ItemTypeProfileChunk:
+			p.ProfileChunks++
+			p.ProfileSamples += uint64(it.samples)
 		}
 	}
 	t.ByProject[project] = p
@@ -228,6 +237,8 @@ func (s *stats) snapshot(now time.Time) Totals {
 		t.Logs += p.Logs
 		t.TraceMetrics += p.TraceMetrics
 		t.Errors += p.Errors
+		t.ProfileChunks += p.ProfileChunks
+		t.ProfileSamples += p.ProfileSamples
 		for r, n := range p.ClientReports {
 			t.ClientReports[r] += n
 		}

@@ -26,6 +26,8 @@ type itemSummary struct {
 	transaction string
 	// discarded are a client report's discarded_events.
 	discarded []discard
+	// samples is the number of samples of a profile chunk.
+	samples int
 }
 
 type discard struct {
@@ -57,6 +59,14 @@ func summarize(env *envelope.Envelope) envSummary {
 			if last, ok := ev.Exception.thrown(); ok {
 				is.exception = truncate(strings.TrimPrefix(last, ": "), 80)
 			}
+		case envelope.ItemTypeProfileChunk:
+			var pc struct {
+				Profile struct {
+					Samples []json.RawMessage `json:"samples"`
+				} `json:"profile"`
+			}
+			_ = json.Unmarshal(it.Payload, &pc)
+			is.samples = len(pc.Profile.Samples)
 		case envelope.ItemTypeClientReport:
 			var cr struct {
 				Discarded []discard `json:"discarded_events"`

@@ -1,0 +1,350 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pprofile"
+	"go.opentelemetry.io/collector/pdata/pprofile/pprofileotlp"
+
+	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/profilechunk"
+)
+
+// The profiles otlpgen sends (--profiles-interval) are what a CPU profiler running beside
+// every service process exports, as the OpenTelemetry eBPF profiler does: each interval,
+// one OTLP profile per service with the process's resource (the one its traces carry, so
+// the exporter links its transactions to it), sample type samples/count, and samples that
+// carry their timestamps (20 Hz per busy thread), a thread.id and thread.name each, and
+// mixed stacks: the service's own frames (go, jvm or cpython frame types with function,
+// file and line), its runtime's native library and the kernel's, native ones unsymbolized
+// with an address in a mapping that carries a GNU build id. About half the samples link
+// to a request span otlpgen sent for that service shortly before (trace and span id).
+//
+// The totals count the OTLP profiles and sample timestamps sent, and what the exporter
+// makes of them (docs/mapping.md#profiles): otlpgen runs the exporter's own translator
+// (internal/profilechunk, default options) over each profile it delivers, so the
+// profile_chunk items, their samples and profile_duration milliseconds are known exactly.
+
+// profileHz is how often a busy thread is sampled (the eBPF profiler's default is 20 Hz).
+const profileHz = 20
+
+// profileThreads are a service's threads and the share of samples each is busy for.
+var profileThreads = []struct {
+	name string
+	busy float64
+}{{"main", 0.3}, {"http-worker-1", 0.5}, {"http-worker-2", 0.5}, {"gc", 0.15}}
+
+// recentSpans keeps the last root spans of each service, for the samples' links.
+type recentSpans struct {
+	mu    sync.Mutex
+	by    map[string][]spanRef
+	limit int
+}
+
+type spanRef struct {
+	trace pcommon.TraceID
+	span  pcommon.SpanID
+}
+
+func newRecentSpans() *recentSpans { return &recentSpans{by: map[string][]spanRef{}, limit: 64} }
+
+// add records a root span of service; nil r records nothing.
+func (r *recentSpans) add(service string, trace pcommon.TraceID, span pcommon.SpanID) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l := r.by[service]
+	if len(l) == r.limit {
+		l = l[1:]
+	}
+	r.by[service] = append(l, spanRef{trace, span})
+}
+
+// of returns a copy of service's recent root spans.
+func (r *recentSpans) of(service string) []spanRef {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]spanRef(nil), r.by[service]...)
+}
+
+// profiler builds the profiles of every service's process. It is not safe for concurrent use.
+type profiler struct {
+	rnd      *rand.Rand
+	services []service
+	recent   *recentSpans
+	// depth is the number of the service's own frames per stack, stacks the number of
+	// distinct stacks per service, hz the sampling rate: larger with --large.
+	depth, stacks, hz int
+	tr                *profilechunk.Translator
+}
+
+func newProfiler(seed uint64, nServices int, recent *recentSpans, large bool) *profiler {
+	p := &profiler{
+		rnd: rand.New(rand.NewPCG(seed, seed^0x7f4a7c15)), recent: recent,
+		depth: 6, stacks: 12, hz: profileHz,
+		tr: profilechunk.NewTranslator(profilechunk.Options{}),
+	}
+	if large { // MB profiles: deep, mostly distinct stacks sampled at 100 Hz
+		p.depth, p.stacks, p.hz = 48, 1500, 100
+	}
+	for i := range max(nServices, 1) {
+		p.services = append(p.services, serviceAt(i))
+	}
+	return p
+}
+
+// profileCounts is what one profiles export holds, and what the exporter makes of it.
+type profileCounts struct {
+	profiles, samples int
+	chunks            int64 // profile_chunk items (or profiles counted as one, unrendered)
+	chunkSamples      int64 // samples in the rendered chunks
+	durationMs        int64 // profile_duration of the rendered chunks
+	byService         map[string]serviceProfileCounts
+}
+
+type serviceProfileCounts struct{ chunks, chunkSamples int64 }
+
+// collect returns one export: a profile per service of the samples in [from, to).
+func (p *profiler) collect(from, to time.Time) (pprofile.Profiles, profileCounts) {
+	pd := pprofile.NewProfiles()
+	b := newProfileBuilder(pd.Dictionary())
+	pc := profileCounts{byService: map[string]serviceProfileCounts{}}
+	for i := range p.services {
+		s := &p.services[i]
+		rp := pd.ResourceProfiles().AppendEmpty()
+		setResource(rp.Resource(), s)
+		sp := rp.ScopeProfiles().AppendEmpty()
+		sp.Scope().SetName("go.opentelemetry.io/ebpf-profiler")
+		prof := sp.Profiles().AppendEmpty()
+		prof.SampleType().SetTypeStrindex(b.str("samples"))
+		prof.SampleType().SetUnitStrindex(b.str("count"))
+		prof.PeriodType().SetTypeStrindex(b.str("cpu"))
+		prof.PeriodType().SetUnitStrindex(b.str("nanoseconds"))
+		prof.SetPeriod(int64(time.Second) / int64(p.hz))
+		prof.SetTime(pcommon.NewTimestampFromTime(from))
+		prof.SetDurationNano(uint64(to.Sub(from)))
+		pc.profiles++
+		pc.samples += p.samples(b, s, prof, from, to)
+	}
+	res := p.tr.Profiles(pd, profilechunk.Want{Backend: true, UI: true})
+	for _, c := range res.Chunks {
+		name, _ := pd.ResourceProfiles().At(c.Resource).Resource().Attributes().Get("service.name")
+		sc := pc.byService[name.Str()]
+		sc.chunks++
+		sc.chunkSamples += int64(c.Samples)
+		pc.byService[name.Str()] = sc
+		pc.chunks++
+		pc.chunkSamples += int64(c.Samples)
+		pc.durationMs += c.DurationMs
+	}
+	for _, n := range []account.Counts{res.Invalid, res.NoTimestamps, res.Unsupported, res.Duplicate} {
+		pc.chunks += n[account.CatProfileChunk] // none expected: each is one profile_chunk the exporter counts dropped
+	}
+	return pd, pc
+}
+
+// samples appends the samples of service s's threads in [from, to) and returns how many
+// timestamps they carry.
+func (p *profiler) samples(b *profileBuilder, s *service, prof pprofile.Profile, from, to time.Time) int {
+	stacks := b.stacks(s, p.stacks, p.depth)
+	spans := p.recent.of(s.name)
+	n := 0
+	for t, th := range profileThreads {
+		tid := b.attr("thread.id", int64(1000+t))
+		tname := b.attr("thread.name", th.name)
+		step := time.Second / time.Duration(p.hz)
+		for at := from; at.Before(to); at = at.Add(step) {
+			if p.rnd.Float64() >= th.busy {
+				continue
+			}
+			smp := prof.Samples().AppendEmpty()
+			smp.SetStackIndex(stacks[p.rnd.IntN(len(stacks))])
+			smp.AttributeIndices().FromRaw([]int32{tid, tname})
+			smp.TimestampsUnixNano().Append(uint64(at.Add(time.Duration(p.rnd.IntN(int(step)))).UnixNano()))
+			smp.Values().Append(1)
+			if len(spans) > 0 && p.rnd.IntN(2) == 0 {
+				ref := spans[p.rnd.IntN(len(spans))]
+				smp.SetLinkIndex(b.link(ref))
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// profileBuilder fills one export's dictionary, each string once, every table starting
+// with its zero entry as OTLP producers write them.
+type profileBuilder struct {
+	d          pprofile.ProfilesDictionary
+	strs       map[string]int32
+	frameTypes map[string]int32 // the profile.frame.type attribute of each frame type
+}
+
+func newProfileBuilder(d pprofile.ProfilesDictionary) *profileBuilder {
+	b := &profileBuilder{d: d, strs: map[string]int32{}, frameTypes: map[string]int32{}}
+	b.str("")
+	d.StackTable().AppendEmpty()
+	d.LocationTable().AppendEmpty()
+	d.FunctionTable().AppendEmpty()
+	d.MappingTable().AppendEmpty()
+	d.LinkTable().AppendEmpty()
+	d.AttributeTable().AppendEmpty()
+	return b
+}
+
+func (b *profileBuilder) str(s string) int32 {
+	if i, ok := b.strs[s]; ok {
+		return i
+	}
+	i := int32(b.d.StringTable().Len())
+	b.d.StringTable().Append(s)
+	b.strs[s] = i
+	return i
+}
+
+func (b *profileBuilder) attr(key string, v any) int32 {
+	a := b.d.AttributeTable().AppendEmpty()
+	a.SetKeyStrindex(b.str(key))
+	_ = a.Value().FromRaw(v)
+	return int32(b.d.AttributeTable().Len() - 1)
+}
+
+func (b *profileBuilder) link(ref spanRef) int32 {
+	l := b.d.LinkTable().AppendEmpty()
+	l.SetTraceID(ref.trace)
+	l.SetSpanID(ref.span)
+	return int32(b.d.LinkTable().Len() - 1)
+}
+
+// runtimeOf is what runs each language's code: the frame type of its own frames, the
+// native library beside them, and their source file.
+var runtimeOf = map[string]struct{ frameType, lib, file string }{
+	"go":     {"go", "/usr/lib/x86_64-linux-gnu/libc.so.6", "/app/server/handlers.go"},
+	"java":   {"jvm", "/usr/lib/jvm/java-21-openjdk/lib/server/libjvm.so", "com/example/inventory/StockController.java"},
+	"python": {"cpython", "/usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0", "/app/payments/views.py"},
+}
+
+// stacks adds n stacks for service s, each depth of its own frames over a native and a
+// kernel frame, leaf first, and returns their indexes.
+func (b *profileBuilder) stacks(s *service, n, depth int) []int32 {
+	rt := runtimeOf[s.lang]
+	lib := b.mapping(rt.lib, "3f2a9c41d07e5b8866a1f0c2d4e6b8a0c1e3f5a7")
+	kernel := b.mapping("[kernel.kallsyms]", "")
+	out := make([]int32, n)
+	for i := range out {
+		locs := []int32{
+			b.location(0xffffffff81000000+uint64(i%7)*0x40, kernel, "kernel", "", "", 0),
+			b.location(0x7f3a1c000000+uint64(i%11)*0x120, lib, "native", "", "", 0),
+		}
+		for d := range depth {
+			fn := fmt.Sprintf("%s.%s%d", s.name, []string{"handle", "query", "render", "encode"}[d%4], (i*depth+d)%(n*depth/4+1))
+			locs = append(locs, b.location(0, 0, rt.frameType, fn, rt.file, int64(20+d*7)))
+		}
+		st := b.d.StackTable().AppendEmpty()
+		st.LocationIndices().FromRaw(locs)
+		out[i] = int32(b.d.StackTable().Len() - 1)
+	}
+	return out
+}
+
+func (b *profileBuilder) mapping(file, buildID string) int32 {
+	m := b.d.MappingTable().AppendEmpty()
+	m.SetFilenameStrindex(b.str(file))
+	m.SetMemoryStart(0x7f3a1c000000)
+	m.SetMemoryLimit(0x7f3a1c400000)
+	if buildID != "" {
+		m.AttributeIndices().Append(b.attr("process.executable.build_id.gnu", buildID))
+	}
+	return int32(b.d.MappingTable().Len() - 1)
+}
+
+// location adds a frame: native ones (fn "") an address in mapping, interpreted ones a
+// function, file and line.
+func (b *profileBuilder) location(addr uint64, mapping int32, frameType, fn, file string, line int64) int32 {
+	l := b.d.LocationTable().AppendEmpty()
+	l.SetAddress(addr)
+	l.SetMappingIndex(mapping)
+	ft, ok := b.frameTypes[frameType]
+	if !ok {
+		ft = b.attr("profile.frame.type", frameType)
+		b.frameTypes[frameType] = ft
+	}
+	l.AttributeIndices().Append(ft)
+	if fn != "" {
+		f := b.d.FunctionTable().AppendEmpty()
+		f.SetNameStrindex(b.str(fn))
+		f.SetFilenameStrindex(b.str(file))
+		ln := l.Lines().AppendEmpty()
+		ln.SetFunctionIndex(int32(b.d.FunctionTable().Len() - 1))
+		ln.SetLine(line)
+	}
+	return int32(b.d.LocationTable().Len() - 1)
+}
+
+// profileTotals are the sender's profile counters.
+type profileTotals struct {
+	profiles, profileSamples, failedProfiles, rejectedProfiles atomic.Int64
+	profileChunks, profileChunkSamples, profileDurationMs      atomic.Int64
+}
+
+// sendProfiles POSTs one profiles export and counts it.
+func (s *sender) sendProfiles(ctx context.Context, pd pprofile.Profiles, pc profileCounts) {
+	b, err := pprofileotlp.NewExportRequestFromProfiles(pd).MarshalProto()
+	if err != nil {
+		s.fail("profiles marshal error")
+		return
+	}
+	rb, ok := s.post(ctx, "profiles", s.profilesURL, b)
+	if !ok {
+		s.failedProfiles.Add(int64(pc.profiles))
+		return
+	}
+	s.profiles.Add(int64(pc.profiles))
+	s.profileSamples.Add(int64(pc.samples))
+	s.profileChunks.Add(pc.chunks)
+	s.profileChunkSamples.Add(pc.chunkSamples)
+	s.profileDurationMs.Add(pc.durationMs)
+	resp := pprofileotlp.NewExportResponse()
+	if resp.UnmarshalProto(rb) == nil {
+		s.rejectedProfiles.Add(resp.PartialSuccess().RejectedProfiles())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byService == nil {
+		s.byService = map[string]ServiceTotals{}
+	}
+	for name, c := range pc.byService {
+		t := s.byService[name]
+		t.ProfileChunks += c.chunks
+		t.ProfileChunkSamples += c.chunkSamples
+		s.byService[name] = t
+	}
+}
+
+// runProfilesEvery exports one profile per service each interval until ctx ends, then
+// the last part-interval once more, as a profiler's shutdown does.
+func (s *sender) runProfilesEvery(ctx context.Context, p *profiler, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	from := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			pd, pc := p.collect(from, time.Now())
+			s.sendProfiles(context.WithoutCancel(ctx), pd, pc)
+			return
+		case now := <-t.C:
+			pd, pc := p.collect(from, now)
+			s.sendProfiles(ctx, pd, pc)
+			from = now
+		}
+	}
+}

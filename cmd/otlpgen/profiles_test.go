@@ -1,0 +1,124 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pprofile/pprofileotlp"
+
+	"github.com/otel-sentry/sentryexporter/internal/profilechunk"
+)
+
+// One export holds a profile per service with the services' trace resource, timestamped
+// samples inside the window on named threads, links only to root spans the generator
+// made, and counts that match what the exporter's translator renders; every chunk passes
+// Relay's checks.
+func TestProfilesExport(t *testing.T) {
+	recent := newRecentSpans()
+	g := newGenerator(5, 3, 2, 0.05)
+	g.recent = recent
+	td, _, _ := g.batch(200, time.Now())
+	roots := map[[24]byte]bool{}
+	for _, rs := range td.ResourceSpans().All() {
+		for _, sp := range rs.ScopeSpans().At(0).Spans().All() {
+			if sp.ParentSpanID().IsEmpty() {
+				tid, sid := sp.TraceID(), sp.SpanID()
+				var k [24]byte
+				copy(k[:16], tid[:])
+				copy(k[16:], sid[:])
+				roots[k] = true
+			}
+		}
+	}
+	p := newProfiler(9, 3, recent, false)
+	to := time.Now()
+	from := to.Add(-10 * time.Second)
+	pd, pc := p.collect(from, to)
+
+	// the wire round trip the collector's receiver makes
+	b, err := pprofileotlp.NewExportRequestFromProfiles(pd).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := pprofileotlp.NewExportRequest()
+	if err := req.UnmarshalProto(b); err != nil {
+		t.Fatal(err)
+	}
+	got := req.Profiles()
+	if got.ResourceProfiles().Len() != 3 || pc.profiles != 3 {
+		t.Fatalf("%d resources, %d profiles counted: want one per service", got.ResourceProfiles().Len(), pc.profiles)
+	}
+	d := got.Dictionary()
+	samples, linked := 0, 0
+	for i, rp := range got.ResourceProfiles().All() {
+		name, _ := rp.Resource().Attributes().Get("service.name")
+		if want := serviceAt(i).name; name.Str() != want {
+			t.Fatalf("resource %d is %q, want %q", i, name.Str(), want)
+		}
+		for _, s := range rp.ScopeProfiles().At(0).Profiles().At(0).Samples().All() {
+			samples++
+			ts := s.TimestampsUnixNano()
+			if ts.Len() != 1 || ts.At(0) < uint64(from.UnixNano()) || ts.At(0) >= uint64(to.UnixNano()) {
+				t.Fatalf("sample timestamps %v outside the window", ts.AsRaw())
+			}
+			if s.AttributeIndices().Len() != 2 {
+				t.Fatalf("sample with %d attributes, want thread.id and thread.name", s.AttributeIndices().Len())
+			}
+			if s.LinkIndex() == 0 {
+				continue
+			}
+			l := d.LinkTable().At(int(s.LinkIndex()))
+			var k [24]byte
+			tid, sid := l.TraceID(), l.SpanID()
+			copy(k[:16], tid[:])
+			copy(k[16:], sid[:])
+			if !roots[k] {
+				t.Fatalf("a sample links to %s/%s, no root span otlpgen made", tid, sid)
+			}
+			linked++
+		}
+	}
+	if samples != pc.samples || samples < 3*10*profileHz/2 || linked == 0 || linked == samples {
+		t.Fatalf("%d samples (counted %d), %d linked: want about 10 s of 4 threads at 20 Hz, some linked", samples, pc.samples, linked)
+	}
+
+	res := profilechunk.NewTranslator(profilechunk.Options{}).Profiles(got, profilechunk.Want{Backend: true, UI: true})
+	var chunkSamples, ms int64
+	for _, c := range res.Chunks {
+		if err := profilechunk.CheckRelay(c.Payload, c.Platform); err != nil {
+			t.Fatalf("chunk of %s: %v", c.Platform, err)
+		}
+		chunkSamples += int64(c.Samples)
+		ms += c.DurationMs
+	}
+	if int64(len(res.Chunks)) != pc.chunks || chunkSamples != pc.chunkSamples || ms != pc.durationMs || pc.chunks != 3 {
+		t.Fatalf("translated %d chunks, %d samples, %d ms; counted %+v", len(res.Chunks), chunkSamples, ms, pc)
+	}
+	if pc.chunkSamples+res.Samples.Lonely != int64(samples) {
+		t.Fatalf("%d samples in chunks and %d lonely of %d", pc.chunkSamples, res.Samples.Lonely, samples)
+	}
+}
+
+// With --large, a service's 10-second profile is megabytes on the wire, and its chunks still
+// pass Relay's checks.
+func TestLargeProfiles(t *testing.T) {
+	p := newProfiler(2, 1, newRecentSpans(), true)
+	to := time.Now()
+	pd, pc := p.collect(to.Add(-10*time.Second), to)
+	b, err := pprofileotlp.NewExportRequestFromProfiles(pd).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := profilechunk.NewTranslator(profilechunk.Options{}).Profiles(pd, profilechunk.Want{Backend: true, UI: true})
+	size := 0
+	for _, c := range res.Chunks {
+		if err := profilechunk.CheckRelay(c.Payload, c.Platform); err != nil {
+			t.Fatal(err)
+		}
+		size += len(c.Payload)
+	}
+	if len(b) < 1<<20 || size < 1<<20 || pc.chunks < 1 {
+		t.Fatalf("OTLP %d bytes, chunks %d bytes in %d: want MB profiles", len(b), size, pc.chunks)
+	}
+	t.Logf("OTLP %d B, %d chunks of %d B, %d samples", len(b), pc.chunks, size, pc.samples)
+}
