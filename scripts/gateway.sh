@@ -9,19 +9,24 @@
 #   inventory-2 -> project 14, whose Sentry hangs (the sink reads every envelope and never
 #                answers): a hung self-hosted Sentry, a stuck proxy
 #   checkout-2 -> no project: counted as unroutable
-# Every service also exports its metrics each second (all six OTLP kinds, cumulative).
+# Every service also exports its metrics each second (all six OTLP kinds, cumulative), and
+# a CPU profile every 2 s (as the OpenTelemetry eBPF profiler does) through the collector's
+# profiles pipeline.
 # Then it checks, from otlpgen's totals by service, the sinks' totals by project and the
 # exporter's own counters, that:
-#   - each project received exactly its own service's spans, logs, errors and trace metrics;
+#   - each project received exactly its own service's spans, logs, errors, trace metrics
+#     and profile chunks (with their samples);
 #   - the error quota on project 13 dropped (and counted) its errors and nothing else,
 #     and touched neither of the other projects;
 #   - the client reports to project 13 carry exactly its local drops;
-#   - the unroutable service's spans, logs, errors and trace metrics were all counted, none sent;
+#   - the unroutable service's spans, logs, errors, trace metrics and profile chunks were all
+#     counted, none sent;
 #   - no sink saw an invalid envelope;
 #   - while project 14 hangs, the exporter's queue stays small (sampled every second) and
 #     the healthy projects have all their spans and logs within 5 s of the traffic's end;
 #   - the collector stops within 10 s of SIGTERM, and every span, log and error of
-#     project 14 is counted (its final client report, which it cannot send, is logged).
+#     project 14 is counted (its final client report, which it cannot send, is logged), its
+#     profile chunks too.
 # Exits non-zero on the first difference. Everything listens on 127.0.0.1 only.
 #
 # Environment: GATEWAY_DURATION (20s), GATEWAY_RATE (spans/s, 300), KEEP_WORKDIR=1.
@@ -30,6 +35,7 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+export COLLECTOR_PROFILES=1 # the profiles pipeline (scripts/lib.sh)
 DURATION=${GATEWAY_DURATION:-20s}
 RATE=${GATEWAY_RATE:-300}
 SERVICES=(checkout inventory payments inventory-2)
@@ -76,7 +82,8 @@ $routes
 client_reports:
   enabled: true
   interval: 2s"
-start collector "$WORKDIR/collector.log" "$OTELCOL" --config "$WORKDIR/collector.yaml"
+# shellcheck disable=SC2046 # profiles_gate is one word
+start collector "$WORKDIR/collector.log" "$OTELCOL" --config "$WORKDIR/collector.yaml" $(profiles_gate)
 wait_port "$HTTP_PORT" "$PID_collector" "the collector (see $WORKDIR/collector.log)" 60
 wait_port "$METRICS_PORT" "$PID_collector" "the collector's metrics endpoint" 30
 
@@ -85,7 +92,7 @@ wait_port "$METRICS_PORT" "$PID_collector" "the collector's metrics endpoint" 30
 log "sending $DURATION of traffic ($RATE spans/s) from ${SERVICES[*]} and $UNROUTED"
 start gen "$WORKDIR/gen.log" "$GEN" --endpoint "127.0.0.1:$HTTP_PORT" --duration "$DURATION" --rate "$RATE" \
 	--services 5 --logs-per-trace 2 --exception-ratio 0.1 --workers 2 --batch 100 --quiet \
-	--metrics-interval 1s --summary-file "$WORKDIR/gen.json"
+	--metrics-interval 1s --profiles-interval 2s --summary-file "$WORKDIR/gen.json"
 max_queue=0
 while kill -0 "$PID_gen" 2>/dev/null; do
 	scrape "$METRICS_PORT" "$WORKDIR/during.prom"
@@ -105,6 +112,7 @@ healthy_done() {
 		[[ "$("$SINK" --query "$WORKDIR/sink-$p.json" by_project."$p".spans 2>/dev/null)" == "$("$SINK" --query "$WORKDIR/gen.json" by_service."$svc".spans)" ]] || return 1
 		[[ "$("$SINK" --query "$WORKDIR/sink-$p.json" by_project."$p".logs 2>/dev/null)" == "$("$SINK" --query "$WORKDIR/gen.json" by_service."$svc".logs)" ]] || return 1
 		[[ "$("$SINK" --query "$WORKDIR/sink-$p.json" by_project."$p".trace_metrics 2>/dev/null)" == "$("$SINK" --query "$WORKDIR/gen.json" by_service."$svc".trace_metric_items)" ]] || return 1
+		[[ "$("$SINK" --query "$WORKDIR/sink-$p.json" by_project."$p".profile_chunks 2>/dev/null)" == "$("$SINK" --query "$WORKDIR/gen.json" by_service."$svc".profile_chunks)" ]] || return 1
 	done
 }
 caught_up_ms=-1
@@ -157,6 +165,8 @@ for svc in "${HEALTHY[@]}"; do
 	check "project $p: spans sent by $svc" "$(sink "$svc" by_project."$p".spans)" "$(gen "$svc" spans)"
 	check "project $p: logs sent by $svc" "$(sink "$svc" by_project."$p".logs)" "$(gen "$svc" logs)"
 	check "project $p: trace metrics of $svc's points" "$(sink "$svc" by_project."$p".trace_metrics)" "$(gen "$svc" trace_metric_items)"
+	check "project $p: profile chunks of $svc's profiles" "$(sink "$svc" by_project."$p".profile_chunks)" "$(gen "$svc" profile_chunks)"
+	check "project $p: profile samples" "$(sink "$svc" by_project."$p".profile_samples)" "$(gen "$svc" profile_chunk_samples)"
 	if [[ "$svc" != "$LIMITED" ]]; then
 		check "project $p: errors = exceptions sent by $svc" "$(sink "$svc" by_project."$p".errors)" "$(gen "$svc" exceptions)"
 		check "project $p: nothing dropped" "$(dropped "$p")" 0
@@ -182,7 +192,7 @@ log "max exporter queue during the outage: $max_queue items; healthy projects co
 check "exporter queue at most $MAX_QUEUE items during the outage (max sampled)" "$((max_queue <= MAX_QUEUE ? 1 : 0))" 1
 check "healthy projects complete within ${CATCH_UP_S}s of the traffic's end" "$((caught_up_ms >= 0 ? 1 : 0))" 1
 check "project $p: requests held open by its Sentry" "$((held > 0 ? 1 : 0))" 1
-check "project $p: spans/logs/trace metrics stored" "$(sink "$HUNG" by_project."$p".spans)/$(sink "$HUNG" by_project."$p".logs)/$(sink "$HUNG" by_project."$p".trace_metrics)" 0/0/0
+check "project $p: spans/logs/trace metrics/profile chunks stored" "$(sink "$HUNG" by_project."$p".spans)/$(sink "$HUNG" by_project."$p".logs)/$(sink "$HUNG" by_project."$p".trace_metrics)/$(sink "$HUNG" by_project."$p".profile_chunks)" 0/0/0/0
 check "project $p: invalid envelopes" "$(sink "$HUNG" invalid_envelopes)" 0
 check "collector stopped within ${STOP_S}s of SIGTERM" "$((stop_ms <= STOP_S * 1000 ? 1 : 0))" 1
 # Its final client report cannot be sent, so it is logged with every count of the project:
@@ -195,6 +205,7 @@ check "project $p: spans counted (final report)" "$(final_sum span)" "$(gen "$HU
 check "project $p: logs counted (final report)" "$(final_sum log_item)" "$(gen "$HUNG" logs)"
 check "project $p: errors counted (final report)" "$(final_sum error)" "$(gen "$HUNG" exceptions)"
 check "project $p: trace metrics counted (final report)" "$(final_sum trace_metric)" "$(gen "$HUNG" trace_metric_items)"
+check "project $p: profile chunks counted (final report)" "$(final_sum profile_chunk)" "$(gen "$HUNG" profile_chunks)"
 
 echo "=== $UNROUTED has no route and there is no dsn: counted, never sent"
 u='project="unroutable"'
@@ -202,6 +213,7 @@ check "$UNROUTED: spans counted unroutable" "$(metric_sum "$M" otelcol_exporter_
 check "$UNROUTED: logs counted unroutable" "$(metric_sum "$M" otelcol_exporter_sentry_dropped_items "$u" 'category="log_item"' 'reason="unroutable"')" "$(gen "$UNROUTED" logs)"
 check "$UNROUTED: errors counted unroutable" "$(metric_sum "$M" otelcol_exporter_sentry_dropped_items "$u" 'category="error"' 'reason="unroutable"')" "$(gen "$UNROUTED" exceptions)"
 check "$UNROUTED: trace metrics counted unroutable" "$(metric_sum "$M" otelcol_exporter_sentry_dropped_items "$u" 'category="trace_metric"' 'reason="unroutable"')" "$(gen "$UNROUTED" trace_metric_items)"
+check "$UNROUTED: profile chunks counted unroutable" "$(metric_sum "$M" otelcol_exporter_sentry_dropped_items "$u" 'category="profile_chunk"' 'reason="unroutable"')" "$(gen "$UNROUTED" profile_chunks)"
 echo
 
 if ((failures > 0)); then

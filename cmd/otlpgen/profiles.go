@@ -20,7 +20,8 @@ import (
 // every service process exports, as the OpenTelemetry eBPF profiler does: each interval,
 // one OTLP profile per service with the process's resource (the one its traces carry, so
 // the exporter links its transactions to it), sample type samples/count, and samples that
-// carry their timestamps (20 Hz per busy thread), a thread.id and thread.name each, and
+// carry their timestamps (20 Hz per busy thread, busy at least at the window's first two
+// ticks), a thread.id and thread.name each, and
 // mixed stacks: the service's own frames (go, jvm or cpython frame types with function,
 // file and line), its runtime's native library and the kernel's, native ones unsymbolized
 // with an address in a mapping that carries a GNU build id. About half the samples link
@@ -161,8 +162,12 @@ func (p *profiler) samples(b *profileBuilder, s *service, prof pprofile.Profile,
 		tid := b.attr("thread.id", int64(1000+t))
 		tname := b.attr("thread.name", th.name)
 		step := time.Second / time.Duration(p.hz)
+		k := 0
 		for at := from; at.Before(to); at = at.Add(step) {
-			if p.rnd.Float64() >= th.busy {
+			k++
+			// busy at random, and at the first two ticks: a thread Sentry shows needs two
+			// samples in a chunk (Relay removes the others)
+			if k > 2 && p.rnd.Float64() >= th.busy {
 				continue
 			}
 			smp := prof.Samples().AppendEmpty()
@@ -338,8 +343,10 @@ func (s *sender) runProfilesEvery(ctx context.Context, p *profiler, interval tim
 	for {
 		select {
 		case <-ctx.Done():
-			pd, pc := p.collect(from, time.Now())
-			s.sendProfiles(context.WithoutCancel(ctx), pd, pc)
+			if now := time.Now(); now.Sub(from) >= 2*time.Second/time.Duration(p.hz) { // two ticks at least
+				pd, pc := p.collect(from, now)
+				s.sendProfiles(context.WithoutCancel(ctx), pd, pc)
+			}
 			return
 		case now := <-t.C:
 			pd, pc := p.collect(from, now)
