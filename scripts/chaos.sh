@@ -4,7 +4,8 @@
 # for the sink's answers and otlpgen's traces): CHAOS_SERVICES (10) services, each routed to
 # its own project, 2 logs per trace, 10 % exceptions (each recorded on its span and logged
 # with that span's id: otlpgen --exception-log-on-span, so the exporter's dedupe merges the
-# two), every service's metrics each second (all six OTLP kinds, cumulative), CHAOS_RATE (1,000) spans/s for
+# two), every service's metrics each second (all six OTLP kinds, cumulative) and a CPU
+# profile every 2 s through the profiles pipeline, CHAOS_RATE (1,000) spans/s for
 # CHAOS_DURATION (10 s), the batch processor, the exporter at its defaults. The sink
 # answers each request at random (sentrysink --chaos): 10 % connection reset, 10 % 503,
 # 20 % 429 with one of the test's X-Sentry-Rate-Limits values (per category, all
@@ -13,7 +14,8 @@
 # CHAOS_SETTLE (10 s) at most to drain (past the 5 s dedupe window), then SIGTERM: what is
 # still waiting for a retry is counted at shutdown, so that path is played too.
 #
-# In each run, for every project and category (span, log_item, error, trace_metric), exactly:
+# In each run, for every project and category (span, log_item, error, trace_metric,
+# profile_chunk), exactly:
 #     delivered by otlpgen = stored by the sink + otelcol_exporter_sentry_dropped_items
 # with the dropped items summed over reasons from the collector's final metric export at
 # shutdown. Errors follow the README's dedupe rule: an exception recorded on a span and
@@ -43,6 +45,7 @@ RATE=${CHAOS_RATE:-1000}
 SEED=${CHAOS_SEED:-1}
 SETTLE_S=${CHAOS_SETTLE:-10}
 
+export COLLECTOR_PROFILES=1 # the profiles pipeline (scripts/lib.sh)
 need_binaries
 make_workdir chaos
 install_trap
@@ -71,7 +74,7 @@ run_one() {
 	start_fault_sink "$dir" --delay "$FAULTS_SINK_DELAY" --chaos --seed "$seed"
 	start_fault_collector "$dir" "" "$(routes_yaml "$SERVICES" "$SINK_PORT")${CHAOS_EXPORTER_YAML:+$'\n'$CHAOS_EXPORTER_YAML}"
 	run_gen "$dir" --duration "${DURATION_S}s" --rate "$RATE" --services "$SERVICES" --logs-per-trace 2 \
-		--exception-ratio 0.1 --exception-log-on-span --workers 2 --batch 100 --seed "$seed" --metrics-interval 1s
+		--exception-ratio 0.1 --exception-log-on-span --workers 2 --batch 100 --seed "$seed" --metrics-interval 1s --profiles-interval 2s
 	wait_drained "$METRICS_PORT" "$dir/sink.json" "$SETTLE_S"
 	stop_collector "$dir"
 	stop_pid "$PID_sink" 10
@@ -91,6 +94,7 @@ run_one() {
 	R[$n.spans]="$(sum span 3)/$(sum span 4)/$(sum span 5)"
 	R[$n.logs]="$(sum log_item 3)/$(sum log_item 4)/$(sum log_item 5)"
 	R[$n.metrics]="$(sum trace_metric 3)/$(sum trace_metric 4)/$(sum trace_metric 5)"
+	R[$n.profiles]="$(sum profile_chunk 3)/$(sum profile_chunk 4)/$(sum profile_chunk 5)"
 	R[$n.dedup]=$(metric_sum "$M" otelcol_exporter_sentry_dropped_items 'category="error"' 'reason="deduplicated"')
 	R[$n.errors]="$(sum error 3)/$(sum error 4)/${R[$n.dedup]}/$(($(sum error 5) - R[$n.dedup]))"
 	R[$n.answers]=$("$SINK" --query "$dir/sink.json" requests_by_status.200 requests_by_status.429 requests_by_status.503 requests_by_status.reset | tr ' ' /)
@@ -103,7 +107,7 @@ run_one() {
 	R[$n.invalid]=$("$SINK" --query "$dir/sink.json" invalid_envelopes)
 	R[$n.from]=$FINAL_FROM
 	R[$n.stop]=$STOP_MS
-	log "[run $n, seed $seed] unaccounted ${R[$n.unacc]}; spans ${R[$n.spans]}, logs ${R[$n.logs]}, trace metrics ${R[$n.metrics]}, errors ${R[$n.errors]} (in/stored/...); answers 200/429/503/reset ${R[$n.answers]}; stop ${STOP_MS} ms"
+	log "[run $n, seed $seed] unaccounted ${R[$n.unacc]}; spans ${R[$n.spans]}, logs ${R[$n.logs]}, trace metrics ${R[$n.metrics]}, profile chunks ${R[$n.profiles]}, errors ${R[$n.errors]} (in/stored/...); answers 200/429/503/reset ${R[$n.answers]}; stop ${STOP_MS} ms"
 	if [[ ${R[$n.unacc]} != 0 ]]; then
 		awk '$6 != 0 { printf "  project %s %s: in %s, stored %s, dropped %s, unaccounted %s\n", $1, $2, $3, $4, $5, $6 }' "$dir/account" >&2
 	fi
@@ -117,9 +121,9 @@ done
 echo
 echo "chaos: $RUNS runs, $SERVICES projects, ${DURATION_S}s at $RATE spans/s; in/stored/dropped per category over all projects"
 echo "(errors: in/stored/deduplicated/other dropped; answers: 200/429/503/reset)"
-printf '%4s %5s %22s %22s %22s %24s %20s %6s %8s\n' run seed "spans" "logs" "trace metrics" "errors" "answers" "stop" unacc
+printf '%4s %5s %22s %22s %22s %16s %24s %20s %6s %8s\n' run seed "spans" "logs" "trace metrics" "profile chunks" "errors" "answers" "stop" unacc
 for ((n = 1; n <= RUNS; n++)); do
-	printf '%4s %5s %22s %22s %22s %24s %20s %6s %8s\n' "$n" "${R[$n.seed]}" "${R[$n.spans]}" "${R[$n.logs]}" "${R[$n.metrics]}" "${R[$n.errors]}" "${R[$n.answers]}" "${R[$n.stop]}" "${R[$n.unacc]}"
+	printf '%4s %5s %22s %22s %22s %16s %24s %20s %6s %8s\n' "$n" "${R[$n.seed]}" "${R[$n.spans]}" "${R[$n.logs]}" "${R[$n.metrics]}" "${R[$n.profiles]}" "${R[$n.errors]}" "${R[$n.answers]}" "${R[$n.stop]}" "${R[$n.unacc]}"
 done
 echo "dropped items by reason, all projects and categories (log_byte left out):"
 for ((n = 1; n <= RUNS; n++)); do

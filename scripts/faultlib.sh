@@ -76,7 +76,8 @@ start_fault_collector() {
 			print "        - periodic:\n            interval: 3600000\n            exporter:\n              console: {}"
 			done_console = 1
 		}' "$dir/collector.yaml" >"$dir/collector.yaml.tmp" && mv "$dir/collector.yaml.tmp" "$dir/collector.yaml"
-	start_split collector "$dir/collector" "$OTELCOL" --config "$dir/collector.yaml"
+	# shellcheck disable=SC2046 # profiles_gate is one word or none
+	start_split collector "$dir/collector" "$OTELCOL" --config "$dir/collector.yaml" $(profiles_gate)
 	wait_port "$HTTP_PORT" "$PID_collector" "the collector (see $dir/collector.log)" 60
 	wait_port "$METRICS_PORT" "$PID_collector" "the collector's metrics endpoint" 30
 }
@@ -193,23 +194,25 @@ tl_sum() {
 	awk -v c="$c" '!/^#/ { s += $c } END { print s + 0 }' "$1"
 }
 
-# items_by_category PROM GEN_JSON SINK_JSON [PROJECT SERVICE]: for span, log_item, error and
-# trace_metric: "category in stored dropped sent_items" lines, where in is what otlpgen delivered (its
+# items_by_category PROM GEN_JSON SINK_JSON [PROJECT SERVICE]: for span, log_item, error,
+# trace_metric and profile_chunk: "category in stored dropped sent_items" lines, where in is what otlpgen delivered (its
 # exceptions are the error items: one per exception span event and one per exception log,
 # the dedupe window then sends one and counts the other `deduplicated`; its metric points
-# are the trace metric items they become, docs/mapping.md#metrics--trace-metrics), stored what the
+# are the trace metric items they become, docs/mapping.md#metrics--trace-metrics; its profiles
+# the profile chunks they become, docs/mapping.md#profiles), stored what the
 # sink took, dropped the sum over reasons of otelcol_exporter_sentry_dropped_items and
 # sent_items the exporter's count of what Sentry accepted. With PROJECT and SERVICE, only
 # that project's and that service's.
 items_by_category() {
 	local prom=$1 gen=$2 sink=$3 project=${4:-} service=${5:-} c in stored dropped sent filter=() gk sk
 	[[ -z "$project" ]] || filter=("project=\"$project\"")
-	for c in span log_item error trace_metric; do
+	for c in span log_item error trace_metric profile_chunk; do
 		case $c in
 		span) gk=spans sk=spans ;;
 		log_item) gk=logs sk=logs ;;
 		error) gk=exceptions sk=errors ;;
 		trace_metric) gk=trace_metric_items sk=trace_metrics ;;
+		profile_chunk) gk=profile_chunks sk=profile_chunks ;;
 		esac
 		if [[ -n "$project" ]]; then
 			in=$("$SINK" --query "$gen" "by_service.$service.$gk")

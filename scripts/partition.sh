@@ -18,8 +18,10 @@
 #     PARTITION_MAX_SLOPE MiB/min (32; see docs/faults.md for why this threshold). VmRSS
 #     swings with each GC cycle (by 40-80 MiB with 1 MB items), which tilts its one-minute
 #     slope either way on flat runs; its slope is printed beside;
-#   - every span, log, error event and trace metric otlpgen delivered is stored or counted
-#     (the ordinary cases also export every service's metrics every 10 s, all six OTLP kinds): per category,
+#   - every span, log, error event, trace metric and profile chunk otlpgen delivered is stored
+#     or counted (the ordinary cases also export every service's metrics every 10 s, all six
+#     OTLP kinds, and each service a CPU profile every 10 s; the large cases 5 services' CPU
+#     profiles of about 3 MB of OTLP, 7 MB of chunks, every 10 s): per category,
 #     delivered = stored by the sink + otelcol_exporter_sentry_dropped_items (summed over
 #     projects and reasons) from the collector's final metric export at shutdown; the
 #     sums over the final client reports logged at shutdown (bounds.sh's check) are printed;
@@ -47,6 +49,7 @@ MAX_SLOPE=${PARTITION_MAX_SLOPE:-32}
 SEED=${PARTITION_SEED:-1}
 PROJECTS=100
 
+export COLLECTOR_PROFILES=1 # the profiles pipeline (scripts/lib.sh)
 need_binaries
 make_workdir partition
 install_trap
@@ -65,14 +68,14 @@ mib_of() {
 }
 
 run_case() {
-	local name=$1 dir="$WORKDIR/$1" sink_arg rate=$RATE gen_args=(--exception-ratio 0.1 --batch 100 --metrics-interval 10s)
+	local name=$1 dir="$WORKDIR/$1" sink_arg rate=$RATE gen_args=(--exception-ratio 0.1 --batch 100 --metrics-interval 10s --profiles-interval 10s)
 	mkdir -p "$dir"
 	case "$name" in
 	hung | large-hung) sink_arg=--hang ;;
 	blackhole | large-blackhole) sink_arg=--blackhole ;;
 	*) die "unknown case $name (hung, blackhole, large-hung, large-blackhole)" ;;
 	esac
-	[[ "$name" != large-* ]] || rate=$LARGE_RATE gen_args=(--large --exception-ratio 0.02 --batch 84)
+	[[ "$name" != large-* ]] || rate=$LARGE_RATE gen_args=(--large --exception-ratio 0.02 --batch 84 --profiles-interval 10s --profile-services 5)
 	start_fault_sink "$dir" "$sink_arg"
 	local sink_pid=$PID_sink
 	start_fault_collector "$dir" "" "$(routes_yaml "$PROJECTS" "$SINK_PORT")${PARTITION_EXPORTER_YAML:+$'\n'$PARTITION_EXPORTER_YAML}"
@@ -118,7 +121,7 @@ run_case() {
 	echo "dropped by category/reason (from the $FINAL_FROM): $(dropped_by "$dir/final.prom")"
 	verdict "$(le "${R[$name.hwm]}" "$MAX_RSS_MIB")" "[$name] peak RSS (VmHWM) <= $MAX_RSS_MIB MiB" "${R[$name.hwm]} MiB"
 	verdict "$([[ ${R[$name.slope]} != n/a ]] && le "${R[$name.slope]}" "$MAX_SLOPE" || echo 0)" "[$name] $slope_of flat over the last third: slope <= $MAX_SLOPE MiB/min" "${R[$name.slope]} MiB/min"
-	verdict "$((unacc == 0 ? 1 : 0))" "[$name] every span, log, error, trace metric stored or counted" "$unacc unaccounted"
+	verdict "$((unacc == 0 ? 1 : 0))" "[$name] every span, log, error, trace metric, profile chunk stored or counted" "$unacc unaccounted"
 	verdict "$([[ "$("$SINK" --query "$dir/gen.json" http_errors)" == "{}" ]] && echo 1 || echo 0)" "[$name] the collector refused no request" "$("$SINK" --query "$dir/gen.json" http_errors), slowest answer $("$SINK" --query "$dir/gen.json" slowest_request_ms) ms"
 	verdict "$((STOP_MS <= FAULTS_STOP_S * 1000 ? 1 : 0))" "[$name] exit within ${FAULTS_STOP_S} s of SIGTERM" "$STOP_MS ms"
 }

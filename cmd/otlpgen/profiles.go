@@ -82,19 +82,21 @@ type profiler struct {
 	services []service
 	recent   *recentSpans
 	// depth is the number of the service's own frames per stack, stacks the number of
-	// distinct stacks per service, hz the sampling rate: larger with --large.
-	depth, stacks, hz int
-	tr                *profilechunk.Translator
+	// distinct stacks per service, hz the sampling rate: larger with --large, which also
+	// sends one service's profile per request (perRequest) and only the first
+	// --profile-services services profile.
+	depth, stacks, hz, perRequest int
+	tr                            *profilechunk.Translator
 }
 
 func newProfiler(seed uint64, nServices int, recent *recentSpans, large bool) *profiler {
 	p := &profiler{
 		rnd: rand.New(rand.NewPCG(seed, seed^0x7f4a7c15)), recent: recent,
-		depth: 6, stacks: 12, hz: profileHz,
+		depth: 6, stacks: 12, hz: profileHz, perRequest: max(nServices, 1),
 		tr: profilechunk.NewTranslator(profilechunk.Options{}),
 	}
-	if large { // MB profiles: deep, mostly distinct stacks sampled at 100 Hz
-		p.depth, p.stacks, p.hz = 48, 1500, 100
+	if large { // MB profiles: deep, mostly distinct stacks sampled at 100 Hz, one a request
+		p.depth, p.stacks, p.hz, p.perRequest = 48, 1500, 100, 1
 	}
 	for i := range max(nServices, 1) {
 		p.services = append(p.services, serviceAt(i))
@@ -113,12 +115,13 @@ type profileCounts struct {
 
 type serviceProfileCounts struct{ chunks, chunkSamples int64 }
 
-// collect returns one export: a profile per service of the samples in [from, to).
-func (p *profiler) collect(from, to time.Time) (pprofile.Profiles, profileCounts) {
+// collect returns one export: a profile of each of services [first, first+n) of the
+// samples in [from, to).
+func (p *profiler) collect(from, to time.Time, first, n int) (pprofile.Profiles, profileCounts) {
 	pd := pprofile.NewProfiles()
 	b := newProfileBuilder(pd.Dictionary())
 	pc := profileCounts{byService: map[string]serviceProfileCounts{}}
-	for i := range p.services {
+	for i := first; i < min(first+n, len(p.services)); i++ {
 		s := &p.services[i]
 		rp := pd.ResourceProfiles().AppendEmpty()
 		setResource(rp.Resource(), s)
@@ -344,14 +347,20 @@ func (s *sender) runProfilesEvery(ctx context.Context, p *profiler, interval tim
 		select {
 		case <-ctx.Done():
 			if now := time.Now(); now.Sub(from) >= 2*time.Second/time.Duration(p.hz) { // two ticks at least
-				pd, pc := p.collect(from, now)
-				s.sendProfiles(context.WithoutCancel(ctx), pd, pc)
+				s.exportProfiles(context.WithoutCancel(ctx), p, from, now)
 			}
 			return
 		case now := <-t.C:
-			pd, pc := p.collect(from, now)
-			s.sendProfiles(ctx, pd, pc)
+			s.exportProfiles(ctx, p, from, now)
 			from = now
 		}
+	}
+}
+
+// exportProfiles sends the profiles of every service for [from, to), perRequest services a request.
+func (s *sender) exportProfiles(ctx context.Context, p *profiler, from, to time.Time) {
+	for first := 0; first < len(p.services); first += p.perRequest {
+		pd, pc := p.collect(from, to, first, p.perRequest)
+		s.sendProfiles(ctx, pd, pc)
 	}
 }

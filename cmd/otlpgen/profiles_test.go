@@ -33,7 +33,7 @@ func TestProfilesExport(t *testing.T) {
 	p := newProfiler(9, 3, recent, false)
 	to := time.Now()
 	from := to.Add(-10 * time.Second)
-	pd, pc := p.collect(from, to)
+	pd, pc := p.collect(from, to, 0, 3)
 
 	// the wire round trip the collector's receiver makes
 	b, err := pprofileotlp.NewExportRequestFromProfiles(pd).MarshalProto()
@@ -104,7 +104,7 @@ func TestProfilesExport(t *testing.T) {
 func TestLargeProfiles(t *testing.T) {
 	p := newProfiler(2, 1, newRecentSpans(), true)
 	to := time.Now()
-	pd, pc := p.collect(to.Add(-10*time.Second), to)
+	pd, pc := p.collect(to.Add(-10*time.Second), to, 0, 1)
 	b, err := pprofileotlp.NewExportRequestFromProfiles(pd).MarshalProto()
 	if err != nil {
 		t.Fatal(err)
