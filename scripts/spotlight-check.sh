@@ -4,8 +4,11 @@
 # (`spotlight tail all -f json`). Sends SPOTLIGHT_CHECK_DURATION (10s) of the demo's traffic
 # and fails unless (scripts/spotlight/check.mjs) every trace, one error per exception and
 # every log are shown, each error and log is linked to a trace that is shown, the fields are
-# as the official SDKs fill them, the project fell back to gzip once (Spotlight answers 500
-# to zstd), and nothing was dropped. SCREENSHOT_DIR=dir also saves the Traces and Errors
+# as the official SDKs fill them, every profile chunk of otlpgen's CPU profiles (one per
+# service every SPOTLIGHT_CHECK_PROFILES_INTERVAL, 2s) reaches Spotlight's UI as it takes one
+# (read from the sidecar's stream, scripts/spotlight/stream.mjs: the tail prints no
+# profiles) and is joined to shown transactions of its process by profiler_id, the project
+# fell back to gzip once (Spotlight answers 500 to zstd), and nothing was dropped. SCREENSHOT_DIR=dir also saves the Traces and Errors
 # pages there (headless Chromium, scripts/spotlight/screenshot.mjs). Everything listens on 127.0.0.1 but Spotlight (every
 # interface, see spotlightlib.sh).
 set -euo pipefail
@@ -15,6 +18,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=spotlightlib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/spotlightlib.sh"
 
+export COLLECTOR_PROFILES=1 # the profiles pipeline (scripts/lib.sh)
 began=$SECONDS
 need_binaries
 install_spotlight
@@ -26,6 +30,8 @@ start_spotlight "$PORT" "$WORKDIR/spotlight.log"
 
 # Spotlight's parser, fed by its /stream; ready once it shows a marker event.
 start tail "$WORKDIR/tail.jsonl" "${SPOTLIGHT_ENV[@]}" "$SPOTLIGHT" tail all --format json --port "$PORT"
+# what the sidecar streams to its UI, profile chunks included (the tail prints none)
+start stream "$WORKDIR/stream.log" node "$SPOTLIGHT_DIR/stream.mjs" "$PORT" "$WORKDIR/stream.jsonl"
 for ((i = 0; i < 60; i++)); do
 	node "$SPOTLIGHT_DIR/check.mjs" marker "http://127.0.0.1:$PORT/api/1/envelope/"
 	sleep 1
@@ -37,11 +43,11 @@ grep -q 'spotlight-check marker' "$WORKDIR/tail.jsonl" || die "spotlight tail sh
 start_spotlight_collector "$PORT" "$GRPC" "$HTTP" "$METRICS"
 "$GEN" --endpoint "127.0.0.1:$HTTP" --duration "${SPOTLIGHT_CHECK_DURATION:-10s}" --rate "${SPOTLIGHT_CHECK_RATE:-40}" \
 	--services 3 --logs-per-trace 2 --exception-ratio 0.2 --workers 1 --batch 20 --quiet \
-	--summary-file "$WORKDIR/gen.json" | tail -n 1
+	--profiles-interval "${SPOTLIGHT_CHECK_PROFILES_INTERVAL:-2s}" --summary-file "$WORKDIR/gen.json" | tail -n 1
 
 # Until everything sent is shown (the first zstd bodies wait for their retry), 120 s at most.
 for ((i = 0; i < 120; i++)); do
-	node "$SPOTLIGHT_DIR/check.mjs" complete "$WORKDIR/tail.jsonl" "$WORKDIR/gen.json" && break
+	node "$SPOTLIGHT_DIR/check.mjs" complete "$WORKDIR/tail.jsonl" "$WORKDIR/gen.json" "$WORKDIR/stream.jsonl" && break
 	sleep 1
 done
 scrape "$METRICS" "$WORKDIR/metrics.prom"
@@ -56,7 +62,7 @@ fi
 fallbacks=$(metric_sum "$WORKDIR/metrics.prom" otelcol_exporter_sentry_compression_fallbacks)
 dropped=$(metric_sum "$WORKDIR/metrics.prom" otelcol_exporter_sentry_dropped_items)
 grep -E 'refused zstd-compressed' "$WORKDIR/collector.log" | cut -c1-400 >&2 || true
-node "$SPOTLIGHT_DIR/check.mjs" check "$WORKDIR/tail.jsonl" "$WORKDIR/gen.json"
+node "$SPOTLIGHT_DIR/check.mjs" check "$WORKDIR/tail.jsonl" "$WORKDIR/gen.json" "$WORKDIR/stream.jsonl"
 [[ "$fallbacks" == 1 ]] || die "compression_fallbacks is $fallbacks, want 1 (Spotlight answers 500 to zstd)"
 [[ "$dropped" == 0 ]] || die "the exporter dropped $dropped items"
 log "OK: Spotlight showed everything at the exporter's defaults (gzip fallback counted once) in $((SECONDS - began)) s"

@@ -43,7 +43,8 @@ start_spotlight() {
 start_spotlight_collector() {
 	local port=$1 grpc=$2 http=$3 metrics=$4
 	write_collector_config "$WORKDIR/collector.yaml" "$grpc" "$http" "$metrics" "$port" "traces_as: transactions"
-	start collector "$WORKDIR/collector.log" "$OTELCOL" --config "$WORKDIR/collector.yaml"
+	# shellcheck disable=SC2046 # profiles_gate is one word or none
+	start collector "$WORKDIR/collector.log" "$OTELCOL" --config "$WORKDIR/collector.yaml" $(profiles_gate)
 	wait_port "$http" "$PID_collector" "the collector (see $WORKDIR/collector.log)" 60
 	wait_port "$metrics" "$PID_collector" "the collector's metrics endpoint" 30
 }

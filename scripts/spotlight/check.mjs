@@ -5,7 +5,10 @@
 //
 //   node check.mjs marker URL           post one marker event (readiness of the tail)
 //   node check.mjs complete TAIL GEN    exit 0 once as many items are shown as were sent
-//   node check.mjs check TAIL GEN       every assertion; prints the counts, exits 1 on a failure
+//   node check.mjs check TAIL GEN STREAM  every assertion; prints the counts, exits 1 on a failure
+//
+// STREAM is what the sidecar streamed to its UI (stream.mjs): the profile chunks, which the
+// tail does not print, and the transactions' contexts.profile, which the UI joins them by.
 import { readFileSync } from "node:fs";
 
 const MARKER = "spotlight-check marker";
@@ -63,8 +66,29 @@ if (mode === "marker") {
 const got = shown(args[0]);
 const sent = JSON.parse(readFileSync(args[1], "utf8"));
 if (mode === "complete") {
-  const done = got.trace.length >= sent.traces && got.error.length >= sent.exceptions && got.log.length >= sent.logs;
+  const done = got.trace.length >= sent.traces && got.error.length >= sent.exceptions && got.log.length >= sent.logs &&
+    streamed(args[2]).chunks.length >= (sent.profile_chunks ?? 0);
   process.exit(done ? 0 : 1);
+}
+
+// streamed reads the UI's stream: its profile chunks, and the profiler each transaction names.
+function streamed(file) {
+  const out = { chunks: [], profilerOf: new Map() };
+  let text = "";
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return out;
+  }
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("[")) continue;
+    const [, items] = JSON.parse(line);
+    for (const [header, payload] of items) {
+      if (header.type === "profile_chunk") out.chunks.push({ header, payload });
+      if (header.type === "transaction") out.profilerOf.set(payload.contexts?.trace?.trace_id, payload.contexts?.profile?.profiler_id);
+    }
+  }
+  return out;
 }
 
 const failures = [];
@@ -158,6 +182,36 @@ for (const [id, t] of traces) {
   expect((logsOf.get(id) ?? 0) === want, `trace ${id}: ${logsOf.get(id) ?? 0} logs, want ${want}`);
 }
 
+// Profile chunks: each one as Spotlight's UI takes it (type profile_chunk, version "2", its
+// samples, stacks, frames and thread_metadata), joined to transactions by profiler_id: each
+// chunk's profiler is named by a shown transaction, and every profiler a transaction names
+// sent chunks (a transaction never names a profiler that sends nothing).
+const stream = streamed(args[2]);
+const profilers = new Map();
+for (const { header, payload: c } of stream.chunks) {
+  const at = `profile chunk ${c.chunk_id}`;
+  expect(c.version === "2" && header.platform === c.platform, `${at}: version ${c.version}, platform ${c.platform} (item header ${header.platform})`);
+  const p = c.profile ?? {};
+  expect(Array.isArray(p.samples) && p.samples.length >= 2 && Array.isArray(p.stacks) && Array.isArray(p.frames) &&
+    typeof p.thread_metadata === "object", `${at}: samples/stacks/frames/thread_metadata missing`);
+  for (const smp of p.samples ?? []) {
+    expect(typeof smp.thread_id === "string" && p.thread_metadata?.[smp.thread_id] && p.stacks?.[smp.stack_id] &&
+      typeof smp.timestamp === "number", `${at}: a sample with thread ${smp.thread_id}, stack ${smp.stack_id}`);
+  }
+  profilers.set(c.profiler_id, (profilers.get(c.profiler_id) ?? 0) + 1);
+}
+const named = new Map(); // profiler_id → transactions naming it
+for (const [traceID, id] of stream.profilerOf) {
+  if (!id) continue;
+  named.set(id, (named.get(id) ?? 0) + 1);
+  expect(profilers.has(id), `transaction of trace ${traceID} names profiler ${id}, which sent no chunk`);
+}
+for (const id of profilers.keys()) {
+  expect(named.has(id), `profiler ${id}: no shown transaction names it, so the UI shows its chunks nowhere`);
+}
+expect(stream.chunks.length === (sent.profile_chunks ?? 0), `${stream.chunks.length} profile chunks streamed, ${sent.profile_chunks} sent`);
+unique(stream.chunks.map((c) => ({ event_id: c.payload.chunk_id })), "profile chunks");
+
 // Against otlpgen's totals, per service too.
 expect(got.trace.length === sent.traces, `${got.trace.length} traces shown, ${sent.traces} sent`);
 expect(got.error.length === sent.exceptions, `${got.error.length} errors shown, ${sent.exceptions} exceptions sent`);
@@ -170,9 +224,11 @@ for (const [name, by] of Object.entries(sent.by_service)) {
 
 console.log(`shown by Spotlight / sent by otlpgen: traces ${got.trace.length}/${sent.traces}, ` +
   `spans ${Object.values(spans).reduce((a, b) => a + b, 0)}/${sent.spans}, ` +
-  `errors ${got.error.length}/${sent.exceptions} exceptions, logs ${got.log.length}/${sent.logs}`);
+  `errors ${got.error.length}/${sent.exceptions} exceptions, logs ${got.log.length}/${sent.logs}, ` +
+  `profile chunks ${stream.chunks.length}/${sent.profile_chunks} (${profilers.size} profilers, named by ` +
+  `${[...named.values()].reduce((a, b) => a + b, 0)} transactions)`);
 if (failures.length > 0) {
   console.log(`FAIL:\n  ${failures.join("\n  ")}`);
   process.exit(1);
 }
-console.log("OK: every trace, error and log shown once, each error and log linked to its trace, fields as the SDKs fill them");
+console.log("OK: every trace, error, log and profile chunk shown once, each error and log linked to its trace, each chunk to transactions of its process, fields as the SDKs fill them");
