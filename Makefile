@@ -155,6 +155,15 @@ metrics-conformance: otelcol
 sdkapp:
 	cd loadtest && $(GO) build -o $(BIN)/sdkapp ./sdkapp && $(GO) build -o $(BIN)/sdkcheck ./sdkcheck
 
+## profiles-real: a real Go program's CPU profile (pprof, aggregated) and the CPU samples of its
+## execution trace (timestamped), scraped from its /debug/pprof as pprofreceiver would, through the
+## built collector's profiles pipeline into the sink (loadtest/profilesreal; docs/profiles.md).
+profiles-real: otelcol sink
+	cd loadtest && $(GO) build -o $(BIN)/profilesreal ./profilesreal
+	./scripts/profiles-real.sh
+
+.PHONY: profiles-real
+
 ## sdktraffic: the real OpenTelemetry Go SDK at its defaults through the built collector, in both traces_as
 ## modes: one transaction (segment) per request with all its children, every item stored once or counted.
 sdktraffic: otelcol sink sdkapp
