@@ -139,7 +139,8 @@ func (p *profiler) collect(from, to time.Time, first, n int) (pprofile.Profiles,
 		pc.samples += p.samples(b, s, prof, from, to)
 	}
 	res := p.tr.Profiles(pd, profilechunk.Want{Backend: true, UI: true})
-	for _, c := range res.Chunks {
+	for i := range res.Chunks {
+		c := &res.Chunks[i]
 		name, _ := pd.ResourceProfiles().At(c.Resource).Resource().Attributes().Get("service.name")
 		sc := pc.byService[name.Str()]
 		sc.chunks++

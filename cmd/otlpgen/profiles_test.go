@@ -21,13 +21,14 @@ func TestProfilesExport(t *testing.T) {
 	roots := map[[24]byte]bool{}
 	for _, rs := range td.ResourceSpans().All() {
 		for _, sp := range rs.ScopeSpans().At(0).Spans().All() {
-			if sp.ParentSpanID().IsEmpty() {
-				tid, sid := sp.TraceID(), sp.SpanID()
-				var k [24]byte
-				copy(k[:16], tid[:])
-				copy(k[16:], sid[:])
-				roots[k] = true
+			if !sp.ParentSpanID().IsEmpty() {
+				continue
 			}
+			tid, sid := sp.TraceID(), sp.SpanID()
+			var k [24]byte
+			copy(k[:16], tid[:])
+			copy(k[16:], sid[:])
+			roots[k] = true
 		}
 	}
 	p := newProfiler(9, 3, recent, false)

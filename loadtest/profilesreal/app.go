@@ -75,7 +75,7 @@ func handleOrders(w http.ResponseWriter, r *http.Request) {
 	for i := range orders {
 		orders[i] = order{ID: i, SKU: fmt.Sprintf("SKU-%04d", (i*7919)%10000), Quantity: i % 13, Price: float64(i%997) / 7, Tags: []string{"eu", "express"}}
 	}
-	slices.SortFunc(orders, func(a, b order) int { return compareOrders(a, b) })
+	slices.SortFunc(orders, compareOrders)
 	b, _ := json.Marshal(orders)
 	var back []order
 	_ = json.Unmarshal(b, &back)
@@ -92,7 +92,7 @@ func compareOrders(a, b order) int {
 	return a.ID - b.ID
 }
 
-// handleSearch matches a regular expression against a generated catalogue.
+// handleSearch matches a regular expression against a generated catalog.
 func handleSearch(w http.ResponseWriter, r *http.Request) {
 	re, err := regexp.Compile(r.URL.Query().Get("q"))
 	if err != nil {
