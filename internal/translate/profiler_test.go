@@ -74,3 +74,38 @@ func TestTransactionNamesItsProcessProfiler(t *testing.T) {
 		assert.NotContains(t, string(tx.Payload), `"profile"`)
 	}
 }
+
+// TestSpanV2SegmentNamesItsProcessProfiler: with ProfilerOf, the span v2
+// segment of a resource that has a profiler carries sentry.profiler_id, as
+// @sentry/profiling-node 11.1 writes it on a streamed segment; its children
+// and the segments of a resource without a profiler carry none.
+func TestSpanV2SegmentNamesItsProcessProfiler(t *testing.T) {
+	const id = "0123456789abcdef0123456789abcdef"
+	of := func(r pcommon.Resource) string {
+		if v, _ := r.Attributes().Get("service.name"); v.AsString() == "profiled" {
+			return id
+		}
+		return ""
+	}
+	res := New(Options{}).Traces(twoServiceTraces(), TracesWant{SpanV2: true, ProfilerOf: of})
+	require.Len(t, res.SpanGroups, 2)
+	named := 0
+	for _, g := range res.SpanGroups {
+		for _, it := range g.Items {
+			var sp struct {
+				IsSegment  bool                      `json:"is_segment"`
+				Attributes map[string]map[string]any `json:"attributes"`
+			}
+			require.NoError(t, json.Unmarshal(it, &sp))
+			p, ok := sp.Attributes["sentry.profiler_id"]
+			svc := sp.Attributes["service.name"]["value"]
+			if sp.IsSegment && svc == "profiled" {
+				assert.Equal(t, map[string]any{"type": "string", "value": id}, p)
+				named++
+				continue
+			}
+			assert.False(t, ok, "a child span or a process without a profiler names none")
+		}
+	}
+	assert.Equal(t, 1, named)
+}

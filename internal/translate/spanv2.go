@@ -21,7 +21,9 @@ import (
 //     otel.scope.name/version, sentry.status.message (the OTel status message,
 //     else the Sentry status of a failed span), then the span's own
 //     attributes under the PII rules of scrub.go;
-//   - on segment spans only: sentry.segment.name.source, and the resource
+//   - on segment spans only: sentry.segment.name.source, sentry.profiler_id
+//     when the process's profiler sends chunks (TracesWant.ProfilerOf; as
+//     @sentry/profiling-node 11.1 writes it on a streamed segment), and the resource
 //     attributes (host.*, process.*, telemetry.sdk.*, service.*, ...), which
 //     the SDK has no per-span place for and adds to segments only (its
 //     Context integration's processSegmentSpan). A child whose resource is
@@ -167,6 +169,7 @@ func (s *state) spanV2Attributes(w *jw, r, root *spanRef, claim bool, l *limits)
 	}
 	if r.parentIdx < 0 && claim {
 		s.typedStr(w, &m, "sentry.segment.name.source", r.sem.source)
+		s.typedStr(w, &m, "sentry.profiler_id", ri.profilerID) // as @sentry/profiling-node 11.1 links a streamed segment
 	}
 	s.typedStr(w, &m, "sentry.kind", kindValue(r.sp.Kind()))
 	s.copyBlock(w, &m, &s.scopes[r.scopeIdx].typed)

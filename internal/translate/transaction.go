@@ -257,7 +257,7 @@ func (s *state) arenaName(nm name) span32 {
 }
 
 // profilers names each resource's profiler (TracesWant.ProfilerOf) for its
-// transactions' contexts.profile.
+// transactions' contexts.profile and its span v2 segments' sentry.profiler_id.
 func (s *state) profilers(of func(pcommon.Resource) string) {
 	if of == nil {
 		return

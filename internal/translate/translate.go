@@ -156,8 +156,10 @@ func (t *Translator) renderTraces(s *state, r *TracesResult, want TracesWant) {
 	case want.Errors && t.o.ErrorsFromSpanExceptions:
 		s.out.b = t.bufs.Get(16 << 10) // error events only: grow as needed
 	}
-	if want.Transactions {
+	if forms > 0 {
 		s.profilers(want.ProfilerOf)
+	}
+	if want.Transactions {
 		s.transactions(r)
 	} else {
 		r.SkippedTransactions = len(s.segs)
