@@ -143,6 +143,15 @@ spanstream:
 	npm ci --prefix conformance/node --no-audit --no-fund
 	cd conformance && SPANSTREAM_REQUIRED=1 $(GO) test -race -count=1 -run 'TestSpanStreaming|TestNodeMetrics' -v .
 
+## profiles-conformance: a profile chunk held against @sentry/profiling-node 11.1.0's real one, field by
+## field, and the streamed segment's profiler link (conformance/profiles_conformance_test.go; also part of
+## `make test` once conformance/profiling-node has node_modules).
+profiles-conformance:
+	npm ci --prefix conformance/profiling-node --no-audit --no-fund
+	cd conformance && PROFILES_CONFORMANCE_REQUIRED=1 $(GO) test -race -count=1 -run 'TestProfileChunk' -v .
+
+.PHONY: profiles-conformance
+
 ## metrics-conformance: trace metrics held against sentry-go's metrics API, the same measurements
 ## through the OTel Go SDK at its defaults and the built collector (conformance/metrics_*_test.go;
 ## part of `make test` too, where it is skipped until bin/otelcol-sentry is built).

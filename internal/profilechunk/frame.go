@@ -89,13 +89,15 @@ func (w *chunkWriter) useMapping(m int32) {
 // buildIDKey is the mapping attribute holding an ELF file's GNU build ID.
 const buildIDKey = "process.executable.build_id.gnu"
 
-// debugMeta writes debug_meta.images for the mappings of the chunk's native
+// debugMeta writes debug_meta, its images (empty when none, as the SDKs write
+// it) the mappings of the chunk's native
 // frames that carry a GNU build ID: a "symbolic" image (the types Relay's
 // profiling DebugImage accepts are macho, symbolic, sourcemap, proguard),
 // whose debug_id is the build ID as Sentry derives it for ELF files.
 // Mappings with only other build IDs (htlhash, go) are left out: Sentry
 // cannot look debug files up by them.
 func (w *chunkWriter) debugMeta() {
+	w.b = append(w.b, `,"debug_meta":{"images":[`...) // always, as @sentry/profiling-node writes it
 	n := 0
 	for _, m := range w.mappings {
 		mp := w.d.maps.At(int(m))
@@ -103,9 +105,7 @@ func (w *chunkWriter) debugMeta() {
 		if !ok {
 			continue
 		}
-		if n == 0 {
-			w.b = append(w.b, `,"debug_meta":{"images":[`...)
-		} else {
+		if n > 0 {
 			w.b = append(w.b, ',')
 		}
 		n++
@@ -124,9 +124,7 @@ func (w *chunkWriter) debugMeta() {
 		w.b = strconv.AppendUint(w.b, size, 10)
 		w.b = append(w.b, '}')
 	}
-	if n > 0 {
-		w.b = append(w.b, "]}"...)
-	}
+	w.b = append(w.b, "]}"...)
 }
 
 func (w *chunkWriter) mappingDebugID(m int32) (string, bool) {
