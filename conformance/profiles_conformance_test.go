@@ -249,27 +249,32 @@ func profileRunOf(t *testing.T, sink *captureSink) profileRun {
 	var r profileRun
 	for _, e := range envs {
 		for _, it := range e.items {
-			switch it.typ() {
-			case "profile_chunk":
-				if r.chunk != nil {
-					t.Fatal("more than one profile chunk")
-				}
-				r.itemHeader, r.chunk = it.header, it.payload
-				// the item's length differs by nature
-				r.itemHeader = map[string]any{"type": it.header["type"], "platform": it.header["platform"]}
-			case "span":
-				for _, sp := range listOf(it.payload["items"]) {
-					if sp["is_segment"] == true {
-						r.segment = asMap(sp["attributes"])
-					}
-				}
-			}
+			r.take(t, it)
 		}
 	}
 	if r.chunk == nil || r.segment == nil {
 		t.Fatalf("no profile chunk or no segment span among %d envelopes", len(envs))
 	}
 	return r
+}
+
+// take keeps it if it is the profile chunk or a span container with the segment.
+func (r *profileRun) take(t *testing.T, it capturedItem) {
+	switch it.typ() {
+	case "profile_chunk":
+		if r.chunk != nil {
+			t.Fatal("more than one profile chunk")
+		}
+		// the item's length differs by nature
+		r.itemHeader = map[string]any{"type": it.header["type"], "platform": it.header["platform"]}
+		r.chunk = it.payload
+	case "span":
+		for _, sp := range listOf(it.payload["items"]) {
+			if sp["is_segment"] == true {
+				r.segment = asMap(sp["attributes"])
+			}
+		}
+	}
 }
 
 // runProfilesExporter sends the same process's OTLP profile, then its server span, to
