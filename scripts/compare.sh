@@ -22,7 +22,11 @@
 # per span and per log record, with the ratios sentry/otlphttp; and, with the metrics modes, CPU
 # per metric data point (otlpgen --signals metrics: every OTLP kind, cumulative, as an SDK
 # exports them; the Sentry sink's trace metric items are turned back into data points by
-# otlpgen's own ratio of points to items). Then one throughput run:
+# otlpgen's own ratio of points to items); and, with the profiles modes, CPU per profile
+# sample (otlpgen --signals profiles: every service's CPU samples as the eBPF profiler
+# exports them, COMPARE_PROFILES_RATE (4,000) samples/s, through the profiles pipeline under
+# the collector's service.profilesSupport gate; otlphttp posts them to /v1development/profiles,
+# which cmd/otlpsink counts). Then one throughput run:
 # envelopes/s at a 50 ms round trip with the exporter's defaults (COMPARE_THROUGHPUT=0 skips it).
 #
 # CPU per item = (collector CPU seconds / wall seconds) / (items per second at the sink), so
@@ -57,7 +61,8 @@ RATE=${COMPARE_RATE:-10000}
 METRICS_RATE=${COMPARE_METRICS_RATE:-1500}
 WARMUP=${COMPARE_WARMUP:-4}
 WINDOW=${COMPARE_WINDOW:-10}
-MODES=${COMPARE_MODES:-sentry otlphttp sentry-spans sentry-logs otlphttp-logs sentry-metrics otlphttp-metrics}
+MODES=${COMPARE_MODES:-sentry otlphttp sentry-spans sentry-logs otlphttp-logs sentry-metrics otlphttp-metrics sentry-profiles otlphttp-profiles}
+PROFILES_RATE=${COMPARE_PROFILES_RATE:-4000}
 SENTRY_EXTRA=${COMPARE_SENTRY_EXTRA:-}
 PROFILE_DIR=${COMPARE_PROFILE:-}
 SPANS=${COMPARE_SPANS:-10}
@@ -99,7 +104,7 @@ wait_summary() {
 # counts are the point), served for scraping on METRICS_PORT (no one scrapes it here). With
 # CA_FILE, the sink serves HTTPS with that certificate and the exporter trusts it.
 write_config() {
-	local file=$1 http=$2 metrics=$3 exporter=$4 sink=$5 pprof=${6:-} ca=${7:-} ext="" extlist="" scheme=http tls=""
+	local file=$1 http=$2 metrics=$3 exporter=$4 sink=$5 pprof=${6:-} ca=${7:-} signal=${8:-} ext="" extlist="" scheme=http tls="" profiles=""
 	if [[ -n "$ca" ]]; then
 		scheme=https
 		tls=$'\n    tls:\n      ca_file: '"$ca"
@@ -128,6 +133,7 @@ $(printf '%s\n' "$SENTRY_EXTRA" | sed '/^$/d; s/^/    /')"
     endpoint: $scheme://127.0.0.1:$sink$tls"
 		;;
 	esac
+	[[ "$signal" != profiles ]] || profiles=$'    profiles:\n      receivers: [otlp]\n      exporters: ['"$name"']'
 	cat >"$file" <<EOF
 receivers:
   otlp:
@@ -160,6 +166,7 @@ $extlist
     metrics:
       receivers: [otlp]
       exporters: [$name]
+$profiles
 EOF
 }
 
@@ -185,6 +192,8 @@ run() {
 	otlphttp-logs) exporter=otlphttp signal=logs ;;
 	sentry-metrics) exporter=sentry signal=metrics ;;
 	otlphttp-metrics) exporter=otlphttp signal=metrics ;;
+	sentry-profiles) exporter=sentry signal=profiles ;;
+	otlphttp-profiles) exporter=otlphttp signal=profiles ;;
 	*) die "unknown mode $mode" ;;
 	esac
 	if [[ "$exporter" == otlphttp ]]; then
@@ -202,12 +211,15 @@ run() {
 	else
 		read -r http metrics <<<"$(free_ports 2)"
 	fi
-	write_config "$dir/collector.yaml" "$http" "$metrics" "$exporter" "${sink_addr##*:}" "$pprof" "$ca"
-	start collector "$dir/collector.log" "$otelcol" --config "$dir/collector.yaml"
+	write_config "$dir/collector.yaml" "$http" "$metrics" "$exporter" "${sink_addr##*:}" "$pprof" "$ca" "$signal"
+	local gate=()
+	[[ "$signal" != profiles ]] || gate=(--feature-gates=service.profilesSupport)
+	start collector "$dir/collector.log" "$otelcol" --config "$dir/collector.yaml" "${gate[@]}"
 	wait_port "$http" "$PID_collector" "the collector (see $dir/collector.log)" 60
 
 	local dur=$((WARMUP + WINDOW + 3)) rate=$RATE
 	[[ "$signal" != metrics ]] || rate=$METRICS_RATE
+	[[ "$signal" != profiles ]] || rate=$PROFILES_RATE
 	start gen "$dir/gen.log" "$GEN" --endpoint "127.0.0.1:$http" --duration "${dur}s" --rate "$rate" \
 		--signals "$signal" --spans-per-trace "$SPANS" --logs-per-trace 2 --exception-ratio 0.05 \
 		--workers 4 --batch 200 --metric-streams 30 --quiet --summary-file "$dir/gen.json"
@@ -216,6 +228,7 @@ run() {
 	local c0 w0 c1 w1 i0 b0 u0 i1 b1 u1 key=spans prof_pid=""
 	[[ "$signal" == logs ]] && key=logs
 	[[ "$signal" != metrics ]] || key=$([[ "$exporter" == sentry ]] && echo trace_metrics || echo metric_points)
+	[[ "$signal" != profiles ]] || key=profile_samples
 	if [[ -n "$prof" ]]; then
 		curl -s -o "$prof" "http://127.0.0.1:$pprof/debug/pprof/profile?seconds=$WINDOW" &
 		prof_pid=$!
@@ -354,7 +367,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; els
 has() { [[ " $MODES " == *" $1 "* ]]; }
 
 echo
-echo "make compare: medians of $ROUNDS alternating rounds, ${RATE} items/s offered (metrics: $METRICS_RATE data points/s), ${WINDOW}s window after ${WARMUP}s warm-up, traces of $SPANS spans$([[ "$TLS" != 1 ]] || echo ", over TLS")"
+echo "make compare: medians of $ROUNDS alternating rounds, ${RATE} items/s offered (metrics: $METRICS_RATE data points/s, profiles: $PROFILES_RATE samples/s), ${WINDOW}s window after ${WARMUP}s warm-up, traces of $SPANS spans$([[ "$TLS" != 1 ]] || echo ", over TLS")"
 [[ -z "$SENTRY_EXTRA" ]] || echo "sentry exporter extra settings: $(tr '\n' ' ' <<<"$SENTRY_EXTRA")"
 printf '%-40s %12s %12s %8s\n' "per item" "otlphttp" "sentry" "ratio"
 row() { # LABEL SENTRY_MODE PEER_MODE FIELD UNIT
@@ -368,6 +381,7 @@ row "CPU per span" sentry otlphttp cpu " µs"
 row "CPU per span, traces_as: spans" sentry-spans otlphttp cpu " µs"
 row "CPU per log record" sentry-logs otlphttp-logs cpu " µs"
 row "CPU per metric data point" sentry-metrics otlphttp-metrics cpu " µs"
+row "CPU per profile sample" sentry-profiles otlphttp-profiles cpu " µs"
 row "CPU per span, COMPARE_ALT build" sentry@alt otlphttp cpu " µs"
 row "CPU per span, spans mode, COMPARE_ALT" sentry-spans@alt otlphttp cpu " µs"
 row "CPU per log record, COMPARE_ALT build" sentry-logs@alt otlphttp-logs cpu " µs"
@@ -375,6 +389,7 @@ row "bytes on the wire per span" sentry otlphttp bytes " B"
 row "bytes on the wire per span, spans mode" sentry-spans otlphttp bytes " B"
 row "bytes on the wire per log record" sentry-logs otlphttp-logs bytes " B"
 row "bytes on the wire per metric data point" sentry-metrics otlphttp-metrics bytes " B"
+row "bytes on the wire per profile sample" sentry-profiles otlphttp-profiles bytes " B"
 echo
 printf '%-40s' "items/s at the sink (median)"
 for m in "${mode_list[@]}"; do printf ' %s=%s' "$m" "$(median "$m" rate)"; done
@@ -383,6 +398,7 @@ for m in "${mode_list[@]}"; do
 	((ROUNDS > 0)) || break
 	offered=$RATE
 	[[ "$m" != *metrics* ]] || offered=$METRICS_RATE
+	[[ "$m" != *profiles* ]] || offered=$PROFILES_RATE
 	if awk -v a="$(median "$m" rate)" -v r="$offered" 'BEGIN { exit !(a < 0.9 * r) }'; then
 		echo "WARNING: $m delivered under 90 % of the offered rate: its figures include refused input (lower COMPARE_RATE or COMPARE_METRICS_RATE)"
 	fi

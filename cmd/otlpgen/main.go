@@ -89,7 +89,7 @@ func run(args []string) error {
 	fs.IntVar(&o.batch, "batch", 200, "spans per traces request (whole traces, so slightly more)")
 	fs.BoolVar(&o.gzip, "gzip", false, "gzip the request bodies")
 	fs.IntVar(&o.spansPerTrace, "spans-per-trace", 0, "make every trace this long (>= 3: server root, db and http.client children, from 4 on an internal span); 0: 3 or 4 spans")
-	fs.StringVar(&o.signals, "signals", "both", "what to send: traces, logs, both or metrics; with logs alone --rate counts log records, with metrics alone data points")
+	fs.StringVar(&o.signals, "signals", "both", "what to send: traces, logs, both, metrics or profiles; with logs alone --rate counts log records, with metrics alone data points, with profiles alone profile samples (each export 5 s of every service's CPU samples, its windows one after another)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "per-request timeout")
 	fs.StringVar(&o.summaryFile, "summary-file", "", "also write the totals as JSON to this file")
 	fs.StringVar(&o.timelineFile, "timeline-file", "", "also write one line per second of the wall clock (Unix seconds) to this file: requests answered, spans, logs and exceptions delivered, and what failed (columns named in its first line)")
@@ -110,8 +110,8 @@ func run(args []string) error {
 	if o.spansPerTrace != 0 && o.spansPerTrace < 3 {
 		return errors.New("--spans-per-trace must be 0 or at least 3")
 	}
-	if o.signals != "traces" && o.signals != "logs" && o.signals != "both" && o.signals != "metrics" {
-		return errors.New("--signals must be traces, logs, both or metrics")
+	if o.signals != "traces" && o.signals != "logs" && o.signals != "both" && o.signals != "metrics" && o.signals != "profiles" {
+		return errors.New("--signals must be traces, logs, both, metrics or profiles")
 	}
 	if o.metricsInterval < 0 || o.metricStreams < 1 || o.profilesEvery < 0 {
 		return errors.New("--metrics-interval and --profiles-interval must not be negative and --metric-streams must be positive")
@@ -177,6 +177,12 @@ func run(args []string) error {
 		wg.Go(func() { s.runProfilesEvery(ctx, newProfiler(seed, n, recent, o.large), o.profilesEvery) })
 	}
 	for w := range o.workers {
+		if o.signals == "profiles" {
+			wg.Go(func() {
+				s.profilesAtRate(ctx, lim, newProfiler(seed+uint64(w)*7919, o.services, newRecentSpans(), o.large))
+			})
+			continue
+		}
 		if o.signals == "metrics" {
 			wg.Go(func() {
 				s.metricsAtRate(ctx, lim, newMeter(seed+uint64(w)*7919, o.services, o.metricStreams, w, start))

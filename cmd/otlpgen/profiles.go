@@ -365,3 +365,18 @@ func (s *sender) exportProfiles(ctx context.Context, p *profiler, from, to time.
 		s.sendProfiles(ctx, pd, pc)
 	}
 }
+
+// profilesAtRate exports the profiler's services' CPU samples as fast as --rate samples a
+// second allow (--signals profiles): each export is the next 5 s of every service's samples.
+func (s *sender) profilesAtRate(ctx context.Context, lim *limiter, p *profiler) {
+	from := time.Now()
+	for ctx.Err() == nil {
+		to := from.Add(5 * time.Second)
+		pd, pc := p.collect(from, to, 0, len(p.services))
+		if !lim.wait(ctx, pc.samples) {
+			return
+		}
+		s.sendProfiles(ctx, pd, pc)
+		from = to
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"go.opentelemetry.io/collector/pdata/pprofile/pprofileotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 )
 
@@ -29,7 +30,7 @@ func newHandler(st *stats) *handler {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || (r.URL.Path != "/v1/traces" && r.URL.Path != "/v1/logs" && r.URL.Path != "/v1/metrics") {
+	if r.Method != http.MethodPost || (r.URL.Path != "/v1/traces" && r.URL.Path != "/v1/logs" && r.URL.Path != "/v1/metrics" && r.URL.Path != profilesPath) {
 		http.NotFound(w, r)
 		return
 	}
@@ -71,6 +72,13 @@ func count(path string, body []byte) (items, []byte, error) {
 		}
 		resp, _ := plogotlp.NewExportResponse().MarshalProto()
 		return items{logs: req.Logs().LogRecordCount()}, resp, nil
+	case profilesPath:
+		req := pprofileotlp.NewExportRequest()
+		if err := req.UnmarshalProto(body); err != nil {
+			return items{}, nil, fmt.Errorf("profiles: %w", err)
+		}
+		resp, _ := pprofileotlp.NewExportResponse().MarshalProto()
+		return items{samples: profileSamples(req)}, resp, nil
 	default:
 		req := pmetricotlp.NewExportRequest()
 		if err := req.UnmarshalProto(body); err != nil {
@@ -79,6 +87,25 @@ func count(path string, body []byte) (items, []byte, error) {
 		resp, _ := pmetricotlp.NewExportResponse().MarshalProto()
 		return items{points: req.Metrics().DataPointCount()}, resp, nil
 	}
+}
+
+// profilesPath is where OTLP/HTTP exporters post profiles (the signal is in development).
+const profilesPath = "/v1development/profiles"
+
+// profileSamples counts a request's samples as Sentry does: one per timestamp, one for a
+// sample without timestamps.
+func profileSamples(req pprofileotlp.ExportRequest) int {
+	n := 0
+	for _, rp := range req.Profiles().ResourceProfiles().All() {
+		for _, sp := range rp.ScopeProfiles().All() {
+			for _, p := range sp.Profiles().All() {
+				for _, s := range p.Samples().All() {
+					n += max(s.TimestampsUnixNano().Len(), 1)
+				}
+			}
+		}
+	}
+	return n
 }
 
 func (h *handler) decode(enc string, wire []byte) ([]byte, error) {

@@ -15,6 +15,8 @@ type Totals struct {
 	Logs          uint64  `json:"logs"`
 	// MetricPoints counts metric data points.
 	MetricPoints uint64 `json:"metric_points"`
+	// ProfileSamples counts profile samples, one per timestamp.
+	ProfileSamples uint64 `json:"profile_samples"`
 	// WireBytes sums the bodies as sent (compressed); DecodedBytes after decompression.
 	WireBytes    uint64 `json:"wire_bytes"`
 	DecodedBytes uint64 `json:"envelope_bytes"`
@@ -31,7 +33,7 @@ type stats struct {
 func newStats(now time.Time) *stats { return &stats{start: now} }
 
 // items are what one request carried.
-type items struct{ spans, logs, points int }
+type items struct{ spans, logs, points, samples int }
 
 func (s *stats) accepted(n items, wire, decoded int) {
 	s.mu.Lock()
@@ -39,6 +41,7 @@ func (s *stats) accepted(n items, wire, decoded int) {
 	s.t.Spans += uint64(n.spans)
 	s.t.Logs += uint64(n.logs)
 	s.t.MetricPoints += uint64(n.points)
+	s.t.ProfileSamples += uint64(n.samples)
 	s.t.WireBytes += uint64(wire)
 	s.t.DecodedBytes += uint64(decoded)
 	s.mu.Unlock()
