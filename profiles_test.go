@@ -239,3 +239,30 @@ func testProfilesPipelineStoppingFirst(t *testing.T) {
 	h.shutdown()
 	assert.Zero(t, h.sum("otelcol_exporter_sentry_dropped_items", nil))
 }
+
+// TestProfilesNotSplitByTheQueue: with the default sending queue, a profile
+// of more samples than a batch holds becomes one chunk of all its samples.
+func TestProfilesNotSplitByTheQueue(t *testing.T) { synctest.Test(t, testProfilesNotSplitByTheQueue) }
+
+func testProfilesNotSplitByTheQueue(t *testing.T) {
+	h := newHarness(t, func(cfg *Config) {
+		cfg.QueueConfig = createDefaultConfig().(*Config).QueueConfig
+	})
+	pd := profileOf("checkout", time.Now(), 1)
+	p := pd.ResourceProfiles().At(0).ScopeProfiles().At(0).Profiles().At(0)
+	first := p.Samples().At(0)
+	start := first.TimestampsUnixNano().At(0)
+	for i := 1; i < 2*defaultBatchMaxItems; i++ { // one timestamp a sample, 10 ms apart: 40 s
+		s := p.Samples().AppendEmpty()
+		first.CopyTo(s)
+		s.TimestampsUnixNano().FromRaw([]uint64{start + uint64(i)*uint64(10*time.Millisecond)})
+	}
+	h.consumeProfiles(pd)
+	time.Sleep(5 * time.Second) // the bubble's clock: past the batcher's flush timeout
+	synctest.Wait()
+	h.shutdown()
+	h.sentry.requireNoInvalid()
+	chunks := h.sentry.chunksOf(t)
+	require.Len(t, chunks, 1, "one profile of 40 s is one chunk")
+	assert.Len(t, chunks[0]["profile"].(map[string]any)["samples"], 2*defaultBatchMaxItems)
+}

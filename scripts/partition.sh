@@ -32,7 +32,7 @@
 # Environment: PARTITION_DURATION (3m), PARTITION_RATE (3000), PARTITION_LARGE_RATE (300),
 # PARTITION_CASES ("hung blackhole large-hung large-blackhole"), PARTITION_MAX_RSS_MIB (512),
 # PARTITION_MAX_SLOPE (MiB/min, 32),
-# PARTITION_SEED (1), PARTITION_EXPORTER_YAML (more exporter settings), KEEP_WORKDIR=1.
+# PARTITION_SEED (1), PARTITION_PROFILES_INTERVAL (10s; 0: no profiles), PARTITION_EXPORTER_YAML (more exporter settings), KEEP_WORKDIR=1.
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -47,6 +47,7 @@ CASES=${PARTITION_CASES:-hung blackhole large-hung large-blackhole}
 MAX_RSS_MIB=${PARTITION_MAX_RSS_MIB:-512}
 MAX_SLOPE=${PARTITION_MAX_SLOPE:-32}
 SEED=${PARTITION_SEED:-1}
+PROFILES_INTERVAL=${PARTITION_PROFILES_INTERVAL:-10s}
 PROJECTS=100
 
 export COLLECTOR_PROFILES=1 # the profiles pipeline (scripts/lib.sh)
@@ -68,14 +69,14 @@ mib_of() {
 }
 
 run_case() {
-	local name=$1 dir="$WORKDIR/$1" sink_arg rate=$RATE gen_args=(--exception-ratio 0.1 --batch 100 --metrics-interval 10s --profiles-interval 10s)
+	local name=$1 dir="$WORKDIR/$1" sink_arg rate=$RATE gen_args=(--exception-ratio 0.1 --batch 100 --metrics-interval 10s --profiles-interval "$PROFILES_INTERVAL" --profiles-per-request 10)
 	mkdir -p "$dir"
 	case "$name" in
 	hung | large-hung) sink_arg=--hang ;;
 	blackhole | large-blackhole) sink_arg=--blackhole ;;
 	*) die "unknown case $name (hung, blackhole, large-hung, large-blackhole)" ;;
 	esac
-	[[ "$name" != large-* ]] || rate=$LARGE_RATE gen_args=(--large --exception-ratio 0.02 --batch 84 --profiles-interval 10s --profile-services 5)
+	[[ "$name" != large-* ]] || rate=$LARGE_RATE gen_args=(--large --exception-ratio 0.02 --batch 84 --profiles-interval "$PROFILES_INTERVAL" --profile-services 5)
 	start_fault_sink "$dir" "$sink_arg"
 	local sink_pid=$PID_sink
 	start_fault_collector "$dir" "" "$(routes_yaml "$PROJECTS" "$SINK_PORT")${PARTITION_EXPORTER_YAML:+$'\n'$PARTITION_EXPORTER_YAML}"

@@ -67,6 +67,7 @@ type options struct {
 	large           bool
 	profilesEvery   time.Duration
 	profileServices int
+	profilesPerReq  int
 }
 
 func main() {
@@ -99,6 +100,7 @@ func run(args []string) error {
 	fs.DurationVar(&o.metricsInterval, "metrics-interval", 0, "also export every service's metrics (cumulative, all six OTLP kinds) this often, and once at the end, as an SDK's periodic reader does; 0: no metrics")
 	fs.IntVar(&o.metricStreams, "metric-streams", 2, "attribute sets per instrument and service (with --signals metrics, per worker)")
 	fs.DurationVar(&o.profilesEvery, "profiles-interval", 0, "also export one CPU profile per service this often, and once at the end, as the OpenTelemetry eBPF profiler does (profiles.go); 0: no profiles")
+	fs.IntVar(&o.profilesPerReq, "profiles-per-request", 0, "with --profiles-interval, put this many services' profiles in one request, as a node's profiler sends its processes together (0: all of them; 1 with --large)")
 	fs.IntVar(&o.profileServices, "profile-services", 0, "with --profiles-interval, only the first this many services profile (0: all)")
 	fs.BoolVar(&o.large, "large", false, "items near Relay's limits, one service per request (large.go): 16 kB log bodies, 48 KiB stack traces, error events near 1 MB")
 	if err := fs.Parse(args); err != nil {
@@ -174,7 +176,11 @@ func run(args []string) error {
 		if o.profileServices > 0 {
 			n = min(n, o.profileServices)
 		}
-		wg.Go(func() { s.runProfilesEvery(ctx, newProfiler(seed, n, recent, o.large), o.profilesEvery) })
+		p := newProfiler(seed, n, recent, o.large)
+		if o.profilesPerReq > 0 {
+			p.perRequest = o.profilesPerReq
+		}
+		wg.Go(func() { s.runProfilesEvery(ctx, p, o.profilesEvery) })
 	}
 	for w := range o.workers {
 		if o.signals == "profiles" {
