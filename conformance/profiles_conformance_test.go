@@ -47,7 +47,8 @@ var profileDifferences = map[string]string{
 		"to report and leaves it out (Relay's v2 chunk makes it optional)",
 	"frame fields": "module: the SDK derives a module from a node_modules path; OTLP frames carry no " +
 		"module and the exporter does not make one up. in_app: the exporter marks library paths " +
-		"(node_modules, site-packages, ...) false, as Sentry's stack-trace rules would; the SDK leaves it out",
+		"(node_modules, site-packages, ...) false, as Sentry's stack-trace rules would; the SDK leaves it out " +
+		"but on its synthetic (root) frame",
 	"client_sdk": "it names the sender: the exporter, not sentry.javascript.node",
 }
 
@@ -56,6 +57,8 @@ type profileRun struct {
 	chunk      map[string]any
 	// segment is the attributes of the segment span of the profiled process.
 	segment map[string]any
+	// profileContext is contexts.profile of the transaction, when spans went as transactions.
+	profileContext map[string]any
 }
 
 func needProfilingNode(t *testing.T) {
@@ -76,8 +79,8 @@ func needProfilingNode(t *testing.T) {
 // profiler link with the exporter's, field by field.
 func TestProfileChunkMatchesProfilingNode(t *testing.T) {
 	needProfilingNode(t)
-	sdk := runProfilingNode(t)
-	ours := runProfilesExporter(t)
+	sdk := runProfilingNode(t, "stream")
+	ours := runProfilesExporter(t, sentryexporter.TracesAsSpans)
 	for _, c := range profileChecks {
 		t.Run(c.name, func(t *testing.T) {
 			want, got := c.view(sdk), c.view(ours)
@@ -91,6 +94,28 @@ func TestProfileChunkMatchesProfilingNode(t *testing.T) {
 				t.Errorf("\n\t@sentry/profiling-node: %s\n\texporter:               %s", want, got)
 			}
 		})
+	}
+}
+
+// TestProfileTransactionLinkMatchesProfilingNode holds the transaction's profiler link
+// (contexts.profile) against the SDK's, with spans sent as transactions on both sides
+// (traceLifecycle: "static"; traces_as: transactions).
+func TestProfileTransactionLinkMatchesProfilingNode(t *testing.T) {
+	needProfilingNode(t)
+	sdk := runProfilingNode(t, "static")
+	ours := runProfilesExporter(t, sentryexporter.TracesAsTransactions)
+	for _, r := range []profileRun{sdk, ours} {
+		if r.profileContext == nil {
+			t.Fatal("no transaction with contexts.profile")
+		}
+	}
+	if want, got := typesOf(sdk.profileContext), typesOf(ours.profileContext); want != got {
+		t.Errorf("contexts.profile fields:\n\t@sentry/profiling-node: %s\n\texporter:               %s", want, got)
+	}
+	for name, r := range map[string]profileRun{"@sentry/profiling-node": sdk, "exporter": ours} {
+		if r.profileContext["profiler_id"] != r.chunk["profiler_id"] {
+			t.Errorf("%s: contexts.profile.profiler_id %v, the chunk's %v", name, r.profileContext["profiler_id"], r.chunk["profiler_id"])
+		}
 	}
 }
 
@@ -224,14 +249,15 @@ func timeline(p map[string]any) string {
 }
 
 // runProfilingNode runs conformance/profiling-node/run.js against a capture sink.
-func runProfilingNode(t *testing.T) profileRun {
+// lifecycle is @sentry/node's traceLifecycle: "stream" (span v2) or "static" (transactions).
+func runProfilingNode(t *testing.T, lifecycle string) profileRun {
 	t.Helper()
 	sink := newCaptureSink(t)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "run.js")
 	cmd.Dir = profilingNodeDir
-	cmd.Env = append(os.Environ(), "SENTRY_DSN="+sink.dsn())
+	cmd.Env = append(os.Environ(), "SENTRY_DSN="+sink.dsn(), "TRACE_LIFECYCLE="+lifecycle)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("run.js: %v: %s", err, out)
 	}
@@ -252,8 +278,8 @@ func profileRunOf(t *testing.T, sink *captureSink) profileRun {
 			r.take(t, it)
 		}
 	}
-	if r.chunk == nil || r.segment == nil {
-		t.Fatalf("no profile chunk or no segment span among %d envelopes", len(envs))
+	if r.chunk == nil || (r.segment == nil && r.profileContext == nil) {
+		t.Fatalf("no profile chunk or no segment span or transaction among %d envelopes", len(envs))
 	}
 	return r
 }
@@ -268,6 +294,8 @@ func (r *profileRun) take(t *testing.T, it capturedItem) {
 		// the item's length differs by nature
 		r.itemHeader = map[string]any{"type": it.header["type"], "platform": it.header["platform"]}
 		r.chunk = it.payload
+	case "transaction":
+		r.profileContext = asMap(asMap(it.payload["contexts"])["profile"])
 	case "span":
 		for _, sp := range listOf(it.payload["items"]) {
 			if sp["is_segment"] == true {
@@ -278,15 +306,15 @@ func (r *profileRun) take(t *testing.T, it capturedItem) {
 }
 
 // runProfilesExporter sends the same process's OTLP profile, then its server span, to
-// the exporter (traces_as: spans), and shuts it down so that everything is sent.
-func runProfilesExporter(t *testing.T) profileRun {
+// the exporter (traces_as as given), and shuts it down so that everything is sent.
+func runProfilesExporter(t *testing.T, tracesAs sentryexporter.TracesAs) profileRun {
 	t.Helper()
 	sink := newCaptureSink(t)
 	ctx := t.Context()
 	f := sentryexporter.NewFactory().(xexporter.Factory)
 	cfg := f.CreateDefaultConfig().(*sentryexporter.Config)
 	cfg.DSN = configopaque.String(sink.dsn())
-	cfg.TracesAs = sentryexporter.TracesAsSpans
+	cfg.TracesAs = tracesAs
 	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
 	set := exportertest.NewNopSettings(f.Type())
 	pe, err := f.CreateProfiles(ctx, set, cfg)

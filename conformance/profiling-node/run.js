@@ -1,6 +1,8 @@
 // The official profiler's real output for the profiles conformance test: @sentry/node and
 // @sentry/profiling-node 11.1.0 (the newest 11.x of the profiler, which pins that @sentry/node)
 // in continuous mode, profiling a CPU-bound span, sent to SENTRY_DSN (the test's capture sink).
+// TRACE_LIFECYCLE "static" sends the span as a transaction (contexts.profile); unset or
+// "stream", as span v2 (the SDK's default).
 const Sentry = require("@sentry/node");
 const { nodeProfilingIntegration } = require("@sentry/profiling-node");
 
@@ -10,6 +12,7 @@ Sentry.init({
   tracesSampleRate: 1.0,
   profileSessionSampleRate: 1.0,
   profileLifecycle: "manual",
+  traceLifecycle: process.env.TRACE_LIFECYCLE === "static" ? "static" : "stream",
   release: "shop@1.0.0",
   environment: "conformance",
 });
