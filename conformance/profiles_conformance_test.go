@@ -30,12 +30,12 @@ import (
 
 // The profiles conformance check runs Sentry's own continuous profiler,
 // @sentry/profiling-node 11.1.0 with @sentry/node 11.1.0 (conformance/profiling-node,
-// its native part shipped in the package), on a CPU-bound span, and holds its real
-// profile_chunk and the streamed segment that names its profiler against what this
-// exporter sends for the same process's OTLP profile and server span (traces_as:
-// spans, as that SDK streams). It needs `npm ci` in conformance/profiling-node (.ci/run
-// does it); without node_modules it is skipped, unless PROFILES_CONFORMANCE_REQUIRED is
-// set (CI), where it fails.
+// its native part shipped in the package), on a traced node:http request whose handler
+// is CPU-bound, and holds its real profile_chunk, and the streamed segment or the
+// transaction that names its profiler, against what this exporter sends for the same
+// process's OTLP profile and server span. It needs `npm ci` in
+// conformance/profiling-node (.ci/run does it); without node_modules it is skipped,
+// unless PROFILES_CONFORMANCE_REQUIRED is set (CI), where it fails.
 
 const profilingNodeDir = "profiling-node"
 
@@ -358,7 +358,7 @@ func nodeProcess(r pcommon.Resource) {
 }
 
 // nodeProcessProfile is 1.5 s of CPU samples every 10 ms on the main thread, in fib()
-// called from the span's callback, as a CPU profiler of that process exports them.
+// called from the request handler, as a CPU profiler of that process exports them.
 func nodeProcessProfile(start time.Time) pprofile.Profiles {
 	pd := pprofile.NewProfiles()
 	d := pd.Dictionary()
