@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -291,8 +292,9 @@ func (r *profileRun) take(t *testing.T, it capturedItem) {
 		if r.chunk != nil {
 			t.Fatal("more than one profile chunk")
 		}
-		// the item's length differs by nature
-		r.itemHeader = map[string]any{"type": it.header["type"], "platform": it.header["platform"]}
+		// every key but the item's length, which differs by nature (content_type too, if either writes one)
+		r.itemHeader = maps.Clone(it.header)
+		delete(r.itemHeader, "length")
 		r.chunk = it.payload
 	case "transaction":
 		r.profileContext = asMap(asMap(it.payload["contexts"])["profile"])
