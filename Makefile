@@ -144,11 +144,12 @@ spanstream:
 	cd conformance && SPANSTREAM_REQUIRED=1 $(GO) test -race -count=1 -run 'TestSpanStreaming|TestNodeMetrics' -v .
 
 ## profiles-conformance: a profile chunk held against @sentry/profiling-node 11.1.0's real one, field by
-## field, and the streamed segment's profiler link (conformance/profiles_conformance_test.go; also part of
+## field, and the profiler link of the streamed segment and of the transaction (contexts.profile)
+## (conformance/profiles_conformance_test.go; also part of
 ## `make test` once conformance/profiling-node has node_modules).
 profiles-conformance:
 	npm ci --prefix conformance/profiling-node --no-audit --no-fund
-	cd conformance && PROFILES_CONFORMANCE_REQUIRED=1 $(GO) test -race -count=1 -run 'TestProfileChunk' -v .
+	cd conformance && PROFILES_CONFORMANCE_REQUIRED=1 $(GO) test -race -count=1 -run 'Profile' -v .
 
 .PHONY: profiles-conformance
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,12 +31,12 @@ import (
 
 // The profiles conformance check runs Sentry's own continuous profiler,
 // @sentry/profiling-node 11.1.0 with @sentry/node 11.1.0 (conformance/profiling-node,
-// its native part shipped in the package), on a CPU-bound span, and holds its real
-// profile_chunk and the streamed segment that names its profiler against what this
-// exporter sends for the same process's OTLP profile and server span (traces_as:
-// spans, as that SDK streams). It needs `npm ci` in conformance/profiling-node (.ci/run
-// does it); without node_modules it is skipped, unless PROFILES_CONFORMANCE_REQUIRED is
-// set (CI), where it fails.
+// its native part shipped in the package), on a traced node:http request whose handler
+// is CPU-bound, and holds its real profile_chunk, and the streamed segment or the
+// transaction that names its profiler, against what this exporter sends for the same
+// process's OTLP profile and server span. It needs `npm ci` in
+// conformance/profiling-node (.ci/run does it); without node_modules it is skipped,
+// unless PROFILES_CONFORMANCE_REQUIRED is set (CI), where it fails.
 
 const profilingNodeDir = "profiling-node"
 
@@ -47,7 +48,8 @@ var profileDifferences = map[string]string{
 		"to report and leaves it out (Relay's v2 chunk makes it optional)",
 	"frame fields": "module: the SDK derives a module from a node_modules path; OTLP frames carry no " +
 		"module and the exporter does not make one up. in_app: the exporter marks library paths " +
-		"(node_modules, site-packages, ...) false, as Sentry's stack-trace rules would; the SDK leaves it out",
+		"(node_modules, site-packages, ...) false, as Sentry's stack-trace rules would; the SDK leaves it out " +
+		"but on its synthetic (root) frame",
 	"client_sdk": "it names the sender: the exporter, not sentry.javascript.node",
 }
 
@@ -56,6 +58,8 @@ type profileRun struct {
 	chunk      map[string]any
 	// segment is the attributes of the segment span of the profiled process.
 	segment map[string]any
+	// profileContext is contexts.profile of the transaction, when spans went as transactions.
+	profileContext map[string]any
 }
 
 func needProfilingNode(t *testing.T) {
@@ -76,8 +80,8 @@ func needProfilingNode(t *testing.T) {
 // profiler link with the exporter's, field by field.
 func TestProfileChunkMatchesProfilingNode(t *testing.T) {
 	needProfilingNode(t)
-	sdk := runProfilingNode(t)
-	ours := runProfilesExporter(t)
+	sdk := runProfilingNode(t, "stream")
+	ours := runProfilesExporter(t, sentryexporter.TracesAsSpans)
 	for _, c := range profileChecks {
 		t.Run(c.name, func(t *testing.T) {
 			want, got := c.view(sdk), c.view(ours)
@@ -91,6 +95,28 @@ func TestProfileChunkMatchesProfilingNode(t *testing.T) {
 				t.Errorf("\n\t@sentry/profiling-node: %s\n\texporter:               %s", want, got)
 			}
 		})
+	}
+}
+
+// TestProfileTransactionLinkMatchesProfilingNode holds the transaction's profiler link
+// (contexts.profile) against the SDK's, with spans sent as transactions on both sides
+// (traceLifecycle: "static"; traces_as: transactions).
+func TestProfileTransactionLinkMatchesProfilingNode(t *testing.T) {
+	needProfilingNode(t)
+	sdk := runProfilingNode(t, "static")
+	ours := runProfilesExporter(t, sentryexporter.TracesAsTransactions)
+	for _, r := range []profileRun{sdk, ours} {
+		if r.profileContext == nil {
+			t.Fatal("no transaction with contexts.profile")
+		}
+	}
+	if want, got := typesOf(sdk.profileContext), typesOf(ours.profileContext); want != got {
+		t.Errorf("contexts.profile fields:\n\t@sentry/profiling-node: %s\n\texporter:               %s", want, got)
+	}
+	for name, r := range map[string]profileRun{"@sentry/profiling-node": sdk, "exporter": ours} {
+		if r.profileContext["profiler_id"] != r.chunk["profiler_id"] {
+			t.Errorf("%s: contexts.profile.profiler_id %v, the chunk's %v", name, r.profileContext["profiler_id"], r.chunk["profiler_id"])
+		}
 	}
 }
 
@@ -224,14 +250,15 @@ func timeline(p map[string]any) string {
 }
 
 // runProfilingNode runs conformance/profiling-node/run.js against a capture sink.
-func runProfilingNode(t *testing.T) profileRun {
+// lifecycle is @sentry/node's traceLifecycle: "stream" (span v2) or "static" (transactions).
+func runProfilingNode(t *testing.T, lifecycle string) profileRun {
 	t.Helper()
 	sink := newCaptureSink(t)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "run.js")
 	cmd.Dir = profilingNodeDir
-	cmd.Env = append(os.Environ(), "SENTRY_DSN="+sink.dsn())
+	cmd.Env = append(os.Environ(), "SENTRY_DSN="+sink.dsn(), "TRACE_LIFECYCLE="+lifecycle)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("run.js: %v: %s", err, out)
 	}
@@ -252,8 +279,8 @@ func profileRunOf(t *testing.T, sink *captureSink) profileRun {
 			r.take(t, it)
 		}
 	}
-	if r.chunk == nil || r.segment == nil {
-		t.Fatalf("no profile chunk or no segment span among %d envelopes", len(envs))
+	if r.chunk == nil || (r.segment == nil && r.profileContext == nil) {
+		t.Fatalf("no profile chunk or no segment span or transaction among %d envelopes", len(envs))
 	}
 	return r
 }
@@ -265,9 +292,12 @@ func (r *profileRun) take(t *testing.T, it capturedItem) {
 		if r.chunk != nil {
 			t.Fatal("more than one profile chunk")
 		}
-		// the item's length differs by nature
-		r.itemHeader = map[string]any{"type": it.header["type"], "platform": it.header["platform"]}
+		// every key but the item's length, which differs by nature (content_type too, if either writes one)
+		r.itemHeader = maps.Clone(it.header)
+		delete(r.itemHeader, "length")
 		r.chunk = it.payload
+	case "transaction":
+		r.profileContext = asMap(asMap(it.payload["contexts"])["profile"])
 	case "span":
 		for _, sp := range listOf(it.payload["items"]) {
 			if sp["is_segment"] == true {
@@ -278,15 +308,15 @@ func (r *profileRun) take(t *testing.T, it capturedItem) {
 }
 
 // runProfilesExporter sends the same process's OTLP profile, then its server span, to
-// the exporter (traces_as: spans), and shuts it down so that everything is sent.
-func runProfilesExporter(t *testing.T) profileRun {
+// the exporter (traces_as as given), and shuts it down so that everything is sent.
+func runProfilesExporter(t *testing.T, tracesAs sentryexporter.TracesAs) profileRun {
 	t.Helper()
 	sink := newCaptureSink(t)
 	ctx := t.Context()
 	f := sentryexporter.NewFactory().(xexporter.Factory)
 	cfg := f.CreateDefaultConfig().(*sentryexporter.Config)
 	cfg.DSN = configopaque.String(sink.dsn())
-	cfg.TracesAs = sentryexporter.TracesAsSpans
+	cfg.TracesAs = tracesAs
 	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
 	set := exportertest.NewNopSettings(f.Type())
 	pe, err := f.CreateProfiles(ctx, set, cfg)
@@ -330,7 +360,7 @@ func nodeProcess(r pcommon.Resource) {
 }
 
 // nodeProcessProfile is 1.5 s of CPU samples every 10 ms on the main thread, in fib()
-// called from the span's callback, as a CPU profiler of that process exports them.
+// called from the request handler, as a CPU profiler of that process exports them.
 func nodeProcessProfile(start time.Time) pprofile.Profiles {
 	pd := pprofile.NewProfiles()
 	d := pd.Dictionary()
