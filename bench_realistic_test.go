@@ -6,9 +6,14 @@ import (
 	"fmt"
 	"testing"
 
+	"go.opentelemetry.io/collector/config/configcompression"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otel-sentry/sentryexporter/internal/encode"
+	"github.com/otel-sentry/sentryexporter/internal/send"
+	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
 // The realistic fixture (issue 33): what make compare sends (cmd/otlpgen
@@ -229,4 +234,100 @@ func benchProtoGzip(b *testing.B, items float64, unit string, marshal func() ([]
 		_ = zw.Close()
 	}
 	b.ReportMetric(items*float64(b.N)/b.Elapsed().Seconds(), unit)
+}
+
+// BenchmarkWireBytesRealistic is what the protocol makes of the realistic
+// fixture's bytes, per span or log record (no time worth reading): the
+// envelopes as JSON (json-B), each compressed alone as the exporter sends
+// them (zstd-alone-B), the same envelopes as one zstd stream, what a
+// protocol that batched many envelopes in one request would pay
+// (zstd-together-B), and the otlphttp peer's protobuf (proto-B) and its
+// gzip (proto-gzip-B).
+func BenchmarkWireBytesRealistic(b *testing.B) {
+	comp := send.NewCompressors(configcompression.DefaultCompressionLevel)
+	td, ld := realisticTraces(), realisticLogs(1000)
+	tp, _ := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	lp, _ := (&plog.ProtoMarshaler{}).MarshalLogs(ld)
+	for _, c := range []struct {
+		name   string
+		bodies [][]byte
+		proto  []byte
+		items  int
+	}{
+		{"transactions", realisticBodies(b, td, TracesAsTransactions), tp, td.SpanCount()},
+		{"spans", realisticBodies(b, td, TracesAsSpans), tp, td.SpanCount()},
+		{"logs", realisticLogBodies(b, ld), lp, ld.LogRecordCount()},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var raw, alone int
+			var buf []byte
+			for b.Loop() {
+				raw, alone = 0, 0
+				for _, body := range c.bodies {
+					raw += len(body)
+					buf = comp.Compress(send.EncodingZstd, body, buf[:0])
+					alone += len(buf)
+				}
+			}
+			n := float64(c.items)
+			b.ReportMetric(float64(raw)/n, "json-B/item")
+			b.ReportMetric(float64(alone)/n, "zstd-alone-B/item")
+			b.ReportMetric(float64(len(comp.Compress(send.EncodingZstd, bytes.Join(c.bodies, nil), nil)))/n, "zstd-together-B/item")
+			b.ReportMetric(float64(len(c.proto))/n, "proto-B/item")
+			b.ReportMetric(float64(gzipLen(c.proto))/n, "proto-gzip-B/item")
+		})
+	}
+}
+
+// realisticBodies is the envelope bodies one push of td makes in mode.
+func realisticBodies(b *testing.B, td ptrace.Traces, mode TracesAs) [][]byte {
+	b.Helper()
+	e := benchExporter(b)
+	res := e.translator.Traces(td, translate.TracesWant{
+		Transactions: mode == TracesAsTransactions, SpanV2: mode == TracesAsSpans, Errors: true, Segments: true,
+	})
+	defer res.Release()
+	facts := e.facts.Get()
+	*facts = e.index.Add(res.Segments, *facts)
+	var out []encode.Outgoing
+	for i := range res.Transactions {
+		out = append(out, e.def.enc.Transaction(&res.Transactions[i], *facts))
+	}
+	for i := range res.SpanGroups {
+		out = e.def.enc.AppendSpans(b.Context(), out, &res.SpanGroups[i], &encode.Arena{})
+	}
+	for i := range res.Errors {
+		out = append(out, e.def.enc.Error(&res.Errors[i]))
+	}
+	return envelopeBodies(out)
+}
+
+// realisticLogBodies is the envelope bodies one push of ld makes.
+func realisticLogBodies(b *testing.B, ld plog.Logs) [][]byte {
+	b.Helper()
+	e := benchExporter(b)
+	res := e.translator.Logs(ld, translate.LogsWant{Logs: true, Errors: true})
+	defer res.Release()
+	out := e.def.enc.AppendLogs(b.Context(), nil, res.Logs, &encode.Arena{})
+	for i := range res.Errors {
+		out = append(out, e.def.enc.Error(&res.Errors[i]))
+	}
+	return envelopeBodies(out)
+}
+
+func envelopeBodies(out []encode.Outgoing) [][]byte {
+	bodies := make([][]byte, len(out))
+	for i := range out {
+		out[i].Env.Header.SentAt = testStart
+		bodies[i] = out[i].Env.AppendTo(nil)
+	}
+	return bodies
+}
+
+func gzipLen(p []byte) int {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	_, _ = zw.Write(p)
+	_ = zw.Close()
+	return buf.Len()
 }

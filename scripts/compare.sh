@@ -390,6 +390,36 @@ row "bytes on the wire per span, spans mode" sentry-spans otlphttp bytes " B"
 row "bytes on the wire per log record" sentry-logs otlphttp-logs bytes " B"
 row "bytes on the wire per metric data point" sentry-metrics otlphttp-metrics bytes " B"
 row "bytes on the wire per profile sample" sentry-profiles otlphttp-profiles bytes " B"
+# per_round LABEL SENTRY_MODE PEER_MODE: the CPU ratio of each round (both modes measured in it),
+# a round whose Sentry mode delivered under 90 % of the offered rate marked "*" (its CPU also paid
+# for input not yet sent), and the median of the rounds not marked: on a loaded machine the
+# medians above mix both.
+per_round() {
+	has "$2" && has "$3" || return 0
+	local r line="" kept=() offered=$RATE
+	[[ "$2" != *metrics* ]] || offered=$METRICS_RATE
+	[[ "$2" != *profiles* ]] || offered=$PROFILES_RATE
+	for ((r = 1; r <= ROUNDS; r++)); do
+		[[ -n "${VAL[$2.$r.cpu]-}" && -n "${VAL[$3.$r.cpu]-}" ]] || continue
+		local q lag
+		q=$(ratio "${VAL[$2.$r.cpu]}" "${VAL[$3.$r.cpu]}")
+		lag=$(awk -v a="${VAL[$2.$r.rate]}" -v o="$offered" 'BEGIN { print (a < 0.9 * o) ? "*" : "" }')
+		line+=" $q$lag"
+		[[ -n "$lag" || "$q" == n/a ]] || kept+=("${q%x}")
+	done
+	local med="none kept"
+	if ((${#kept[@]})); then
+		med=$(printf '%s\n' "${kept[@]}" | sort -g | awk '{ v[NR] = $1 } END { printf "%.2fx", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+	fi
+	printf '%-40s %s   (median of %d kept: %s)\n' "$1" "$line" "${#kept[@]}" "$med"
+}
+echo
+echo "CPU ratio per round (* = the Sentry mode delivered under 90 % of the offered rate)"
+per_round "CPU per span" sentry otlphttp
+per_round "CPU per span, traces_as: spans" sentry-spans otlphttp
+per_round "CPU per log record" sentry-logs otlphttp-logs
+per_round "CPU per metric data point" sentry-metrics otlphttp-metrics
+per_round "CPU per profile sample" sentry-profiles otlphttp-profiles
 echo
 printf '%-40s' "items/s at the sink (median)"
 for m in "${mode_list[@]}"; do printf ' %s=%s' "$m" "$(median "$m" rate)"; done

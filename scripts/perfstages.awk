@@ -14,7 +14,7 @@ BEGIN {
 	if (comm == "") comm = "otelcol-compare"
 	n = 0
 	# stage name, and the pattern a frame of it matches
-	add("receiver: OTLP/HTTP server, decoding", "otlpreceiver|ptraceotlp|plogotlp|pdata/internal|net/http\\.\\(\\*conn\\)\\.serve|net/http\\.\\(\\*connReader\\)|net/http\\.\\(\\*response\\)|net/http\\.serverHandler|otelhttp\\.\\(\\*middleware\\)|otelhttp\\.NewMiddleware|otelhttp/internal/semconv\\.HTTPServer|confighttp\\.\\(\\*decompressor\\)|confighttp.*[Hh]andler")
+	add("receiver: OTLP/HTTP server, decoding", "otlpreceiver|ptraceotlp|plogotlp|pmetricotlp|net/http\\.\\(\\*conn\\)\\.serve|net/http\\.\\(\\*connReader\\)|net/http\\.\\(\\*response\\)|net/http\\.serverHandler|otelhttp\\.\\(\\*middleware\\)|otelhttp\\.NewMiddleware|otelhttp/internal/semconv\\.HTTPServer|confighttp\\.\\(\\*decompressor\\)|confighttp.*[Hh]andler")
 	add("translate (pdata to Sentry JSON)", "sentryexporter/internal/translate|sentryexporter/internal/errorshape|sentryexporter/internal/traceindex|sentryexporter/internal/stacktrace")
 	add("compress (zstd, gzip)", "klauspost/compress|compress/flate|compress/gzip")
 	add("encode (envelopes, detach)", "sentryexporter/internal/encode|sentryexporter/envelope")

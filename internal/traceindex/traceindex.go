@@ -53,8 +53,17 @@ type generation struct {
 	names  map[string]string // interned segment names and sample rates
 }
 
-func newGeneration(traces, ids int) generation {
-	return generation{traces: make(map[[16]byte]traceEntry, traces), ids: make([]byte, 0, ids), names: map[string]string{}}
+// newGeneration sizes a generation as the one it replaces ended: its buffers
+// grow once, not by doubling through megabytes of fresh memory every
+// generation (on request-shaped traffic that growth of reqs was 3 % of a
+// push's CPU).
+func newGeneration(traces, ids, reqs int) generation {
+	return generation{
+		traces: make(map[[16]byte]traceEntry, traces),
+		ids:    make([]byte, 0, ids),
+		reqs:   make([]byte, 0, reqs),
+		names:  map[string]string{},
+	}
 }
 
 // traceEntry is held by value in the maps: the usual trace, one segment per
@@ -98,7 +107,7 @@ const maxInternedNames = 10_000
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{cur: newGeneration(0, 0), old: newGeneration(0, 0)}
+	return &Index{cur: newGeneration(0, 0, 0), old: newGeneration(0, 0, 0)}
 }
 
 // intern returns a copy of s that the index owns (the translator's strings
@@ -147,7 +156,7 @@ func (x *Index) Add(segs []translate.Segment, dst []Facts) []Facts {
 		a = b
 	}
 	if len(x.cur.traces) >= traceIndexTraces || len(x.cur.ids) >= 8*traceIndexSpans || len(x.cur.reqs) >= traceIndexRequestBytes {
-		x.old, x.cur = x.cur, newGeneration(len(x.cur.traces), cap(x.cur.ids))
+		x.old, x.cur = x.cur, newGeneration(len(x.cur.traces), cap(x.cur.ids), cap(x.cur.reqs))
 	}
 	return facts
 }
