@@ -282,11 +282,16 @@ func BenchmarkWireBytesRealistic(b *testing.B) {
 // realisticBodies is the envelope bodies one push of td makes in mode.
 func realisticBodies(b *testing.B, td ptrace.Traces, mode TracesAs) [][]byte {
 	b.Helper()
-	e := benchExporter(b)
+	return envelopeBodies(traceEnvelopes(b, benchExporter(b), td, mode, true))
+}
+
+// traceEnvelopes is the envelopes one push of td makes in mode: its
+// transactions or span containers, then its error events if errors.
+func traceEnvelopes(b *testing.B, e *sentryExporter, td ptrace.Traces, mode TracesAs, errors bool) []encode.Outgoing {
+	b.Helper()
 	res := e.translator.Traces(td, translate.TracesWant{
-		Transactions: mode == TracesAsTransactions, SpanV2: mode == TracesAsSpans, Errors: true, Segments: true,
+		Transactions: mode == TracesAsTransactions, SpanV2: mode == TracesAsSpans, Errors: errors, Segments: true,
 	})
-	defer res.Release()
 	facts := e.facts.Get()
 	*facts = e.index.Add(res.Segments, *facts)
 	var out []encode.Outgoing
@@ -299,7 +304,7 @@ func realisticBodies(b *testing.B, td ptrace.Traces, mode TracesAs) [][]byte {
 	for i := range res.Errors {
 		out = append(out, e.def.enc.Error(&res.Errors[i]))
 	}
-	return envelopeBodies(out)
+	return out
 }
 
 // realisticLogBodies is the envelope bodies one push of ld makes.

@@ -15,7 +15,6 @@ import (
 	"go.opentelemetry.io/collector/config/configcompression"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
-	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/sdkinfo"
 	"github.com/otel-sentry/sentryexporter/internal/send"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
@@ -299,18 +298,7 @@ func modeBodies(b *testing.B, mode TracesAs) (bodies [][]byte, raw, spans int) {
 	e := benchExporter(b)
 	e.cfg.TracesAs = mode
 	td := smallTraces()
-	res := e.translator.Traces(td, translate.TracesWant{
-		Transactions: mode == TracesAsTransactions, SpanV2: mode == TracesAsSpans, Segments: true,
-	})
-	facts := e.facts.Get()
-	*facts = e.index.Add(res.Segments, *facts)
-	var out []encode.Outgoing
-	for i := range res.Transactions {
-		out = append(out, e.def.enc.Transaction(&res.Transactions[i], *facts))
-	}
-	for i := range res.SpanGroups {
-		out = e.def.enc.AppendSpans(b.Context(), out, &res.SpanGroups[i], &encode.Arena{})
-	}
+	out := traceEnvelopes(b, e, td, mode, false)
 	for i := range out {
 		out[i].Env.Header.SentAt = testStart
 		bodies = append(bodies, out[i].Env.AppendTo(nil))

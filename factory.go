@@ -141,7 +141,7 @@ func createDefaultConfig() component.Config {
 }
 
 func (s *sharedExporters) createTraces(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {
-	t, stop, err := newPipeline(s, set, cfg, func(e *sentryExporter, opts []exporterhelper.Option) (exporter.Traces, error) {
+	t, stop, err := newPipeline(s, set, cfg, cfg.(*Config).QueueConfig, func(e *sentryExporter, opts []exporterhelper.Option) (exporter.Traces, error) {
 		return exporterhelper.NewTraces(ctx, set, cfg, e.pushTraces, opts...)
 	})
 	if err != nil {
@@ -154,7 +154,7 @@ func (s *sharedExporters) createTraces(ctx context.Context, set exporter.Setting
 }
 
 func (s *sharedExporters) createLogs(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
-	l, stop, err := newPipeline(s, set, cfg, func(e *sentryExporter, opts []exporterhelper.Option) (exporter.Logs, error) {
+	l, stop, err := newPipeline(s, set, cfg, cfg.(*Config).QueueConfig, func(e *sentryExporter, opts []exporterhelper.Option) (exporter.Logs, error) {
 		return exporterhelper.NewLogs(ctx, set, cfg, e.pushLogs, opts...)
 	})
 	if err != nil {
@@ -167,7 +167,7 @@ func (s *sharedExporters) createLogs(ctx context.Context, set exporter.Settings,
 }
 
 func (s *sharedExporters) createMetrics(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Metrics, error) {
-	m, stop, err := newPipeline(s, set, cfg, func(e *sentryExporter, opts []exporterhelper.Option) (exporter.Metrics, error) {
+	m, stop, err := newPipeline(s, set, cfg, cfg.(*Config).QueueConfig, func(e *sentryExporter, opts []exporterhelper.Option) (exporter.Metrics, error) {
 		return exporterhelper.NewMetrics(ctx, set, cfg, e.pushMetrics, opts...)
 	})
 	if err != nil {
@@ -180,8 +180,7 @@ func (s *sharedExporters) createMetrics(ctx context.Context, set exporter.Settin
 }
 
 func (s *sharedExporters) createProfiles(ctx context.Context, set exporter.Settings, cfg component.Config) (xexporter.Profiles, error) {
-	p, stop, err := newPipeline(s, set, cfg, func(e *sentryExporter, opts []exporterhelper.Option) (xexporter.Profiles, error) {
-		opts = append(opts, exporterhelper.WithQueue(unbatched(cfg.(*Config).QueueConfig)))
+	p, stop, err := newPipeline(s, set, cfg, unbatched(cfg.(*Config).QueueConfig), func(e *sentryExporter, opts []exporterhelper.Option) (xexporter.Profiles, error) {
 		return xexporterhelper.NewProfiles(ctx, set, cfg, e.pushProfiles, opts...)
 	})
 	if err != nil {
@@ -211,10 +210,11 @@ func unbatched(q configoptional.Optional[exporterhelper.QueueBatchConfig]) confi
 
 // newPipeline is the one path every signal's pipeline is built on: the
 // shared exporter of cfg, exporterhelper's exporter of the signal (build),
-// with the options every signal gets, and the pipeline's own start and
+// with the options every signal gets and its sending queue (the configured
+// one; profiles' without its batcher, unbatched), and the pipeline's own start and
 // shutdown (shared.go), so that each pipeline is counted on its own.
 func newPipeline[E component.Component](s *sharedExporters, set exporter.Settings, cfg component.Config,
-	build func(*sentryExporter, []exporterhelper.Option) (E, error),
+	queue configoptional.Optional[exporterhelper.QueueBatchConfig], build func(*sentryExporter, []exporterhelper.Option) (E, error),
 ) (E, stopFirst, error) {
 	var none E
 	e, err := s.acquire(cfg.(*Config), set)
@@ -222,7 +222,7 @@ func newPipeline[E component.Component](s *sharedExporters, set exporter.Setting
 		return none, stopFirst{}, err
 	}
 	p := &pipeline{shared: e}
-	c, err := build(e.exp, p.options(cfg.(*Config)))
+	c, err := build(e.exp, p.options(queue))
 	if err != nil {
 		return none, stopFirst{}, err
 	}
@@ -245,8 +245,9 @@ func (s stopFirst) Shutdown(ctx context.Context) error {
 	return s.Component.Shutdown(ctx)
 }
 
-// options are the exporterhelper options every signal gets.
-func (p *pipeline) options(cfg *Config) []exporterhelper.Option {
+// options are the exporterhelper options every signal gets, with its
+// sending queue.
+func (p *pipeline) options(queue configoptional.Optional[exporterhelper.QueueBatchConfig]) []exporterhelper.Option {
 	return []exporterhelper.Option{
 		exporterhelper.WithStart(p.start),
 		exporterhelper.WithShutdown(p.shutdown),
@@ -258,6 +259,6 @@ func (p *pipeline) options(cfg *Config) []exporterhelper.Option {
 		// counted), and would park rate-limited data. The exporter retries the
 		// failed envelopes itself, driven by retry_on_failure.
 		exporterhelper.WithRetry(configretry.BackOffConfig{Enabled: false}),
-		exporterhelper.WithQueue(cfg.QueueConfig),
+		exporterhelper.WithQueue(queue),
 	}
 }
