@@ -30,16 +30,18 @@ const stallAfter = 5 * time.Second
 // Waiters are served first come first served among those that fit: a project
 // at its own limit does not hold up the others.
 type Budget struct {
-	max, share int
+	max, share  int
+	maxProbeGap time.Duration // the most a probe waits after the last without an answer (probegap.go)
 
 	mu       sync.Mutex
 	requests int
 	waiters  []*inflightWaiter
 }
 
-// NewBudget is a budget of maxRequests shared by up to maxProjects projects.
-func NewBudget(maxRequests, maxProjects int) *Budget {
-	return &Budget{max: maxRequests, share: max(maxRequests/max(maxProjects, 1), 1)}
+// NewBudget is a budget of maxRequests shared by up to maxProjects projects,
+// whose probes after no answer wait at most maxProbeGap after the last.
+func NewBudget(maxRequests, maxProjects int, maxProbeGap time.Duration) *Budget {
+	return &Budget{max: maxRequests, share: max(maxRequests/max(maxProjects, 1), 1), maxProbeGap: maxProbeGap}
 }
 
 type inflightWaiter struct {
@@ -49,9 +51,9 @@ type inflightWaiter struct {
 
 // fitsLocked: within the project's adaptive limit, and within its share or
 // within what the budget has left. A project holding nothing may always send
-// one request (its probe).
+// one request (its probe), once the probe's gap has passed (probegap.go).
 func (l *Limit) fitsLocked() bool {
-	if l.requests >= l.limit {
+	if l.requests >= l.limit || l.pacedLocked() {
 		return false
 	}
 	if l.requests == 0 || l.requests < l.budget.share {

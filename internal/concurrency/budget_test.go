@@ -43,7 +43,7 @@ func TestBudgetShares(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := NewBudget(tt.maxRequests, tt.projects)
+			b := NewBudget(tt.maxRequests, tt.projects, testMaxProbeGap)
 			hung, healthy := grown(b, 128), grown(b, 128)
 			assert.Equal(t, tt.wantHung, takeAll(hung), "the hung project borrows what the budget has free")
 			got := takeAll(healthy)
@@ -58,7 +58,7 @@ func TestBudgetShares(t *testing.T) {
 // TestBudgetLimitBinds: a project never has more requests in flight than its
 // limit, however much the budget has room for.
 func TestBudgetLimitBinds(t *testing.T) {
-	b := NewBudget(1000, 1)
+	b := NewBudget(1000, 1, testMaxProbeGap)
 	assert.Equal(t, 4, takeAll(grown(b, 4)))
 	assert.Equal(t, 1, takeAll(b.NewLimit(64)), "a new project: one probe")
 }
@@ -67,7 +67,7 @@ func TestBudgetLimitBinds(t *testing.T) {
 // not hold up another project's waiter that fits, and a release admits the
 // waiters in the order they came.
 func TestBudgetWaitersServedInOrder(t *testing.T) {
-	b := NewBudget(2, 2) // a share of one request each
+	b := NewBudget(2, 2, testMaxProbeGap) // a share of one request each
 	a, c := grown(b, 1), grown(b, 4)
 	ta, ok := a.Acquire(t.Context())
 	require.True(t, ok)
@@ -95,7 +95,7 @@ func TestBudgetWaitersServedInOrder(t *testing.T) {
 // TestBudgetAcquireGivesUp: a waiter whose context ends gives up its turn
 // and holds nothing.
 func TestBudgetAcquireGivesUp(t *testing.T) {
-	b := NewBudget(1, 1)
+	b := NewBudget(1, 1, testMaxProbeGap)
 	l := grown(b, 4)
 	_, ok := l.Acquire(t.Context())
 	require.True(t, ok)
@@ -133,7 +133,7 @@ func waitUntilWaiting(t *testing.T, b *Budget, n int) {
 // ends the stall.
 func TestBudgetStalledProjectStopsBorrowing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget(100, 10) // a share of 10 requests
+		b := NewBudget(100, 10, testMaxProbeGap) // a share of 10 requests
 		l := grown(b, 128)
 		var tickets []Ticket
 		for range 12 { // its share and 2 borrowed

@@ -24,6 +24,13 @@ import (
 // while more than about half of a round trip's answers are 5xx. A Sentry that
 // answers nothing is probed by one request at a time, never by none; the
 // probe's answer opens the way again, doubling per round trip.
+//
+// A probe that fails fast (a refused connect, a connection ended before its
+// answer: a receiver that cannot speak to us) would otherwise be followed by
+// the next at once, a new connection each, as fast as they fail: the n-th
+// probe in a row without an answer waits probeGap(n) after the last: 50 ms
+// doubling to retry_on_failure's initial_interval, 5 s by default
+// (probegap.go).
 // docs/memory.md says why this differs from Vector's adaptive request
 // concurrency and Envoy's retry budgets.
 type Limit struct {
@@ -41,6 +48,12 @@ type Limit struct {
 	// recover is the last ticket issued when the limit was last cut: a
 	// failure of a request with a ticket up to it cuts no more.
 	recover Ticket
+	// unanswered counts the probes in a row that got no answer; probeAt is
+	// when the next may start (zero: at once), and wake lets the waiters in
+	// then.
+	unanswered int
+	probeAt    time.Time
+	wake       *time.Timer
 
 	// current mirrors limit for Current, read by the project's workers on
 	// every envelope: no lock shared by all projects on that path.
@@ -87,6 +100,7 @@ func (l *Limit) releaseLocked(t Ticket, v Verdict) {
 	switch v {
 	case VerdictOK:
 		l.progress = time.Now()
+		l.answeredLocked()
 		// Grow only a limit in use (at least half of it in flight, this
 		// request included).
 		if l.limit < l.max && 2*l.requests >= l.limit {
@@ -94,6 +108,7 @@ func (l *Limit) releaseLocked(t Ticket, v Verdict) {
 		}
 	case VerdictOverload:
 		l.progress = time.Now()
+		l.answeredLocked()
 		if t > l.recover {
 			l.limit = max(l.limit/2, 1)
 			l.recover = l.issued
@@ -102,6 +117,7 @@ func (l *Limit) releaseLocked(t Ticket, v Verdict) {
 		if t > l.recover {
 			l.limit = 1
 			l.recover = l.issued
+			l.unansweredLocked()
 		}
 	}
 	l.current.Store(int32(l.limit))

@@ -32,7 +32,11 @@ func (s *saturated) fill() {
 		}
 		s.inFlight = append(s.inFlight, tk)
 	}
-	require.NotEmpty(s.t, s.inFlight, "a limit always lets one request go")
+	if len(s.inFlight) == 0 { // a probe after no answer waits for its gap
+		tk, ok := s.l.Acquire(s.t.Context())
+		require.True(s.t, ok, "a limit always lets one request go")
+		s.inFlight = append(s.inFlight, tk)
+	}
 }
 
 // answer answers n requests, the i-th with verdict(i).
@@ -107,21 +111,23 @@ func TestLimitAdapts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := NewBudget(1000, 1)
-			l := b.NewLimit(64)
-			s := newSaturated(t, l)
-			for _, st := range tt.steps {
-				s.roundTrips(st.roundTrips, st.verdict)
-			}
-			got := l.Current()
-			s.drain()
-			assert.LessOrEqual(t, got, 64, "never past max_concurrent_requests")
-			if tt.want >= 32 {
-				assert.GreaterOrEqual(t, got, tt.want*3/4, "within a quarter of %d", tt.want)
-			} else {
-				assert.Equal(t, tt.want, got)
-			}
-			assert.Zero(t, b.requests, "every place given back")
+			synctest.Test(t, func(t *testing.T) {
+				b := NewBudget(1000, 1, testMaxProbeGap)
+				l := b.NewLimit(64)
+				s := newSaturated(t, l)
+				for _, st := range tt.steps {
+					s.roundTrips(st.roundTrips, st.verdict)
+				}
+				got := l.Current()
+				s.drain()
+				assert.LessOrEqual(t, got, 64, "never past max_concurrent_requests")
+				if tt.want >= 32 {
+					assert.GreaterOrEqual(t, got, tt.want*3/4, "within a quarter of %d", tt.want)
+				} else {
+					assert.Equal(t, tt.want, got)
+				}
+				assert.Zero(t, b.requests, "every place given back")
+			})
 		})
 	}
 }
@@ -129,7 +135,7 @@ func TestLimitAdapts(t *testing.T) {
 // TestLimitOnePerRoundTrip: of the requests in flight when Sentry faltered,
 // only the first failure cuts; a request sent after the cut cuts again.
 func TestLimitOnePerRoundTrip(t *testing.T) {
-	b := NewBudget(1000, 1)
+	b := NewBudget(1000, 1, testMaxProbeGap)
 	l := grown(b, 16)
 	var inFlight []Ticket
 	for range 16 {
@@ -156,7 +162,7 @@ func TestLimitOnePerRoundTrip(t *testing.T) {
 // TestLimitQuietProjectStaysSmall: one request at a time never grows the
 // limit past what it uses.
 func TestLimitQuietProjectStaysSmall(t *testing.T) {
-	b := NewBudget(1000, 1)
+	b := NewBudget(1000, 1, testMaxProbeGap)
 	l := b.NewLimit(64)
 	for range 50 {
 		tk, ok := l.Acquire(t.Context())
@@ -170,7 +176,7 @@ func TestLimitQuietProjectStaysSmall(t *testing.T) {
 // for stallAfter stops borrowing (budget_test.go), and any answer ends it.
 func TestLimitStall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget(10, 10)
+		b := NewBudget(10, 10, testMaxProbeGap)
 		l := grown(b, 8)
 		tk, ok := l.TryAcquire()
 		require.True(t, ok)
@@ -179,3 +185,90 @@ func TestLimitStall(t *testing.T) {
 		assert.Equal(t, time.Now(), l.progress)
 	})
 }
+
+// TestProbeGap: 50 ms after the first probe without an answer, doubled by
+// each further one, at most the budget's (retry_on_failure's
+// initial_interval, 5 s by default).
+func TestProbeGap(t *testing.T) {
+	tests := []struct {
+		n    int
+		want time.Duration
+	}{
+		{0, 0},
+		{1, 50 * time.Millisecond},
+		{2, 100 * time.Millisecond},
+		{3, 200 * time.Millisecond},
+		{7, 3200 * time.Millisecond},
+		{8, 5 * time.Second},
+		{1000, 5 * time.Second},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, probeGap(tt.n, testMaxProbeGap), "probe %d", tt.n)
+	}
+	assert.Equal(t, 20*time.Millisecond, probeGap(3, 20*time.Millisecond), "at most the budget's")
+	assert.Zero(t, probeGap(3, 0), "none without a retry interval")
+}
+
+// TestLimitPacesProbesWithoutAnswer: a probe that got no answer holds the
+// next for its gap, growing with each one in a row; an answer (a 5xx too)
+// lets the next go at once. A request of the round trip before the cut
+// holds nothing back.
+func TestLimitPacesProbesWithoutAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget(1000, 1, testMaxProbeGap)
+		l := b.NewLimit(64)
+		for n := 1; n <= 9; n++ {
+			tk, ok := l.Acquire(t.Context())
+			require.True(t, ok)
+			l.Release(tk, VerdictNone)
+			start := time.Now()
+			_, ok = l.TryAcquire()
+			require.False(t, ok, "probe %d: the next waits", n)
+			tk, ok = l.Acquire(t.Context())
+			require.True(t, ok)
+			assert.Equal(t, probeGap(n, testMaxProbeGap), time.Since(start), "probe %d's gap", n)
+			l.Release(tk, VerdictIgnore)
+		}
+		tk, ok := l.Acquire(t.Context())
+		require.True(t, ok)
+		l.Release(tk, VerdictOverload)
+		tk, ok = l.TryAcquire()
+		require.True(t, ok, "an answer, a 5xx too, ends the gaps")
+		l.Release(tk, VerdictNone)
+		start := time.Now()
+		tk, ok = l.Acquire(t.Context())
+		require.True(t, ok)
+		assert.Equal(t, firstProbeGap, time.Since(start), "the run starts again")
+		l.Release(tk, VerdictOK)
+	})
+}
+
+// TestLimitPacedProjectHoldsNoOneUp: a project whose probe waits for its gap
+// does not hold up the waiters of the others.
+func TestLimitPacedProjectHoldsNoOneUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget(2, 2, testMaxProbeGap)
+		quiet, busy := b.NewLimit(4), b.NewLimit(4)
+		tk, ok := quiet.Acquire(t.Context())
+		require.True(t, ok)
+		quiet.Release(tk, VerdictNone)
+		waited := make(chan time.Duration)
+		go func() {
+			start := time.Now()
+			tk, ok := quiet.Acquire(t.Context())
+			assert.True(t, ok)
+			quiet.Release(tk, VerdictOK)
+			waited <- time.Since(start)
+		}()
+		synctest.Wait()
+		start := time.Now()
+		tk, ok = busy.Acquire(t.Context())
+		require.True(t, ok)
+		assert.Zero(t, time.Since(start), "the other project goes at once")
+		busy.Release(tk, VerdictOK)
+		assert.Equal(t, firstProbeGap, <-waited, "the quiet one after its gap")
+	})
+}
+
+// testMaxProbeGap is retry_on_failure's default initial_interval.
+const testMaxProbeGap = 5 * time.Second

@@ -96,7 +96,7 @@ func New(cfg Config, set Settings) *Stage {
 	s := &Stage{
 		cfg: cfg, set: set,
 		mem:      membudget.NewMemory(cfg.MaxBytes, cfg.MaxProjects),
-		budget:   concurrency.NewBudget(cfg.MaxRequestsInFlight, cfg.MaxProjects),
+		budget:   concurrency.NewBudget(cfg.MaxRequestsInFlight, cfg.MaxProjects, cfg.Retry.InitialInterval),
 		jitter:   newJitter(set.Jitter),
 		stopping: make(chan struct{}),
 	}

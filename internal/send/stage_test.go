@@ -46,6 +46,7 @@ type answer struct {
 	status  int
 	headers map[string]string
 	hang    bool          // until the request's context ends (no answer)
+	reset   bool          // no answer at once: a connection ended before its answer
 	hold    bool          // until the test releases it, whatever the request's context says
 	body    string        // the answer's body ("{}" when empty)
 	stream  io.ReadCloser // the answer's body, when set (an answer that dribbles or never ends)
@@ -96,6 +97,8 @@ func (f *fakeSentry) RoundTrip(req *http.Request) (*http.Response, error) {
 		a = respond(project, n, env)
 	}
 	switch {
+	case a.reset:
+		return nil, errors.New("connection reset by peer")
 	case a.hang:
 		select {
 		case <-req.Context().Done():
@@ -568,6 +571,40 @@ func TestNoAnswerOneProbe(t *testing.T) {
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		assert.Equal(t, int64(250), f.sums("sent_items")["category=transaction,project=1"], "the backlog drained")
+		f.shutdown()
+	})
+}
+
+// TestNoAnswerSpacesProbes: a receiver that ends every connection before
+// its answer gets one probe at a time, each further probe in a row later
+// than the last (50 ms doubling to initial_interval), not one per envelope
+// as fast as they fail; the first answer after it heals drains the backlog.
+func TestNoAnswerSpacesProbes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, 1, func(c *Config) { c.Retry.InitialInterval = 5 * time.Second }, false)
+		var mu sync.Mutex
+		healed := false
+		f.sentry.respond = func(string, int, *envelope.Envelope) answer {
+			mu.Lock()
+			defer mu.Unlock()
+			return answer{status: 200, reset: !healed}
+		}
+		f.lanes[0].Offer(t.Context(), txs(1, 200), nil)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		got := f.sentry.got()
+		want := []time.Duration{50, 100, 200, 400, 800, 1600, 3200, 5000, 5000}
+		require.Greater(t, len(got), len(want), "probed all along")
+		assert.LessOrEqual(t, len(got), 20, "one probe per gap, not one per envelope (200)")
+		for i, gap := range want {
+			assert.Equal(t, gap*time.Millisecond, got[i+1].at.Sub(got[i].at), "the gap after probe %d", i+1)
+		}
+		mu.Lock()
+		healed = true
+		mu.Unlock()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		assert.Equal(t, int64(200), f.sums("sent_items")["category=transaction,project=1"], "healed: the backlog drained")
 		f.shutdown()
 	})
 }
