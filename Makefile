@@ -86,7 +86,7 @@ oldrelay: otelcol sink
 	./scripts/oldrelay.sh
 
 ## hugeheaders: 100 projects at 3,000 spans/s for 20 s to a receiver that answers 32 MiB of headers, at the defaults,
-## with `headers:` and at `detailed` telemetry (HUGEHEADERS_CASES=http2 adds h2 over TLS); peak RSS <= 512 MiB each.
+## with `headers:`, at `detailed` telemetry and over HTTP/2 with TLS; peak RSS <= 512 MiB each, flat after the traffic.
 hugeheaders: otelcol sink
 	./scripts/hugeheaders.sh
 
