@@ -98,7 +98,7 @@ type LogsConfig struct {
 	// ResourceAttributes lists the resource attributes copied onto every log
 	// record (Sentry bills logs by bytes). Default: service.name,
 	// service.namespace (environment, release and host are always on the
-	// record as sentry.environment, sentry.release, sentry.server.address). [] sends none; ["*"]
+	// record as sentry.environment, sentry.release, server.address). [] sends none; ["*"]
 	// sends all of them, process.command_line and the like included.
 	ResourceAttributes []string `mapstructure:"resource_attributes"`
 

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 	"time"
@@ -116,13 +117,13 @@ func TestLogResourceAttributes(t *testing.T) {
 	}{
 		{
 			"default", nil,
-			[]string{"service.name", "sentry.environment", "sentry.release", "otel.scope.name", "sentry.server.address"},
+			[]string{"service.name", "sentry.environment", "sentry.release", "otel.scope.name", "server.address"},
 			[]string{"host.name", "process.command_args", "process.owner", "process.executable.path", "os.description", "telemetry.sdk.name", "service.version", "deployment.environment.name"},
 		},
 		{
 			"none",
 			[]string{},
-			[]string{"sentry.environment", "sentry.release", "order.id", "sentry.server.address"},
+			[]string{"sentry.environment", "sentry.release", "order.id", "server.address"},
 			[]string{"service.name", "host.name", "process.command_args"},
 		},
 		{
@@ -162,4 +163,27 @@ func TestLogSkippedBytesFollowSelection(t *testing.T) {
 	skipped := New(o).Logs(webAppLogs(), LogsWant{})
 	require.Equal(t, 1, skipped.SkippedLogs)
 	assert.InDelta(t, len(sent.Logs[0]), skipped.SkippedLogBytes, float64(len(sent.Logs[0]))/2)
+}
+
+// TestLogServerAddressOnce: the host is server.address, as @sentry/node and
+// Sentry's logs docs write it; a record's own server.address (an HTTP
+// client's peer) wins, and the key is written once, even when the resource
+// carries it too.
+func TestLogServerAddressOnce(t *testing.T) {
+	ld := webAppLogs()
+	rl := ld.ResourceLogs().At(0)
+	rl.Resource().Attributes().PutStr("server.address", "10.0.0.7")
+	records := rl.ScopeLogs().At(0).LogRecords()
+	peer := records.AppendEmpty()
+	records.At(0).CopyTo(peer)
+	peer.Attributes().PutStr("server.address", "payments.internal")
+	o := testOptions()
+	o.LogResourceAttributes = []string{"*"}
+	r := New(o).Logs(ld, LogsWant{Logs: true})
+	require.Len(t, r.Logs, 2)
+	for i, want := range []string{"checkout-7d9f8c-x2x9z", "payments.internal"} {
+		assert.Equal(t, 1, bytes.Count(r.Logs[i], []byte(`"server.address"`)), "written once: %s", r.Logs[i])
+		assert.Equal(t, map[string]any{"type": "string", "value": want}, logAttrKeys(t, r.Logs[i])["server.address"])
+		assert.NotContains(t, logAttrKeys(t, r.Logs[i]), "sentry.server.address")
+	}
 }

@@ -16,12 +16,17 @@ import (
 // a string: strings as they are, maps and arrays as JSON text, bytes as base64,
 // other scalars in their JSON form. Attributes: sentry.environment,
 // sentry.release, sentry.sdk.*, sentry.origin "auto.log.otel",
-// sentry.server.address (the resource's host.name, as sentry-go writes its
-// ServerName), otel.scope.name,
-// the record's attributes, then the resource attributes selected by
+// otel.scope.name, the record's attributes, server.address (the resource's
+// host.name, as @sentry/node writes its serverName and Sentry's logs docs
+// show it; sentry-go v0.50 writes sentry.server.address) unless the record
+// has its own (an HTTP client's peer: the record's wins, as a trace metric
+// point's does), then the resource attributes selected by
 // Options.LogResourceAttributes that the record does not already have. An item over MaxItemBytes is rendered smaller.
 
 const originLog = "auto.log.otel"
+
+// serverAddress is the key of the host a log record was sent from.
+const serverAddress = "server.address"
 
 // logLevels is indexed by (severity number - 1) / 4.
 var logLevels = [...]string{"trace", "debug", "info", "warn", "error", "fatal"}
@@ -186,6 +191,7 @@ func (s *state) writeLog(lr plog.LogRecord, ri *resInfo, scope string, traceID [
 	s.typedStr(w, &n, "otel.scope.name", scope)
 	dropped := int(lr.DroppedAttributesCount())
 	s.members(w, lr.Attributes(), true, &n, &l, &dropped)
+	s.typedStrUnlessSeen(w, &n, serverAddress, ri.server)
 	s.typedResource(ri)
 	s.resourceTyped(w, ri, &n, &l, &dropped, true)
 	droppedMember(w, &n, dropped, true)

@@ -57,7 +57,7 @@ type Options struct {
 // DefaultLogResourceAttributes are the resource attributes a log record
 // carries by default: the service that wrote it, which Sentry's log views
 // group and filter by. Its host is on every record anyway, as
-// sentry.server.address (as sentry-go writes it), so host.name is not repeated. The environment and release are always there
+// server.address (as @sentry/node writes it), so host.name is not repeated. The environment and release are always there
 // as sentry.environment and sentry.release (from deployment.environment.name /
 // deployment.environment and service.version), so they are not repeated.
 // Everything else (process.command_args, process.command_line,

@@ -284,12 +284,9 @@ func (s *state) sentryAttrs(w *jw, n *int, ri *resInfo, which int) {
 	bl := &ri.blocks[which]
 	if !bl.ok {
 		o := &s.t.o
-		origin, server, lifecycle := "auto.otel", "", "stream"
+		origin, lifecycle := "auto.otel", "stream"
 		if which == blockLog {
-			lifecycle = ""
-			// sentry-go writes its ServerName (the host name by default) on every
-			// log record as sentry.server.address.
-			origin, server = originLog, ri.server
+			lifecycle, origin = "", originLog
 		}
 		bl.ok = true
 		fw := &s.frag
@@ -300,7 +297,6 @@ func (s *state) sentryAttrs(w *jw, n *int, ri *resInfo, which int) {
 			{"sentry.sdk.name", o.SDKName},
 			{"sentry.sdk.version", o.SDKVersion},
 			{"sentry.origin", origin},
-			{"sentry.server.address", server},
 			// Every SDK that streams spans (@sentry/core 11 captureSpan,
 			// sentry-python, sentry-dart) marks each span so.
 			{"sentry.trace_lifecycle", lifecycle},

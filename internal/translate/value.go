@@ -372,6 +372,18 @@ func mapKey(e *seenKey, k string) seenMapKey {
 }
 
 // typedStr writes a string typed attribute member, recording its key.
+// typedStrUnlessSeen is typedStr for a key the attributes written before
+// may hold already: theirs stays, and k is not written twice.
+func (s *state) typedStrUnlessSeen(w *jw, n *int, k, v string) {
+	if v == "" || !s.seen.add(k) {
+		return
+	}
+	w.key(n, k)
+	w.raw(`{"type":"string","value":`)
+	w.str(v, s.t.o.MaxValueBytes)
+	w.byte('}')
+}
+
 func (s *state) typedStr(w *jw, n *int, k, v string) {
 	if v == "" {
 		return

@@ -168,8 +168,8 @@ for (const l of got.log) {
   expect(LEVELS[l.level] === l.severity_number, `${at}: level ${l.level}, severity_number ${l.severity_number}`);
   expect(l["service.name"] === t["service.name"] && l["sentry.release"] === svc.release && l["sentry.environment"] === "demo",
     `${at}: service/release/environment ${l["service.name"]}/${l["sentry.release"]}/${l["sentry.environment"]}`);
-  expect(l["sentry.sdk.name"] === "sentry.otelcol.exporter" && l["sentry.server.address"] === `${t["service.name"]}-7c9f`,
-    `${at}: sentry.sdk.name/sentry.server.address ${l["sentry.sdk.name"]}/${l["sentry.server.address"]}`);
+  expect(l["sentry.sdk.name"] === "sentry.otelcol.exporter" && l["server.address"] === `${t["service.name"]}-7c9f`,
+    `${at}: sentry.sdk.name/server.address ${l["sentry.sdk.name"]}/${l["server.address"]}`);
   const isException = l["exception.type"] !== undefined;
   // otlpgen's logs carry their call site (code.*) and the request's method and route (cmd/otlpgen/gen.go logRecord)
   expect(isException ? l.level === "error" && typeof l["code.function.name"] === "string" :
