@@ -9,13 +9,15 @@ import (
 )
 
 // Signal is what split needs of one pdata batch type: how many resources a
-// batch has, the i-th resource, a new empty batch for a part of src, and the
-// copy of the i-th resource (with its scopes and items) into another batch.
+// batch has, the i-th resource, a new empty batch for a part of src, the
+// copy of the i-th resource (with its scopes and items) into another batch,
+// and, when set, what a part needs once its resources are in (Finish).
 type Signal[B any] struct {
 	Len      func(B) int
 	Resource func(B, int) pcommon.Resource
 	New      func(src B) B
 	CopyTo   func(src B, i int, dst B)
+	Finish   func(src, part B)
 }
 
 // resources is what a pdata resource slice offers split: ptrace.ResourceSpansSlice,
@@ -59,21 +61,15 @@ func Metrics() Signal[pmetric.Metrics] {
 
 // Profiles is the Signal of pprofile.Profiles. A batch's resources refer by
 // index into one dictionary (strings, functions, locations, stacks) shared
-// by the whole batch, so each part starts with a copy of the whole
-// dictionary and its resources keep their indexes. A part is then at most
-// its resources plus the batch's dictionary: the copies of one push are
-// bounded by the number of projects it reaches (routing::max_projects), and
-// live only until the push is translated. Re-indexing each part into a
-// dictionary of its own would copy less, but costs a walk of every sample.
-// BenchmarkByProfiles: a 20,000-function dictionary cut into two parts
-// costs ~22 ms and ~8 MB; a batch of one project is not copied at all.
+// by the whole batch, so once a part's resources are copied, what they
+// refer to is copied into a dictionary of the part's own and their indexes
+// rewritten (profiledict.go): a part is its resources and their share of
+// the dictionary, whatever the batch's other resources refer to, at the
+// cost of a walk of its samples. A batch of one project is not copied at
+// all.
 func Profiles() Signal[pprofile.Profiles] {
 	s := signal(pprofile.Profiles.ResourceProfiles, pprofile.NewProfiles)
-	s.New = func(src pprofile.Profiles) pprofile.Profiles {
-		part := pprofile.NewProfiles()
-		src.Dictionary().CopyTo(part.Dictionary())
-		return part
-	}
+	s.Finish = func(src, part pprofile.Profiles) { reindex(src.Dictionary(), part) }
 	return s
 }
 
@@ -111,6 +107,11 @@ func By[T comparable, B any](s Signal[B], batch B, target func(pcommon.Resource)
 			parts = append(parts, Part[T, B]{To: t, Batch: s.New(batch)})
 		}
 		s.CopyTo(batch, i, parts[k].Batch)
+	}
+	if s.Finish != nil {
+		for _, p := range parts {
+			s.Finish(batch, p.Batch)
+		}
 	}
 	return parts
 }

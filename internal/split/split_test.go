@@ -71,39 +71,9 @@ func TestByEmptyBatchHasNoPart(t *testing.T) {
 	assert.Empty(t, By(Metrics(), pmetric.NewMetrics(), byService))
 }
 
-// TestByProfilesGivesEachPartTheDictionary: a profiles part keeps its
-// resources' indexes into the batch's dictionary, so each part carries a
-// copy of it, and a sample's stack still names the same function.
-func TestByProfilesGivesEachPartTheDictionary(t *testing.T) {
-	pd := pprofile.NewProfiles()
-	dict := pd.Dictionary()
-	dict.StringTable().Append("", "main", "handler")
-	for _, name := range []int32{1, 2} {
-		fn := dict.FunctionTable().AppendEmpty()
-		fn.SetNameStrindex(name)
-	}
-	for _, s := range []string{"checkout", "cart"} {
-		rp := pd.ResourceProfiles().AppendEmpty()
-		rp.Resource().Attributes().PutStr("service.name", s)
-		rp.ScopeProfiles().AppendEmpty().Profiles().AppendEmpty().Samples().AppendEmpty()
-	}
-
-	parts := By(Profiles(), pd, byService)
-	require.Len(t, parts, 2)
-	for _, p := range parts {
-		assert.Equal(t, 1, p.Batch.ResourceProfiles().Len())
-		assert.Equal(t, 1, p.Batch.SampleCount())
-		d := p.Batch.Dictionary()
-		require.Equal(t, 3, d.StringTable().Len())
-		assert.Equal(t, "handler", d.StringTable().At(int(d.FunctionTable().At(1).NameStrindex())))
-	}
-	d := parts[0].Batch.Dictionary()
-	d.StringTable().SetAt(1, "changed")
-	assert.Equal(t, "main", pd.Dictionary().StringTable().At(1), "a part's dictionary is a copy")
-}
-
 // BenchmarkByProfiles cuts a batch of two services whose dictionary holds
-// 20,000 functions, locations and stacks: each part copies the dictionary.
+// 20,000 functions, locations and stacks, each service's samples on 1,000
+// of them: each part copies its share.
 func BenchmarkByProfiles(b *testing.B) {
 	pd := pprofile.NewProfiles()
 	d := pd.Dictionary()
