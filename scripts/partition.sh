@@ -32,7 +32,7 @@
 # Environment: PARTITION_DURATION (3m), PARTITION_RATE (3000), PARTITION_LARGE_RATE (300),
 # PARTITION_CASES ("hung blackhole large-hung large-blackhole"), PARTITION_MAX_RSS_MIB (512),
 # PARTITION_MAX_SLOPE (MiB/min, 32),
-# PARTITION_SEED (1), PARTITION_PROFILES_INTERVAL (10s; 0: no profiles), PARTITION_EXPORTER_YAML (more exporter settings), KEEP_WORKDIR=1.
+# PARTITION_SEED (1), PARTITION_PROFILES_INTERVAL (10s; 0: no profiles), PARTITION_PROFILES_PER_REQUEST (100: services whose profiles share a request; 100 is a whole fleet in one), PARTITION_EXPORTER_YAML (more exporter settings), KEEP_WORKDIR=1.
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -48,6 +48,7 @@ MAX_RSS_MIB=${PARTITION_MAX_RSS_MIB:-512}
 MAX_SLOPE=${PARTITION_MAX_SLOPE:-32}
 SEED=${PARTITION_SEED:-1}
 PROFILES_INTERVAL=${PARTITION_PROFILES_INTERVAL:-10s}
+PROFILES_PER_REQUEST=${PARTITION_PROFILES_PER_REQUEST:-100}
 PROJECTS=100
 
 export COLLECTOR_PROFILES=1 # the profiles pipeline (scripts/lib.sh)
@@ -69,7 +70,7 @@ mib_of() {
 }
 
 run_case() {
-	local name=$1 dir="$WORKDIR/$1" sink_arg rate=$RATE gen_args=(--exception-ratio 0.1 --batch 100 --metrics-interval 10s --profiles-interval "$PROFILES_INTERVAL" --profiles-per-request 10)
+	local name=$1 dir="$WORKDIR/$1" sink_arg rate=$RATE gen_args=(--exception-ratio 0.1 --batch 100 --metrics-interval 10s --profiles-interval "$PROFILES_INTERVAL" --profiles-per-request "$PROFILES_PER_REQUEST")
 	mkdir -p "$dir"
 	case "$name" in
 	hung | large-hung) sink_arg=--hang ;;
