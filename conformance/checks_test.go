@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -243,7 +244,7 @@ var checks = []check{
 			sdkAttrs := attrs(s.logs[body])
 			var extra []string
 			for _, k := range keys(attrs(o.logs[body])) {
-				if _, ok := sdkAttrs[k]; !ok && !allowedExtraLogAttr(k) {
+				if _, ok := sdkAttrs[k]; !ok && !allowedExtraLogAttr(k) && !aliasOfPresent(k, sdkAttrs) {
 					extra = append(extra, k)
 				}
 			}
@@ -280,6 +281,17 @@ var valueDiffersByNature = map[string]bool{
 // JS SDK (@sentry/node 11.12) and Sentry's conventions (0.33) as server.address.
 var logAttrAliases = map[string][]string{
 	"sentry.server.address": {"server.address"},
+}
+
+// aliasOfPresent: k is another name (logAttrAliases) of an attribute the
+// SDK sent.
+func aliasOfPresent(k string, sdk map[string]string) bool {
+	for sk, aliases := range logAttrAliases {
+		if _, ok := sdk[sk]; ok && slices.Contains(aliases, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // typeOnly keeps the type of a "type value" attribute.
