@@ -4,20 +4,21 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/pprofile"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // Signal is what split needs of one pdata batch type: how many resources a
 // batch has, the i-th resource, a new empty batch for a part of src, the
 // copy of the i-th resource (with its scopes and items) into another batch,
-// and, when set, what a part needs once its resources are in (Finish).
+// and, when set, Finish: what completes the parts cut from src once every
+// resource is in its part (profiles: each part's own dictionary). Finish is
+// not called on a batch handed on whole.
 type Signal[B any] struct {
 	Len      func(B) int
 	Resource func(B, int) pcommon.Resource
 	New      func(src B) B
 	CopyTo   func(src B, i int, dst B)
-	Finish   func(src, part B)
+	Finish   func(src B, parts []B)
 }
 
 // resources is what a pdata resource slice offers split: ptrace.ResourceSpansSlice,
@@ -59,20 +60,6 @@ func Metrics() Signal[pmetric.Metrics] {
 	return signal(pmetric.Metrics.ResourceMetrics, pmetric.NewMetrics)
 }
 
-// Profiles is the Signal of pprofile.Profiles. A batch's resources refer by
-// index into one dictionary (strings, functions, locations, stacks) shared
-// by the whole batch, so once a part's resources are copied, what they
-// refer to is copied into a dictionary of the part's own and their indexes
-// rewritten (profiledict.go): a part is its resources and their share of
-// the dictionary, whatever the batch's other resources refer to, at the
-// cost of a walk of its samples. A batch of one project is not copied at
-// all.
-func Profiles() Signal[pprofile.Profiles] {
-	s := signal(pprofile.Profiles.ResourceProfiles, pprofile.NewProfiles)
-	s.Finish = func(src, part pprofile.Profiles) { reindex(src.Dictionary(), part) }
-	return s
-}
-
 // Part is one target's share of a batch.
 type Part[T comparable, B any] struct {
 	To    T
@@ -109,9 +96,11 @@ func By[T comparable, B any](s Signal[B], batch B, target func(pcommon.Resource)
 		s.CopyTo(batch, i, parts[k].Batch)
 	}
 	if s.Finish != nil {
-		for _, p := range parts {
-			s.Finish(batch, p.Batch)
+		batches := make([]B, len(parts))
+		for k := range parts {
+			batches[k] = parts[k].Batch
 		}
+		s.Finish(batch, batches)
 	}
 	return parts
 }

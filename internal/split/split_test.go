@@ -1,7 +1,6 @@
 package split
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,7 +8,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/pprofile"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -69,32 +67,4 @@ func TestByHandsOnABatchOfOneTargetUncopied(t *testing.T) {
 
 func TestByEmptyBatchHasNoPart(t *testing.T) {
 	assert.Empty(t, By(Metrics(), pmetric.NewMetrics(), byService))
-}
-
-// BenchmarkByProfiles cuts a batch of two services whose dictionary holds
-// 20,000 functions, locations and stacks, each service's samples on 1,000
-// of them: each part copies its share.
-func BenchmarkByProfiles(b *testing.B) {
-	pd := pprofile.NewProfiles()
-	d := pd.Dictionary()
-	for i := range 20_000 {
-		d.StringTable().Append(fmt.Sprintf("github.com/example/service.(*Handler).serve%06d", i))
-		d.FunctionTable().AppendEmpty().SetNameStrindex(int32(i))
-		d.LocationTable().AppendEmpty().Lines().AppendEmpty().SetFunctionIndex(int32(i))
-		d.StackTable().AppendEmpty().LocationIndices().Append(int32(i))
-	}
-	for _, s := range []string{"checkout", "cart"} {
-		rp := pd.ResourceProfiles().AppendEmpty()
-		rp.Resource().Attributes().PutStr("service.name", s)
-		samples := rp.ScopeProfiles().AppendEmpty().Profiles().AppendEmpty().Samples()
-		for i := range 1000 {
-			samples.AppendEmpty().SetStackIndex(int32(i))
-		}
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if len(By(Profiles(), pd, byService)) != 2 {
-			b.Fatal("two parts")
-		}
-	}
 }
