@@ -255,9 +255,9 @@ func TestLimitPacedProjectHoldsNoOneUp(t *testing.T) {
 		waited := make(chan time.Duration)
 		go func() {
 			start := time.Now()
-			tk, ok := quiet.Acquire(t.Context())
-			assert.True(t, ok)
-			quiet.Release(tk, VerdictOK)
+			probe, admitted := quiet.Acquire(t.Context())
+			assert.True(t, admitted)
+			quiet.Release(probe, VerdictOK)
 			waited <- time.Since(start)
 		}()
 		synctest.Wait()

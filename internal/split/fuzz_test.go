@@ -61,8 +61,10 @@ func (in *fuzzInput) indices(s interface{ Append(...int32) }, n int) {
 	}
 }
 
-var fuzzWords = []string{"", "samples", "cpu", "wall", "thread.id", "thread.name", "process.pid",
-	"profile.frame.type", "native", "kernel", "main", "/lib/libc.so.6", "process.executable.build_id.gnu"}
+var fuzzWords = []string{
+	"", "samples", "cpu", "wall", "thread.id", "thread.name", "process.pid",
+	"profile.frame.type", "native", "kernel", "main", "/lib/libc.so.6", "process.executable.build_id.gnu",
+}
 
 func fuzzBatch(in *fuzzInput) pprofile.Profiles {
 	pd := pprofile.NewProfiles()

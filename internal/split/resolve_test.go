@@ -149,8 +149,8 @@ func assertPartsReadAsBatch(t *testing.T, batch pprofile.Profiles, parts []Part[
 // chunksOf is the chunks of resource ri, with Resource cleared.
 func chunksOf(res profilechunk.Result, ri int) []profilechunk.Chunk {
 	var out []profilechunk.Chunk
-	for _, c := range res.Chunks {
-		if c.Resource == ri {
+	for i := range res.Chunks {
+		if c := res.Chunks[i]; c.Resource == ri {
 			c.Resource = 0
 			out = append(out, c)
 		}
@@ -161,7 +161,8 @@ func chunksOf(res profilechunk.Result, ri int) []profilechunk.Chunk {
 // counts adds up what results counted, without their chunks.
 func counts(results ...profilechunk.Result) profilechunk.Result {
 	var sum profilechunk.Result
-	for _, r := range results {
+	for i := range results {
+		r := &results[i]
 		for c := range sum.Invalid {
 			sum.Skipped[c] += r.Skipped[c]
 			sum.Invalid[c] += r.Invalid[c]

@@ -43,12 +43,12 @@ func newSubset(src pprofile.ProfilesDictionary) *subset {
 // and rewrites their indexes.
 func (x *subset) give(part pprofile.Profiles) {
 	x.markZeros()
-	x.eachProfile(part, x.markProfile)
+	eachProfile(part, x.markProfile)
 	for _, r := range x.remaps() {
 		r.number()
 	}
 	x.copyTo(part.Dictionary())
-	x.eachProfile(part, x.rewriteProfile)
+	eachProfile(part, x.rewriteProfile)
 	for _, r := range x.remaps() {
 		r.reset()
 	}
@@ -59,7 +59,7 @@ func (x *subset) remaps() []*remap {
 }
 
 // eachProfile calls fn on every profile of pd.
-func (x *subset) eachProfile(pd pprofile.Profiles, fn func(pprofile.Profile)) {
+func eachProfile(pd pprofile.Profiles, fn func(pprofile.Profile)) {
 	rps := pd.ResourceProfiles()
 	for i := 0; i < rps.Len(); i++ {
 		sps := rps.At(i).ScopeProfiles()

@@ -167,8 +167,8 @@ func TestLogSkippedBytesFollowSelection(t *testing.T) {
 
 // TestLogServerAddressOnce: the host is server.address, as @sentry/node and
 // Sentry's logs docs write it; a record's own server.address (an HTTP
-// client's peer) wins, and the key is written once, even when the resource
-// carries it too.
+// client's peer) wins, the host then going as host.name, and each key is
+// written once, even when the resource carries it too.
 func TestLogServerAddressOnce(t *testing.T) {
 	ld := webAppLogs()
 	rl := ld.ResourceLogs().At(0)
@@ -185,5 +185,11 @@ func TestLogServerAddressOnce(t *testing.T) {
 		assert.Equal(t, 1, bytes.Count(r.Logs[i], []byte(`"server.address"`)), "written once: %s", r.Logs[i])
 		assert.Equal(t, map[string]any{"type": "string", "value": want}, logAttrKeys(t, r.Logs[i])["server.address"])
 		assert.NotContains(t, logAttrKeys(t, r.Logs[i]), "sentry.server.address")
+		assert.Equal(t, 1, bytes.Count(r.Logs[i], []byte(`"host.name"`)), "the host once, under its own key: %s", r.Logs[i])
 	}
+	o.LogResourceAttributes = nil // the defaults: host.name not among them
+	r = New(o).Logs(ld, LogsWant{Logs: true})
+	assert.NotContains(t, logAttrKeys(t, r.Logs[0]), "host.name", "the host is server.address")
+	assert.Equal(t, map[string]any{"type": "string", "value": "checkout-7d9f8c-x2x9z"}, logAttrKeys(t, r.Logs[1])["host.name"],
+		"a record with its own server.address still names its host")
 }

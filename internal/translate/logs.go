@@ -20,7 +20,8 @@ import (
 // host.name, as @sentry/node writes its serverName and Sentry's logs docs
 // show it; sentry-go v0.50 writes sentry.server.address) unless the record
 // has its own (an HTTP client's peer: the record's wins, as a trace metric
-// point's does), then the resource attributes selected by
+// point's does, and the host goes as host.name), then the resource
+// attributes selected by
 // Options.LogResourceAttributes that the record does not already have. An item over MaxItemBytes is rendered smaller.
 
 const originLog = "auto.log.otel"
@@ -191,7 +192,11 @@ func (s *state) writeLog(lr plog.LogRecord, ri *resInfo, scope string, traceID [
 	s.typedStr(w, &n, "otel.scope.name", scope)
 	dropped := int(lr.DroppedAttributesCount())
 	s.members(w, lr.Attributes(), true, &n, &l, &dropped)
-	s.typedStrUnlessSeen(w, &n, serverAddress, ri.server)
+	if !s.typedStrUnlessSeen(w, &n, serverAddress, ri.server) {
+		// The record names its own server.address (an HTTP client's peer):
+		// the host goes under the resource's own key.
+		s.typedStrUnlessSeen(w, &n, "host.name", ri.server)
+	}
 	s.typedResource(ri)
 	s.resourceTyped(w, ri, &n, &l, &dropped, true)
 	droppedMember(w, &n, dropped, true)

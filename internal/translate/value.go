@@ -373,15 +373,20 @@ func mapKey(e *seenKey, k string) seenMapKey {
 
 // typedStr writes a string typed attribute member, recording its key.
 // typedStrUnlessSeen is typedStr for a key the attributes written before
-// may hold already: theirs stays, and k is not written twice.
-func (s *state) typedStrUnlessSeen(w *jw, n *int, k, v string) {
-	if v == "" || !s.seen.add(k) {
-		return
+// may hold already: theirs stays, k is not written twice, and the result
+// says whether v was written (true for an empty v: nothing to write).
+func (s *state) typedStrUnlessSeen(w *jw, n *int, k, v string) bool {
+	if v == "" {
+		return true
+	}
+	if !s.seen.add(k) {
+		return false
 	}
 	w.key(n, k)
 	w.raw(`{"type":"string","value":`)
 	w.str(v, s.t.o.MaxValueBytes)
 	w.byte('}')
+	return true
 }
 
 func (s *state) typedStr(w *jw, n *int, k, v string) {
