@@ -58,7 +58,15 @@ func (l *Limit) answeredLocked() {
 	l.wake.Stop()
 }
 
-// pacedLocked: a probe may not start yet.
+// pacedLocked: a probe may not start yet. Once its time has come, probeAt
+// is cleared, so a limit that is not paced reads no clock here.
 func (l *Limit) pacedLocked() bool {
-	return !l.probeAt.IsZero() && time.Now().Before(l.probeAt)
+	if l.probeAt.IsZero() {
+		return false
+	}
+	if time.Now().Before(l.probeAt) {
+		return true
+	}
+	l.probeAt = time.Time{}
+	return false
 }

@@ -372,6 +372,14 @@ func mapKey(e *seenKey, k string) seenMapKey {
 }
 
 // typedStr writes a string typed attribute member, recording its key.
+func (s *state) typedStr(w *jw, n *int, k, v string) {
+	if v == "" {
+		return
+	}
+	s.seen.add(k)
+	s.typedStrMember(w, n, k, v)
+}
+
 // typedStrUnlessSeen is typedStr for a key the attributes written before
 // may hold already: theirs stays, k is not written twice, and the result
 // says whether v was written (true for an empty v: nothing to write).
@@ -382,18 +390,12 @@ func (s *state) typedStrUnlessSeen(w *jw, n *int, k, v string) bool {
 	if !s.seen.add(k) {
 		return false
 	}
-	w.key(n, k)
-	w.raw(`{"type":"string","value":`)
-	w.str(v, s.t.o.MaxValueBytes)
-	w.byte('}')
+	s.typedStrMember(w, n, k, v)
 	return true
 }
 
-func (s *state) typedStr(w *jw, n *int, k, v string) {
-	if v == "" {
-		return
-	}
-	s.seen.add(k)
+// typedStrMember writes k with the string v as a typed attribute.
+func (s *state) typedStrMember(w *jw, n *int, k, v string) {
 	w.key(n, k)
 	w.raw(`{"type":"string","value":`)
 	w.str(v, s.t.o.MaxValueBytes)
