@@ -48,7 +48,7 @@ var purePackages = []string{
 
 // besideTheHouse are packages the component never imports: the test and
 // load tools, and test-only fixtures.
-var besideTheHouse = []string{"cmd/", "internal/errorshape/errorshapetest", "internal/account/accounttest", "internal/metadatatest", "internal/cputime", "internal/sendtest"}
+var besideTheHouse = []string{"cmd/", "internal/errorshape/errorshapetest", "internal/account/accounttest", "internal/metadatatest", "internal/cputime", "internal/sendtest", "internal/profiletest"}
 
 const modulePath = "github.com/otel-sentry/sentryexporter"
 

@@ -14,7 +14,7 @@ func BenchmarkProfiles(b *testing.B) {
 		for d := range 20 {
 			locs = append(locs, p.loc(0, 0, "", [2]int64{int64(p.fn("fn"+string(rune('a'+d))+string(rune('a'+i%26)), "/src/x.go")), int64(d + 1)}))
 		}
-		stacks = append(stacks, p.stack(locs...))
+		stacks = append(stacks, p.Stack(locs...))
 	}
 	const n = 6000
 	for i := range n {

@@ -3,60 +3,38 @@ package profilechunk
 import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pprofile"
+
+	"github.com/otel-sentry/sentryexporter/internal/profiletest"
 )
 
-// pb builds pprofile.Profiles for tests; every dictionary table starts with
-// its zero entry, as OTLP producers write them.
+// pb builds pprofile.Profiles for tests on profiletest's start (every
+// dictionary table opened with its zero entry), with the entries this
+// package's cases need.
 type pb struct {
-	pd   pprofile.Profiles
-	d    pprofile.ProfilesDictionary
-	strs map[string]int32
+	*profiletest.Dict
+	pd pprofile.Profiles
+	d  pprofile.ProfilesDictionary
 }
 
 func newPB() *pb {
-	b := &pb{pd: pprofile.NewProfiles(), strs: map[string]int32{}}
-	b.d = b.pd.Dictionary()
-	b.str("")
-	b.d.StackTable().AppendEmpty()
-	b.d.LocationTable().AppendEmpty()
-	b.d.FunctionTable().AppendEmpty()
-	b.d.MappingTable().AppendEmpty()
-	b.d.LinkTable().AppendEmpty()
-	b.d.AttributeTable().AppendEmpty()
-	return b
-}
-
-func (b *pb) str(s string) int32 {
-	if i, ok := b.strs[s]; ok {
-		return i
-	}
-	i := int32(b.d.StringTable().Len())
-	b.d.StringTable().Append(s)
-	b.strs[s] = i
-	return i
+	x := profiletest.NewDict()
+	return &pb{Dict: x, pd: x.Profiles, d: x.Profiles.Dictionary()}
 }
 
 func (b *pb) fn(name, file string) int32 {
 	f := b.d.FunctionTable().AppendEmpty()
-	f.SetNameStrindex(b.str(name))
-	f.SetFilenameStrindex(b.str(file))
+	f.SetNameStrindex(b.Str(name))
+	f.SetFilenameStrindex(b.Str(file))
 	return int32(b.d.FunctionTable().Len() - 1)
-}
-
-func (b *pb) attr(key string, v any) int32 {
-	a := b.d.AttributeTable().AppendEmpty()
-	a.SetKeyStrindex(b.str(key))
-	_ = a.Value().FromRaw(v)
-	return int32(b.d.AttributeTable().Len() - 1)
 }
 
 func (b *pb) mapping(file, buildID string) int32 {
 	m := b.d.MappingTable().AppendEmpty()
-	m.SetFilenameStrindex(b.str(file))
+	m.SetFilenameStrindex(b.Str(file))
 	m.SetMemoryStart(0x400000)
 	m.SetMemoryLimit(0x500000)
 	if buildID != "" {
-		m.AttributeIndices().Append(b.attr(buildIDKey, buildID))
+		m.AttributeIndices().Append(b.Attr(buildIDKey, buildID))
 	}
 	return int32(b.d.MappingTable().Len() - 1)
 }
@@ -67,7 +45,7 @@ func (b *pb) loc(addr uint64, mapping int32, frameType string, lines ...[2]int64
 	l.SetAddress(addr)
 	l.SetMappingIndex(mapping)
 	if frameType != "" {
-		l.AttributeIndices().Append(b.attr("profile.frame.type", frameType))
+		l.AttributeIndices().Append(b.Attr("profile.frame.type", frameType))
 	}
 	for _, ln := range lines {
 		x := l.Lines().AppendEmpty()
@@ -75,12 +53,6 @@ func (b *pb) loc(addr uint64, mapping int32, frameType string, lines ...[2]int64
 		x.SetLine(ln[1])
 	}
 	return int32(b.d.LocationTable().Len() - 1)
-}
-
-func (b *pb) stack(locs ...int32) int32 {
-	s := b.d.StackTable().AppendEmpty()
-	s.LocationIndices().FromRaw(locs)
-	return int32(b.d.StackTable().Len() - 1)
 }
 
 func (b *pb) link(trace, span byte) int32 {
@@ -99,7 +71,7 @@ func (b *pb) resource(attrs map[string]any) pprofile.ResourceProfiles {
 
 func (b *pb) profile(rp pprofile.ResourceProfiles, typ string) pprofile.Profile {
 	p := rp.ScopeProfiles().At(0).Profiles().AppendEmpty()
-	p.SampleType().SetTypeStrindex(b.str(typ))
+	p.SampleType().SetTypeStrindex(b.Str(typ))
 	return p
 }
 
@@ -109,9 +81,9 @@ func (b *pb) sample(p pprofile.Profile, stack int32, tid int64, name string, lin
 	s := p.Samples().AppendEmpty()
 	s.SetStackIndex(stack)
 	s.SetLinkIndex(link)
-	s.AttributeIndices().Append(b.attr("thread.id", tid))
+	s.AttributeIndices().Append(b.Attr("thread.id", tid))
 	if name != "" {
-		s.AttributeIndices().Append(b.attr("thread.name", name))
+		s.AttributeIndices().Append(b.Attr("thread.name", name))
 	}
 	s.TimestampsUnixNano().FromRaw(ts)
 }

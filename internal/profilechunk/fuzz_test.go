@@ -82,7 +82,7 @@ func builtProfile(ops []byte, name string, step uint16) *pb {
 			typ := []string{"native", "kernel", "cpython", name}[c/4%4]
 			locs = append(locs, b.loc(uint64(c)<<4, maps[i%2]+int32(c/64), typ, [2]int64{int64(fns[i%2]) + int64(c/128), int64(c) - 3}))
 		case 1:
-			b.stack(locs...)
+			b.Stack(locs...)
 		case 2:
 			ts := uint64(0)
 			if c > 10 {

@@ -23,8 +23,8 @@ func goProfile() *pb {
 	p := b.profile(rp, "samples")
 	main := b.loc(0, 0, "", [2]int64{int64(b.fn("main.main", "/src/main.go")), 10})
 	work := b.loc(0, 0, "", [2]int64{int64(b.fn("main.work", "/src/work.go")), 20}, [2]int64{int64(b.fn("main.inlined", "/src/work.go")), 25})
-	s1 := b.stack(work, main)
-	s2 := b.stack(main)
+	s1 := b.Stack(work, main)
+	s2 := b.Stack(main)
 	b.sample(p, s1, 7, "worker", b.link(0xaa, 0xbb), ms(0), ms(10))
 	b.sample(p, s2, 7, "", 0, ms(20))
 	b.sample(p, s1, 7, "", 0, ms(30))
@@ -121,7 +121,7 @@ func longProfile(spanMs uint64) *pb {
 	b := newPB()
 	rp := b.resource(map[string]any{"service.name": "svc", "telemetry.sdk.language": "python"})
 	p := b.profile(rp, "samples")
-	st := b.stack(b.loc(0, 0, "", [2]int64{int64(b.fn("f", "app.py")), 1}))
+	st := b.Stack(b.loc(0, 0, "", [2]int64{int64(b.fn("f", "app.py")), 1}))
 	for m := uint64(0); m <= spanMs; m += 100 {
 		b.sample(p, st, int64(m/100%2), "", 0, ms(m))
 	}
@@ -170,7 +170,7 @@ func TestWantSkipsUnwantedType(t *testing.T) {
 func TestNoTimestampsCounted(t *testing.T) {
 	b := newPB()
 	p := b.profile(b.resource(map[string]any{"service.name": "svc"}), "samples")
-	st := b.stack(b.loc(0x10, 0, "native"))
+	st := b.Stack(b.loc(0x10, 0, "native"))
 	b.sample(p, st, 1, "", 0)
 	b.sample(p, st, 1, "", 0)
 	res := NewTranslator(Options{}).Profiles(b.pd, both)
@@ -183,7 +183,7 @@ func TestSampleTypes(t *testing.T) {
 	rp := b.pd.ResourceProfiles().At(0)
 	cpu := b.profile(rp, "cpu")
 	alloc := b.profile(rp, "alloc_space")
-	st := b.stack(b.loc(0, 0, "", [2]int64{int64(b.fn("g", "g.go")), 1}))
+	st := b.Stack(b.loc(0, 0, "", [2]int64{int64(b.fn("g", "g.go")), 1}))
 	b.sample(cpu, st, 1, "", 0, ms(1), ms(2))
 	b.sample(alloc, st, 1, "", 0, ms(1), ms(2))
 	res := NewTranslator(Options{}).Profiles(b.pd, both)
@@ -196,9 +196,9 @@ func TestSampleTypes(t *testing.T) {
 func TestDanglingIndexesCounted(t *testing.T) {
 	b := goProfile()
 	p := b.pd.ResourceProfiles().At(0).ScopeProfiles().At(0).Profiles().At(0)
-	badLoc := b.stack(9999)
-	badFn := b.stack(b.loc(0, 0, "", [2]int64{5000, 1}))
-	badMap := b.stack(b.loc(1, 777, "native"))
+	badLoc := b.Stack(9999)
+	badFn := b.Stack(b.loc(0, 0, "", [2]int64{5000, 1}))
+	badMap := b.Stack(b.loc(1, 777, "native"))
 	b.sample(p, 12345, 7, "", 0, ms(1))
 	b.sample(p, badLoc, 7, "", 0, ms(2), ms(3))
 	b.sample(p, badFn, 7, "", 0, ms(4))
@@ -241,7 +241,7 @@ func ebpfProfile() *pb {
 	native := b.loc(0x401234, libc, "native")
 	kernel := b.loc(0xffffffff81000000, 0, "kernel", [2]int64{int64(b.fn("do_syscall_64", "")), 0})
 	own := b.loc(0x402000, app, "native")
-	st := b.stack(kernel, native, own, py)
+	st := b.Stack(kernel, native, own, py)
 	b.sample(p, st, 311, "python3", 0, ms(0), ms(10), ms(20))
 	return b
 }
@@ -300,7 +300,7 @@ func TestHalve(t *testing.T) {
 func TestInvalidUTF8Repaired(t *testing.T) {
 	b := newPB()
 	p := b.profile(b.resource(map[string]any{"service.name": "svc", "service.version": "v\xff1"}), "samples")
-	st := b.stack(b.loc(0, 0, "", [2]int64{int64(b.fn("bad\xffname\x00", "f\xfe.go")), 1}))
+	st := b.Stack(b.loc(0, 0, "", [2]int64{int64(b.fn("bad\xffname\x00", "f\xfe.go")), 1}))
 	b.sample(p, st, 1, "th\xff", 0, ms(1), ms(2))
 	res := NewTranslator(Options{}).Profiles(b.pd, both)
 	require.Len(t, res.Chunks, 1)

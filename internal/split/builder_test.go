@@ -3,61 +3,39 @@ package split
 import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pprofile"
+
+	"github.com/otel-sentry/sentryexporter/internal/profiletest"
 )
 
-// pb builds pprofile.Profiles for tests; every dictionary table starts with
-// its zero entry, as OTLP producers write them.
+// pb builds pprofile.Profiles for tests on profiletest's start (every
+// dictionary table opened with its zero entry), with the entries this
+// package's cases need.
 type pb struct {
-	pd   pprofile.Profiles
-	d    pprofile.ProfilesDictionary
-	strs map[string]int32
+	*profiletest.Dict
+	pd pprofile.Profiles
+	d  pprofile.ProfilesDictionary
 }
 
 func newPB() *pb {
-	b := &pb{pd: pprofile.NewProfiles(), strs: map[string]int32{}}
-	b.d = b.pd.Dictionary()
-	b.str("")
-	b.d.StackTable().AppendEmpty()
-	b.d.LocationTable().AppendEmpty()
-	b.d.FunctionTable().AppendEmpty()
-	b.d.MappingTable().AppendEmpty()
-	b.d.LinkTable().AppendEmpty()
-	b.d.AttributeTable().AppendEmpty()
-	return b
-}
-
-func (b *pb) str(s string) int32 {
-	if i, ok := b.strs[s]; ok {
-		return i
-	}
-	i := int32(b.d.StringTable().Len())
-	b.d.StringTable().Append(s)
-	b.strs[s] = i
-	return i
+	x := profiletest.NewDict()
+	return &pb{Dict: x, pd: x.Profiles, d: x.Profiles.Dictionary()}
 }
 
 func (b *pb) fn(name, file string) int32 {
 	f := b.d.FunctionTable().AppendEmpty()
-	f.SetNameStrindex(b.str(name))
-	f.SetSystemNameStrindex(b.str("sys." + name))
-	f.SetFilenameStrindex(b.str(file))
+	f.SetNameStrindex(b.Str(name))
+	f.SetSystemNameStrindex(b.Str("sys." + name))
+	f.SetFilenameStrindex(b.Str(file))
 	f.SetStartLine(3)
 	return int32(b.d.FunctionTable().Len() - 1)
 }
 
-func (b *pb) attr(key string, v any) int32 {
-	a := b.d.AttributeTable().AppendEmpty()
-	a.SetKeyStrindex(b.str(key))
-	_ = a.Value().FromRaw(v)
-	return int32(b.d.AttributeTable().Len() - 1)
-}
-
 func (b *pb) mapping(file, buildID string) int32 {
 	m := b.d.MappingTable().AppendEmpty()
-	m.SetFilenameStrindex(b.str(file))
+	m.SetFilenameStrindex(b.Str(file))
 	m.SetMemoryStart(0x400000)
 	m.SetMemoryLimit(0x500000)
-	m.AttributeIndices().Append(b.attr("process.executable.build_id.gnu", buildID))
+	m.AttributeIndices().Append(b.Attr("process.executable.build_id.gnu", buildID))
 	return int32(b.d.MappingTable().Len() - 1)
 }
 
@@ -66,19 +44,13 @@ func (b *pb) loc(mapping int32, fns ...int32) int32 {
 	l := b.d.LocationTable().AppendEmpty()
 	l.SetAddress(0x401000 + uint64(b.d.LocationTable().Len()))
 	l.SetMappingIndex(mapping)
-	l.AttributeIndices().Append(b.attr("profile.frame.type", "native"))
+	l.AttributeIndices().Append(b.Attr("profile.frame.type", "native"))
 	for i, f := range fns {
 		x := l.Lines().AppendEmpty()
 		x.SetFunctionIndex(f)
 		x.SetLine(int64(10 + i))
 	}
 	return int32(b.d.LocationTable().Len() - 1)
-}
-
-func (b *pb) stack(locs ...int32) int32 {
-	s := b.d.StackTable().AppendEmpty()
-	s.LocationIndices().FromRaw(locs)
-	return int32(b.d.StackTable().Len() - 1)
 }
 
 func (b *pb) link(trace byte) int32 {
@@ -95,11 +67,11 @@ func (b *pb) profile(service string) pprofile.Profile {
 		"service.name": service, "telemetry.sdk.language": "cpp", "process.pid": int64(len(service)),
 	})
 	p := rp.ScopeProfiles().AppendEmpty().Profiles().AppendEmpty()
-	p.SampleType().SetTypeStrindex(b.str("samples"))
-	p.SampleType().SetUnitStrindex(b.str("count"))
-	p.PeriodType().SetTypeStrindex(b.str("cpu"))
-	p.PeriodType().SetUnitStrindex(b.str("nanoseconds"))
-	p.AttributeIndices().Append(b.attr("profile.owner", service))
+	p.SampleType().SetTypeStrindex(b.Str("samples"))
+	p.SampleType().SetUnitStrindex(b.Str("count"))
+	p.PeriodType().SetTypeStrindex(b.Str("cpu"))
+	p.PeriodType().SetUnitStrindex(b.Str("nanoseconds"))
+	p.AttributeIndices().Append(b.Attr("profile.owner", service))
 	return p
 }
 
@@ -112,7 +84,7 @@ func (b *pb) samples(p pprofile.Profile, stack, link int32, tid int64, n int) {
 		s := p.Samples().AppendEmpty()
 		s.SetStackIndex(stack)
 		s.SetLinkIndex(link)
-		s.AttributeIndices().Append(b.attr("thread.id", tid))
+		s.AttributeIndices().Append(b.Attr("thread.id", tid))
 		s.Values().Append(1)
 		s.TimestampsUnixNano().Append(t0 + uint64(i)*10_000_000)
 	}

@@ -23,8 +23,8 @@ func fleetBatch() *pb {
 		m := b.mapping("/bin/"+s, fmt.Sprintf("%040x", i+1))
 		leaf := b.loc(m, b.fn(s+".work", s+".c"), b.fn(s+".inlined", s+".c"))
 		main := b.loc(m, b.fn(s+".main", s+".c"))
-		b.samples(p, b.stack(leaf, main, start), b.link(byte(i+1)), int64(i), 3)
-		b.samples(p, b.stack(main, start), 0, int64(i), 2)
+		b.samples(p, b.Stack(leaf, main, start), b.link(byte(i+1)), int64(i), 3)
+		b.samples(p, b.Stack(main, start), 0, int64(i), 2)
 	}
 	return b
 }
@@ -75,11 +75,11 @@ func TestByProfilesPartsKeepOnlyWhatTheyReferTo(t *testing.T) {
 // what it refers to.
 func TestByProfilesKeepsEachTableEntryZero(t *testing.T) {
 	b := fleetBatch()
-	b.d.FunctionTable().At(0).SetNameStrindex(b.str("zero function"))
-	b.d.MappingTable().At(0).SetFilenameStrindex(b.str("zero mapping"))
+	b.d.FunctionTable().At(0).SetNameStrindex(b.Str("zero function"))
+	b.d.MappingTable().At(0).SetFilenameStrindex(b.Str("zero mapping"))
 	b.d.StackTable().At(0).LocationIndices().Append(1)
 	b.d.LinkTable().At(0).SetTraceID([16]byte{0xee})
-	b.d.AttributeTable().At(0).SetKeyStrindex(b.str("zero attribute"))
+	b.d.AttributeTable().At(0).SetKeyStrindex(b.Str("zero attribute"))
 	zero := pcommon.NewInt32Slice()
 	zero.Append(0)
 	parts := By(Profiles(), b.pd, byService)
