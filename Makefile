@@ -6,7 +6,7 @@ OCB_VERSION := v0.165.0
 OCB         := $(GOBIN_DIR)/builder
 OTELCOL     := $(BIN)/otelcol-sentry
 
-.PHONY: test vet lint generate otelcol otelcol-compare demo gateway oldrelay hugeheaders load soak compare fuzz bench sink spanstream
+.PHONY: test vet lint generate otelcol otelcol-compare demo gateway oldrelay hugeheaders load soak compare compare-protocol fuzz bench sink spanstream
 
 ## test: vet, gofmt check, every package's tests under the race detector, and the two tests the race
 ## detector skips (TestAssemblyEstimateCoversTheHeap, TestHeapWithinBudget) without it (the CI command).
@@ -112,6 +112,18 @@ soak: otelcol sink
 ## collector, medians of alternating runs (a few minutes; not in CI). COMPARE_* variables: scripts/compare.sh.
 compare: otelcol-compare sink
 	$(GO) build -o $(BIN)/otlpsink ./cmd/otlpsink
+	./scripts/compare.sh
+
+## compare-protocol: the protocol's price apart from the exporter's, over TLS (COMPARE_TLS=0: plain;
+## a few minutes; not in CI). The peer is otlphttp sending one request per trace, zstd: the
+## request count Sentry's one transaction per envelope asks. Fails when this exporter's median
+## CPU per span is above 1.05x that peer's (transactions) or 1.1x (traces_as: spans), or its CPU
+## per log record above otlphttp's once exception records make no error events.
+compare-protocol: otelcol-compare sink
+	$(GO) build -o $(BIN)/otlpsink ./cmd/otlpsink
+	COMPARE_TLS=$${COMPARE_TLS:-1} COMPARE_RATE=$${COMPARE_RATE:-4000} COMPARE_THROUGHPUT=0 \
+	COMPARE_MODES="sentry sentry-spans otlphttp-pertrace otlphttp sentry-logs-noerrors otlphttp-logs" \
+	COMPARE_CHECK="sentry/otlphttp-pertrace<=1.05 sentry-spans/otlphttp-pertrace<=1.1 sentry-logs-noerrors/otlphttp-logs<=1.0" \
 	./scripts/compare.sh
 
 ## fuzz: the fuzzers (the parsers and the JSON string writer), FUZZTIME each (default 1m).

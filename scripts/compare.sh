@@ -37,7 +37,10 @@
 # COMPARE_METRICS_RATE (data points/s offered in the metrics modes, 1500: each becomes 2 to 3
 # trace metrics of ~700 bytes, which the strict sink must keep up with), COMPARE_WARMUP (4),
 # COMPARE_WINDOW (10), COMPARE_MODES (all: "sentry otlphttp sentry-spans sentry-logs
-# otlphttp-logs"), COMPARE_SENTRY_EXTRA (YAML added to the sentry exporter, e.g.
+# otlphttp-logs"; two more split the protocol's price from the exporter's: otlphttp-pertrace,
+# the otlphttp exporter batching COMPARE_SPANS spans a request, as many requests as Sentry's one
+# transaction per envelope asks, each compressed with zstd as the Sentry exporter's are, and sentry-logs-noerrors, the logs without error events from
+# exception records, error_events::from_logs false), COMPARE_SENTRY_EXTRA (YAML added to the sentry exporter, e.g.
 # "compression: gzip"), COMPARE_OTELCOL (another build of the compare collector, e.g. an older
 # commit's), COMPARE_PROFILE=DIR (one extra run per sentry mode with a
 # COMPARE_WINDOW-second CPU profile and an allocation profile from the pprof extension into
@@ -127,10 +130,30 @@ $(printf '%s\n' "$SENTRY_EXTRA" | sed '/^$/d; s/^/    /')"
     traces_as: spans
 $(printf '%s\n' "$SENTRY_EXTRA" | sed '/^$/d; s/^/    /')"
 		;;
+	sentry-noerrors)
+		name=sentry
+		exp="  sentry:
+    dsn: $scheme://public@127.0.0.1:$sink/1$tls
+    error_events:
+      from_logs: false
+$(printf '%s\n' "$SENTRY_EXTRA" | sed '/^$/d; s/^/    /')"
+		;;
 	otlphttp)
 		name=otlp_http
 		exp="  otlp_http:
     endpoint: $scheme://127.0.0.1:$sink$tls"
+		;;
+	otlphttp-pertrace)
+		name=otlp_http
+		exp="  otlp_http:
+    endpoint: $scheme://127.0.0.1:$sink$tls
+    compression: zstd
+    sending_queue:
+      batch:
+        sizer: items
+        min_size: $SPANS
+        max_size: $SPANS
+        flush_timeout: 200ms"
 		;;
 	esac
 	[[ "$signal" != profiles ]] || profiles=$'    profiles:\n      receivers: [otlp]\n      exporters: ['"$name"']'
@@ -187,8 +210,9 @@ run() {
 		mode=${mode%@alt}
 	fi
 	case "$mode" in
-	sentry | sentry-spans | otlphttp) exporter=$mode signal=traces ;;
+	sentry | sentry-spans | otlphttp | otlphttp-pertrace) exporter=$mode signal=traces ;;
 	sentry-logs) exporter=sentry signal=logs ;;
+	sentry-logs-noerrors) exporter=sentry-noerrors signal=logs ;;
 	otlphttp-logs) exporter=otlphttp signal=logs ;;
 	sentry-metrics) exporter=sentry signal=metrics ;;
 	otlphttp-metrics) exporter=otlphttp signal=metrics ;;
@@ -196,7 +220,7 @@ run() {
 	otlphttp-profiles) exporter=otlphttp signal=profiles ;;
 	*) die "unknown mode $mode" ;;
 	esac
-	if [[ "$exporter" == otlphttp ]]; then
+	if [[ "$exporter" == otlphttp* ]]; then
 		start sink "$dir/sink.log" "$OSINK" --listen 127.0.0.1:0 --addr-file "$dir/sink.addr" --summary-file "$dir/sink.json" "${tlsflag[@]}"
 	else
 		start sink "$dir/sink.log" "$SINK" --listen 127.0.0.1:0 --addr-file "$dir/sink.addr" \
@@ -305,7 +329,7 @@ if [[ -n "$PERF_DIR" ]]; then
 		run "$m" perf "" "$PERF_DIR/$m.perf.data"
 		# µs of CPU per trace (SPANS spans) or per 100 log records, from this run's own figure
 		unit=trace per=$(awk -v c="${VAL[$m.perf.cpu]}" -v s="$SPANS" 'BEGIN { print c * s }')
-		if [[ "$m" == *logs ]]; then
+		if [[ "$m" == *logs* ]]; then
 			unit="100 logs" per=$(awk -v c="${VAL[$m.perf.cpu]}" 'BEGIN { print c * 100 }')
 		fi
 		perf script -i "$PERF_DIR/$m.perf.data" -F comm,tid,time,ip,sym 2>/dev/null |
@@ -380,6 +404,10 @@ row() { # LABEL SENTRY_MODE PEER_MODE FIELD UNIT
 row "CPU per span" sentry otlphttp cpu " µs"
 row "CPU per span, traces_as: spans" sentry-spans otlphttp cpu " µs"
 row "CPU per log record" sentry-logs otlphttp-logs cpu " µs"
+row "CPU per span, otlphttp at a request per trace" sentry otlphttp-pertrace cpu " µs"
+row "CPU per span, spans mode, same peer" sentry-spans otlphttp-pertrace cpu " µs"
+row "CPU per log record, no error events" sentry-logs-noerrors otlphttp-logs cpu " µs"
+row "otlphttp: a request per trace / batched" otlphttp-pertrace otlphttp cpu " µs"
 row "CPU per metric data point" sentry-metrics otlphttp-metrics cpu " µs"
 row "CPU per profile sample" sentry-profiles otlphttp-profiles cpu " µs"
 row "CPU per span, COMPARE_ALT build" sentry@alt otlphttp cpu " µs"
@@ -412,12 +440,18 @@ per_round() {
 		med=$(printf '%s\n' "${kept[@]}" | sort -g | awk '{ v[NR] = $1 } END { printf "%.2fx", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
 	fi
 	printf '%-40s %s   (median of %d kept: %s)\n' "$1" "$line" "${#kept[@]}" "$med"
+	MED[$2/$3]=${med%x}
 }
+declare -A MED # MED[sentry-mode/peer-mode]: the median of the kept rounds' CPU ratios
 echo
 echo "CPU ratio per round (* = the Sentry mode delivered under 90 % of the offered rate)"
 per_round "CPU per span" sentry otlphttp
 per_round "CPU per span, traces_as: spans" sentry-spans otlphttp
 per_round "CPU per log record" sentry-logs otlphttp-logs
+per_round "CPU per span, otlphttp at a request per trace" sentry otlphttp-pertrace
+per_round "CPU per span, spans mode, same peer" sentry-spans otlphttp-pertrace
+per_round "CPU per log record, no error events" sentry-logs-noerrors otlphttp-logs
+per_round "otlphttp: a request per trace / batched" otlphttp-pertrace otlphttp
 per_round "CPU per metric data point" sentry-metrics otlphttp-metrics
 per_round "CPU per profile sample" sentry-profiles otlphttp-profiles
 echo
@@ -435,3 +469,21 @@ for m in "${mode_list[@]}"; do
 done
 [[ -z "$THROUGHPUT" ]] || echo "throughput, sentry exporter at defaults, sink answering after 50 ms: $THROUGHPUT envelopes/s (make load has the single-worker peer)"
 [[ -z "$PROFILE_DIR" ]] || echo "CPU profiles: $PROFILE_DIR/<mode>.pb.gz (go tool pprof -top bin/otelcol-compare FILE)"
+
+# COMPARE_CHECK: each "SENTRY_MODE/PEER_MODE<=MAX" fails the run when the median of the kept
+# rounds' CPU ratios is above MAX, or was not measured (make compare-protocol).
+failed=0
+for c in ${COMPARE_CHECK:-}; do
+	pair=${c%<=*} max=${c#*<=}
+	got=${MED[$pair]-}
+	if [[ -z "$got" || "$got" == "none kept" ]]; then
+		echo "CHECK FAILED: $pair was not measured in a kept round"
+		failed=1
+	elif awk -v g="$got" -v m="$max" 'BEGIN { exit !(g > m) }'; then
+		echo "CHECK FAILED: CPU ratio $pair is ${got}x, above ${max}x"
+		failed=1
+	else
+		echo "check: CPU ratio $pair ${got}x <= ${max}x"
+	fi
+done
+exit "$failed"
