@@ -39,7 +39,8 @@
 # COMPARE_WINDOW (10), COMPARE_MODES (all: "sentry otlphttp sentry-spans sentry-logs
 # otlphttp-logs"; two more split the protocol's price from the exporter's: otlphttp-pertrace,
 # the otlphttp exporter batching COMPARE_SPANS spans a request, as many requests as Sentry's one
-# transaction per envelope asks, each compressed with zstd as the Sentry exporter's are, and sentry-logs-noerrors, the logs without error events from
+# transaction per envelope asks, each compressed with zstd as the Sentry exporter's are
+# (COMPARE_PERTRACE_COMPRESSION=gzip: otlphttp's default), and sentry-logs-noerrors, the logs without error events from
 # exception records, error_events::from_logs false), COMPARE_SENTRY_EXTRA (YAML added to the sentry exporter, e.g.
 # "compression: gzip"), COMPARE_OTELCOL (another build of the compare collector, e.g. an older
 # commit's), COMPARE_PROFILE=DIR (one extra run per sentry mode with a
@@ -71,6 +72,7 @@ PROFILE_DIR=${COMPARE_PROFILE:-}
 SPANS=${COMPARE_SPANS:-10}
 TLS=${COMPARE_TLS:-0}
 PERF_DIR=${COMPARE_PERF:-}
+PERTRACE_COMPRESSION=${COMPARE_PERTRACE_COMPRESSION:-zstd}
 PERF_EVENTS=context-switches,syscalls:sys_enter_futex,syscalls:sys_enter_write,syscalls:sys_enter_read,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_nanosleep
 TICKS=$(getconf CLK_TCK)
 
@@ -147,7 +149,7 @@ $(printf '%s\n' "$SENTRY_EXTRA" | sed '/^$/d; s/^/    /')"
 		name=otlp_http
 		exp="  otlp_http:
     endpoint: $scheme://127.0.0.1:$sink$tls
-    compression: zstd
+    compression: $PERTRACE_COMPRESSION
     sending_queue:
       batch:
         sizer: items
