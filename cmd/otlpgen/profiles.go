@@ -14,6 +14,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/profilechunk"
+	"github.com/otel-sentry/sentryexporter/internal/profiletest"
 )
 
 // The profiles otlpgen sends (--profiles-interval) are what a CPU profiler running beside
@@ -118,8 +119,8 @@ type serviceProfileCounts struct{ chunks, chunkSamples int64 }
 // collect returns one export: a profile of each of services [first, first+n) of the
 // samples in [from, to).
 func (p *profiler) collect(from, to time.Time, first, n int) (pprofile.Profiles, profileCounts) {
-	pd := pprofile.NewProfiles()
-	b := newProfileBuilder(pd.Dictionary())
+	b := newProfileBuilder()
+	pd := b.Profiles
 	pc := profileCounts{byService: map[string]serviceProfileCounts{}}
 	for i := first; i < min(first+n, len(p.services)); i++ {
 		s := &p.services[i]
@@ -128,10 +129,10 @@ func (p *profiler) collect(from, to time.Time, first, n int) (pprofile.Profiles,
 		sp := rp.ScopeProfiles().AppendEmpty()
 		sp.Scope().SetName("go.opentelemetry.io/ebpf-profiler")
 		prof := sp.Profiles().AppendEmpty()
-		prof.SampleType().SetTypeStrindex(b.str("samples"))
-		prof.SampleType().SetUnitStrindex(b.str("count"))
-		prof.PeriodType().SetTypeStrindex(b.str("cpu"))
-		prof.PeriodType().SetUnitStrindex(b.str("nanoseconds"))
+		prof.SampleType().SetTypeStrindex(b.Str("samples"))
+		prof.SampleType().SetUnitStrindex(b.Str("count"))
+		prof.PeriodType().SetTypeStrindex(b.Str("cpu"))
+		prof.PeriodType().SetUnitStrindex(b.Str("nanoseconds"))
 		prof.SetPeriod(int64(time.Second) / int64(p.hz))
 		prof.SetTime(pcommon.NewTimestampFromTime(from))
 		prof.SetDurationNano(uint64(to.Sub(from)))
@@ -163,8 +164,8 @@ func (p *profiler) samples(b *profileBuilder, s *service, prof pprofile.Profile,
 	spans := p.recent.of(s.name)
 	n := 0
 	for t, th := range profileThreads {
-		tid := b.attr("thread.id", int64(1000+t))
-		tname := b.attr("thread.name", th.name)
+		tid := b.Attr("thread.id", int64(1000+t))
+		tname := b.Attr("thread.name", th.name)
 		step := time.Second / time.Duration(p.hz)
 		k := 0
 		for at := from; at.Before(to); at = at.Add(step) {
@@ -189,41 +190,17 @@ func (p *profiler) samples(b *profileBuilder, s *service, prof pprofile.Profile,
 	return n
 }
 
-// profileBuilder fills one export's dictionary, each string once, every table starting
-// with its zero entry as OTLP producers write them.
+// profileBuilder fills one export's dictionary on profiletest's start (each string once,
+// every table opened with its zero entry as OTLP producers write them).
 type profileBuilder struct {
+	*profiletest.Dict
 	d          pprofile.ProfilesDictionary
-	strs       map[string]int32
 	frameTypes map[string]int32 // the profile.frame.type attribute of each frame type
 }
 
-func newProfileBuilder(d pprofile.ProfilesDictionary) *profileBuilder {
-	b := &profileBuilder{d: d, strs: map[string]int32{}, frameTypes: map[string]int32{}}
-	b.str("")
-	d.StackTable().AppendEmpty()
-	d.LocationTable().AppendEmpty()
-	d.FunctionTable().AppendEmpty()
-	d.MappingTable().AppendEmpty()
-	d.LinkTable().AppendEmpty()
-	d.AttributeTable().AppendEmpty()
-	return b
-}
-
-func (b *profileBuilder) str(s string) int32 {
-	if i, ok := b.strs[s]; ok {
-		return i
-	}
-	i := int32(b.d.StringTable().Len())
-	b.d.StringTable().Append(s)
-	b.strs[s] = i
-	return i
-}
-
-func (b *profileBuilder) attr(key string, v any) int32 {
-	a := b.d.AttributeTable().AppendEmpty()
-	a.SetKeyStrindex(b.str(key))
-	_ = a.Value().FromRaw(v)
-	return int32(b.d.AttributeTable().Len() - 1)
+func newProfileBuilder() *profileBuilder {
+	x := profiletest.NewDict()
+	return &profileBuilder{Dict: x, d: x.Profiles.Dictionary(), frameTypes: map[string]int32{}}
 }
 
 func (b *profileBuilder) link(ref spanRef) int32 {
@@ -257,20 +234,18 @@ func (b *profileBuilder) stacks(s *service, n, depth int) []int32 {
 			fn := fmt.Sprintf("%s.%s%d", s.name, []string{"handle", "query", "render", "encode"}[d%4], (i*depth+d)%(n*depth/4+1))
 			locs = append(locs, b.location(0, 0, rt.frameType, fn, rt.file, int64(20+d*7)))
 		}
-		st := b.d.StackTable().AppendEmpty()
-		st.LocationIndices().FromRaw(locs)
-		out[i] = int32(b.d.StackTable().Len() - 1)
+		out[i] = b.Stack(locs...)
 	}
 	return out
 }
 
 func (b *profileBuilder) mapping(file, buildID string) int32 {
 	m := b.d.MappingTable().AppendEmpty()
-	m.SetFilenameStrindex(b.str(file))
+	m.SetFilenameStrindex(b.Str(file))
 	m.SetMemoryStart(0x7f3a1c000000)
 	m.SetMemoryLimit(0x7f3a1c400000)
 	if buildID != "" {
-		m.AttributeIndices().Append(b.attr("process.executable.build_id.gnu", buildID))
+		m.AttributeIndices().Append(b.Attr("process.executable.build_id.gnu", buildID))
 	}
 	return int32(b.d.MappingTable().Len() - 1)
 }
@@ -283,14 +258,14 @@ func (b *profileBuilder) location(addr uint64, mapping int32, frameType, fn, fil
 	l.SetMappingIndex(mapping)
 	ft, ok := b.frameTypes[frameType]
 	if !ok {
-		ft = b.attr("profile.frame.type", frameType)
+		ft = b.Attr("profile.frame.type", frameType)
 		b.frameTypes[frameType] = ft
 	}
 	l.AttributeIndices().Append(ft)
 	if fn != "" {
 		f := b.d.FunctionTable().AppendEmpty()
-		f.SetNameStrindex(b.str(fn))
-		f.SetFilenameStrindex(b.str(file))
+		f.SetNameStrindex(b.Str(fn))
+		f.SetFilenameStrindex(b.Str(file))
 		ln := l.Lines().AppendEmpty()
 		ln.SetFunctionIndex(int32(b.d.FunctionTable().Len() - 1))
 		ln.SetLine(line)

@@ -2,7 +2,8 @@
 // built by hand, its dictionary's tables each opened with their zero entry
 // as OTLP producers write them, and the entries every profiles test needs
 // (strings, interned; attributes; stacks). The component never imports it;
-// each test package adds the entries its own cases need.
+// each test package, and cmd/otlpgen's profiles, adds the entries its own
+// cases need.
 package profiletest
 
 import "go.opentelemetry.io/collector/pdata/pprofile"
