@@ -147,28 +147,18 @@ $(printf '%s\n' "$SENTRY_EXTRA" | sed '/^$/d; s/^/    /')"
 		exp="  otlp_http:
     endpoint: $scheme://127.0.0.1:$sink$tls"
 		;;
-	otlphttp-pertrace)
+	otlphttp-pertrace | otlphttp-per100) # a request per trace (COMPARE_SPANS spans), or per 100 log records
 		name=otlp_http
+		local batch=$SPANS
+		[[ "$exporter" != otlphttp-per100 ]] || batch=100
 		exp="  otlp_http:
     endpoint: $scheme://127.0.0.1:$sink$tls
     compression: $PERTRACE_COMPRESSION
     sending_queue:
       batch:
         sizer: items
-        min_size: $SPANS
-        max_size: $SPANS
-        flush_timeout: 200ms"
-		;;
-	otlphttp-per100)
-		name=otlp_http
-		exp="  otlp_http:
-    endpoint: $scheme://127.0.0.1:$sink$tls
-    compression: $PERTRACE_COMPRESSION
-    sending_queue:
-      batch:
-        sizer: items
-        min_size: 100
-        max_size: 100
+        min_size: $batch
+        max_size: $batch
         flush_timeout: 200ms"
 		;;
 	esac
@@ -411,6 +401,20 @@ echo
 echo "make compare: medians of $ROUNDS alternating rounds, ${RATE} items/s offered (metrics: $METRICS_RATE data points/s, profiles: $PROFILES_RATE samples/s), ${WINDOW}s window after ${WARMUP}s warm-up, traces of $SPANS spans$([[ "$TLS" != 1 ]] || echo ", over TLS")"
 [[ -z "$SENTRY_EXTRA" ]] || echo "sentry exporter extra settings: $(tr '\n' ' ' <<<"$SENTRY_EXTRA")"
 printf '%-40s %12s %12s %8s\n' "per item" "otlphttp" "sentry" "ratio"
+# CPU_PAIRS: the CPU comparisons, each LABEL|SENTRY_MODE|PEER_MODE: a row of medians below, a line
+# of per-round ratios after them.
+CPU_PAIRS=(
+	"CPU per span|sentry|otlphttp"
+	"CPU per span, traces_as: spans|sentry-spans|otlphttp"
+	"CPU per log record|sentry-logs|otlphttp-logs"
+	"CPU per span, otlphttp at a request per trace|sentry|otlphttp-pertrace"
+	"CPU per span, spans mode, same peer|sentry-spans|otlphttp-pertrace"
+	"CPU per log record, no error events|sentry-logs-noerrors|otlphttp-logs"
+	"CPU per log record, no error events, otlphttp at 100 a request|sentry-logs-noerrors|otlphttp-logs-per100"
+	"otlphttp: a request per trace / batched|otlphttp-pertrace|otlphttp"
+	"CPU per metric data point|sentry-metrics|otlphttp-metrics"
+	"CPU per profile sample|sentry-profiles|otlphttp-profiles"
+)
 row() { # LABEL SENTRY_MODE PEER_MODE FIELD UNIT
 	has "$2" && has "$3" || return 0
 	local s p
@@ -418,16 +422,10 @@ row() { # LABEL SENTRY_MODE PEER_MODE FIELD UNIT
 	p=$(median "$3" "$4")
 	printf '%-40s %12s %12s %8s\n' "$1" "$p$5" "$s$5" "$(ratio "$s" "$p")"
 }
-row "CPU per span" sentry otlphttp cpu " µs"
-row "CPU per span, traces_as: spans" sentry-spans otlphttp cpu " µs"
-row "CPU per log record" sentry-logs otlphttp-logs cpu " µs"
-row "CPU per span, otlphttp at a request per trace" sentry otlphttp-pertrace cpu " µs"
-row "CPU per span, spans mode, same peer" sentry-spans otlphttp-pertrace cpu " µs"
-row "CPU per log record, no error events" sentry-logs-noerrors otlphttp-logs cpu " µs"
-row "CPU per log record, no error events, otlphttp at 100 a request" sentry-logs-noerrors otlphttp-logs-per100 cpu " µs"
-row "otlphttp: a request per trace / batched" otlphttp-pertrace otlphttp cpu " µs"
-row "CPU per metric data point" sentry-metrics otlphttp-metrics cpu " µs"
-row "CPU per profile sample" sentry-profiles otlphttp-profiles cpu " µs"
+for pair in "${CPU_PAIRS[@]}"; do
+	IFS="|" read -r label smode pmode <<<"$pair"
+	row "$label" "$smode" "$pmode" cpu " µs"
+done
 row "CPU per span, COMPARE_ALT build" sentry@alt otlphttp cpu " µs"
 row "CPU per span, spans mode, COMPARE_ALT" sentry-spans@alt otlphttp cpu " µs"
 row "CPU per log record, COMPARE_ALT build" sentry-logs@alt otlphttp-logs cpu " µs"
@@ -463,16 +461,10 @@ per_round() {
 declare -A MED # MED[sentry-mode/peer-mode]: the median of the kept rounds' CPU ratios
 echo
 echo "CPU ratio per round (* = the Sentry mode delivered under 90 % of the offered rate)"
-per_round "CPU per span" sentry otlphttp
-per_round "CPU per span, traces_as: spans" sentry-spans otlphttp
-per_round "CPU per log record" sentry-logs otlphttp-logs
-per_round "CPU per span, otlphttp at a request per trace" sentry otlphttp-pertrace
-per_round "CPU per span, spans mode, same peer" sentry-spans otlphttp-pertrace
-per_round "CPU per log record, no error events" sentry-logs-noerrors otlphttp-logs
-per_round "CPU per log record, no error events, otlphttp at 100 a request" sentry-logs-noerrors otlphttp-logs-per100
-per_round "otlphttp: a request per trace / batched" otlphttp-pertrace otlphttp
-per_round "CPU per metric data point" sentry-metrics otlphttp-metrics
-per_round "CPU per profile sample" sentry-profiles otlphttp-profiles
+for pair in "${CPU_PAIRS[@]}"; do
+	IFS="|" read -r label smode pmode <<<"$pair"
+	per_round "$label" "$smode" "$pmode"
+done
 echo
 printf '%-40s' "items/s at the sink (median)"
 for m in "${mode_list[@]}"; do printf ' %s=%s' "$m" "$(median "$m" rate)"; done
