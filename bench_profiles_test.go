@@ -18,7 +18,12 @@ import (
 // accounting and the profiler's registration.
 func BenchmarkPushProfiles(b *testing.B) {
 	e := newBenchExporterWith(b, func(*Config) {}, okTransport{})
-	pd := profileOf("checkout", time.Now(), 6000)
+	benchPushProfiles(b, e, profileOf("checkout", time.Now(), 6000), 6000)
+}
+
+// benchPushProfiles pushes pd (of samples samples) to e, waiting each time
+// until every chunk is settled, and reports samples/s.
+func benchPushProfiles(b *testing.B, e *sentryExporter, pd pprofile.Profiles, samples int) {
 	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -27,7 +32,7 @@ func BenchmarkPushProfiles(b *testing.B) {
 		}
 		benchSettle(e)
 	}
-	b.ReportMetric(6000*float64(b.N)/b.Elapsed().Seconds(), "samples/s")
+	b.ReportMetric(float64(samples)*float64(b.N)/b.Elapsed().Seconds(), "samples/s")
 }
 
 // BenchmarkPushProfilesLimited is BenchmarkPushProfiles while profile_chunk
@@ -60,16 +65,7 @@ func BenchmarkPushProfilesRoutedFleet(b *testing.B) {
 			c.Routing.DSNs[fmt.Sprintf("service-%03d", s)] = configopaque.String(fmt.Sprintf("https://public@o1.ingest.sentry.io/%d", s+1))
 		}
 	}, okTransport{})
-	pd := fleetProfiles(services, 200, 1000, time.Now())
-	ctx := b.Context()
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := e.pushProfiles(ctx, pd); err != nil {
-			b.Fatal(err)
-		}
-		benchSettle(e)
-	}
-	b.ReportMetric(services*1000*float64(b.N)/b.Elapsed().Seconds(), "samples/s")
+	benchPushProfiles(b, e, fleetProfiles(services, 200, 1000, time.Now()), services*1000)
 }
 
 // fleetProfiles is one request of services processes' CPU profiles: each
