@@ -9,7 +9,8 @@ OTELCOL     := $(BIN)/otelcol-sentry
 .PHONY: test vet lint generate otelcol otelcol-compare demo gateway oldrelay hugeheaders load soak compare compare-protocol fuzz bench sink spanstream
 
 ## test: vet, gofmt check, every package's tests under the race detector, and the two tests the race
-## detector skips (TestAssemblyEstimateCoversTheHeap, TestHeapWithinBudget) without it (the CI command).
+## detector skips (TestAssemblyEstimateCoversTheHeap, TestHeapWithinBudget) and the property tests at all their seeds
+## without it (the CI command).
 test: vet
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
@@ -18,6 +19,8 @@ test: vet
 	@# it runs here without it (the README's row on assembly's memory bound).
 	$(GO) test -count=1 -run '^TestAssemblyEstimateCoversTheHeap$$' .
 	$(GO) test -count=1 -run '^TestHeapWithinBudget$$' ./internal/send/
+	@# The property tests draw 30 seeds under -race (the detector slows them tenfold); all 300 here.
+	$(GO) test -count=1 -run '^(TestExactlyOnceProperty|TestSkipCountsMatchSerialising)$$' ./internal/translate/
 	cd conformance && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd loadtest && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory deploy-test

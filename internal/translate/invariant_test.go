@@ -123,7 +123,7 @@ func randomTraces(rng *rand.Rand, n int) (ptrace.Traces, int) {
 // TestExactlyOnceProperty: on random trees every span is emitted exactly once
 // per form (or counted invalid), and every exception event once.
 func TestExactlyOnceProperty(t *testing.T) {
-	for seed := range uint64(300) {
+	for seed := range propertySeeds() {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		n := 1 + rng.IntN(120)
 		td, exceptions := randomTraces(rng, n)
@@ -257,4 +257,15 @@ func TestRelease(t *testing.T) {
 	empty.Release() // no payloads: nothing to do
 	var el LogsResult
 	el.Release()
+}
+
+// propertySeeds is how many random inputs a property test draws: 300, or 30
+// under the race detector, which slows this single-goroutine work tenfold
+// and finds no race in it that 30 inputs miss. `make test` runs the property
+// tests again without -race, at all 300.
+func propertySeeds() uint64 {
+	if raceEnabled {
+		return 30
+	}
+	return 300
 }

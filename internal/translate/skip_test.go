@@ -54,7 +54,7 @@ func cyclicTraces(rng *rand.Rand, n int) ptrace.Traces {
 // TestSkipCountsMatchSerialising: the counting-only path gives the counts of
 // the serializing path (which groups every span) and draws the same ids.
 func TestSkipCountsMatchSerialising(t *testing.T) {
-	for seed := range uint64(300) {
+	for seed := range propertySeeds() {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		td, _ := randomTraces(rng, 1+rng.IntN(120))
 		checkSkipCounts(t, td, "random forest seed "+itoa(seed))
