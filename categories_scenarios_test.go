@@ -258,7 +258,9 @@ func testScenarioBare429StillAll(t *testing.T) {
 // TestScenarioTraceMetricByteOn200: a trace_metric_byte limit Sentry
 // announces on a 200 (no refusal to fall back on) stops the metrics, and
 // only them: the exporter knows the category.
-func TestScenarioTraceMetricByteOn200(t *testing.T) { synctest.Test(t, testScenarioTraceMetricByteOn200) }
+func TestScenarioTraceMetricByteOn200(t *testing.T) {
+	synctest.Test(t, testScenarioTraceMetricByteOn200)
+}
 
 func testScenarioTraceMetricByteOn200(t *testing.T) {
 	h := newHarness(t, nil)
