@@ -125,7 +125,8 @@ func (p *project) pushLogs(ctx context.Context, ld plog.Logs) error {
 }
 
 // pushMetrics translates a push's data points into trace metrics, unless
-// trace_metric (or everything) is rate limited: then they are only counted,
+// trace_metric or trace_metric_byte (or everything) is rate limited: then
+// they are only counted (their bytes estimated),
 // and the cumulative streams still advance, so the first delta after the
 // limit is exact. What cannot become a metric is counted by reason.
 func (p *project) pushMetrics(ctx context.Context, md pmetric.Metrics) error {
@@ -134,7 +135,7 @@ func (p *project) pushMetrics(ctx context.Context, md pmetric.Metrics) error {
 	want := !gate.GateTraceMetric.Limited(p.limits.Load(), now)
 	res := e.metrics.Metrics(md, e.streams, uint64(now.UnixNano()), tracemetric.Want{Items: want})
 	e.streamMem.Add(res.HeldDelta)
-	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, account.Counts{account.CatTraceMetric: res.Skipped})
+	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, account.Counts{account.CatTraceMetric: res.Skipped, account.CatTraceMetricByte: res.SkippedBytes})
 	p.acct.Dropped(ctx, account.ReasonInvalid, account.Counts{account.CatTraceMetric: res.Invalid})
 	p.acct.Dropped(ctx, account.ReasonNoBaseline, account.Counts{account.CatTraceMetric: res.NoBaseline})
 	p.acct.Dropped(ctx, account.ReasonUnchanged, account.Counts{account.CatTraceMetric: res.Unchanged})

@@ -188,7 +188,9 @@ func skippedLogs(res *translate.LogsResult) account.Counts {
 // no stream advances.
 func (e *sentryExporter) unroutableMetrics(ctx context.Context, md pmetric.Metrics) {
 	res := e.metrics.Metrics(md, nil, uint64(time.Now().UnixNano()), tracemetric.Want{})
-	e.unroutable.Dropped(ctx, account.ReasonUnroutable, account.Counts{account.CatTraceMetric: res.Skipped + res.Invalid + res.NoBaseline + res.Unchanged})
+	e.unroutable.Dropped(ctx, account.ReasonUnroutable, account.Counts{
+		account.CatTraceMetric: res.Skipped + res.Invalid + res.NoBaseline + res.Unchanged, account.CatTraceMetricByte: res.SkippedBytes,
+	})
 }
 
 // unroutableProfiles counts what pd would have been sent as (its chunks and

@@ -46,6 +46,7 @@ const (
 	CategorySizeAnalysis         Category = "size_analysis"
 	CategoryInstallableBuild     Category = "installable_build"
 	CategoryTraceMetric          Category = "trace_metric"
+	CategoryTraceMetricByte      Category = "trace_metric_byte"
 	CategorySeerUser             Category = "seer_user"
 	CategoryProfileBackend       Category = "profile_backend"
 	CategoryProfileUI            Category = "profile_ui"
@@ -73,6 +74,7 @@ var known = func() map[string]Category {
 		CategorySeerScanner, CategoryPreventUser, CategoryPreventReview,
 		CategorySizeAnalysis, CategoryInstallableBuild, CategoryTraceMetric,
 		CategorySeerUser, CategoryProfileBackend, CategoryProfileUI,
+		CategoryTraceMetricByte,
 	} {
 		m[string(c)] = c
 	}

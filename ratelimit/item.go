@@ -14,7 +14,7 @@ var itemCategories = map[string][]Category{
 	"client_report": {CategoryInternal},
 	"attachment":    {CategoryAttachment, CategoryAttachmentItem},
 	"check_in":      {CategoryMonitor},
-	"trace_metric":  {CategoryTraceMetric},
+	"trace_metric":  {CategoryTraceMetric, CategoryTraceMetricByte},
 	// A profile chunk of a backend platform; one of a UI platform (Relay's
 	// ProfileType::Ui, read from the item header `platform`) is counted in
 	// profile_chunk_ui and profile_duration_ui instead.
@@ -31,7 +31,8 @@ var itemCategories = map[string][]Category{
 // ItemCategories returns the data categories whose rate limits apply to an
 // envelope item of the given type: an item is dropped if any of them is
 // Active. A log container has two, log_item and log_byte, and either one blocks
-// it, as in Relay's EnvelopeLimiter. A client report is in CategoryInternal,
+// it, as in Relay's EnvelopeLimiter; a trace_metric container likewise has
+// trace_metric and trace_metric_byte. A client report is in CategoryInternal,
 // which only a limit on all categories blocks. An unknown item type has none.
 // The returned slice is shared: do not modify it.
 func ItemCategories(itemType string) []Category {

@@ -21,7 +21,7 @@ func TestItemCategories(t *testing.T) {
 		{"client_report", []Category{CategoryInternal}},
 		{"attachment", []Category{CategoryAttachment, CategoryAttachmentItem}},
 		{"check_in", []Category{CategoryMonitor}},
-		{"trace_metric", []Category{CategoryTraceMetric}},
+		{"trace_metric", []Category{CategoryTraceMetric, CategoryTraceMetricByte}},
 		{"profile_chunk", []Category{CategoryProfileChunk, CategoryProfileDuration}},
 		{"no_such_item", nil},
 	}
@@ -86,6 +86,8 @@ func TestItemActive(t *testing.T) {
 		{"", nil, []string{"event", "transaction", "span", "log", "client_report", "no_such_item"}},
 		{"60:log_item", []string{"log"}, []string{"event", "span", "client_report"}},
 		{"60:log_byte", []string{"log"}, []string{"event", "span", "client_report"}},
+		{"60:trace_metric_byte", []string{"trace_metric"}, []string{"event", "transaction", "log", "client_report"}},
+		{"60:trace_metric", []string{"trace_metric"}, []string{"event", "transaction", "log", "client_report"}},
 		{"60:transaction", []string{"transaction"}, []string{"span", "event", "log"}},
 		{"60:span", []string{"span"}, []string{"transaction", "event", "log"}},
 		{"60:error", []string{"event"}, []string{"transaction", "client_report"}},

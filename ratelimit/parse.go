@@ -27,18 +27,34 @@ const HeaderRateLimits = "X-Sentry-Rate-Limits"
 // This mirrors parse_rate_limits in Relay's relay-server/src/utils/rate_limits.rs
 // and RetryAfter::from_str in relay-quotas/src/rate_limit.rs.
 func Parse(header string, now time.Time) (l Limits, capped bool) {
+	l, _, c := parse(header, now)
+	return l, c.limits
+}
+
+// parseCapped says which of parse's results hold a value clamped to
+// MaxRetryAfter.
+type parseCapped struct{ limits, longest bool }
+
+// parse is Parse that also returns the latest deadline of any quota limit
+// whose retry_after parsed, whatever its categories (zero if none did): the
+// header's time, which FromResponse gives a refused envelope's categories
+// when the header names none of them.
+func parse(header string, now time.Time) (l Limits, longest time.Time, capped parseCapped) {
 	for group := range strings.SplitSeq(header, ",") {
 		retryAfter, categories, ok := parseGroup(strings.TrimSpace(group))
 		if !ok {
 			continue
 		}
 		d, clamped := clampSeconds(retryAfter)
+		if deadline := now.Add(d); deadline.After(longest) {
+			longest, capped.longest = deadline, clamped
+		}
 		if l.add(categories, now.Add(d)) && clamped {
-			capped = true
+			capped.limits = true
 		}
 	}
 	slices.SortFunc(l.entries, func(a, b entry) int { return cmp.Compare(a.category, b.category) })
-	return l, capped
+	return l, longest, capped
 }
 
 // parseGroup splits one quota limit into its retry_after in seconds and its

@@ -15,6 +15,7 @@ const (
 	CatLogItem
 	CatLogByte
 	CatTraceMetric
+	CatTraceMetricByte
 	// A profile chunk counts in one of two pairs, by its platform's profile
 	// type (Relay's ProfileType::from_platform): profile_chunk and
 	// profile_duration (milliseconds) for a backend platform,
@@ -31,11 +32,11 @@ func (c Category) Wire() ratelimit.Category {
 	return [NumCategories]ratelimit.Category{
 		ratelimit.CategoryError, ratelimit.CategoryTransaction, ratelimit.CategorySpan,
 		ratelimit.CategoryLogItem, ratelimit.CategoryLogByte, ratelimit.CategoryTraceMetric,
-		ratelimit.CategoryProfileChunk, ratelimit.CategoryProfileChunkUI,
+		ratelimit.CategoryTraceMetricByte, ratelimit.CategoryProfileChunk, ratelimit.CategoryProfileChunkUI,
 		ratelimit.CategoryProfileDuration, ratelimit.CategoryProfileDurationUI,
 	}[c]
 }
 
-// Counts holds a quantity per data category; log_byte is in bytes,
-// profile_duration and profile_duration_ui in milliseconds.
+// Counts holds a quantity per data category; log_byte and trace_metric_byte
+// are in bytes (each item's serialized JSON), profile_duration and profile_duration_ui in milliseconds.
 type Counts [NumCategories]int64

@@ -34,6 +34,7 @@ func (e *Encoder) AppendTraceMetrics(ctx context.Context, out []Outgoing, metric
 	for i, m := range metrics {
 		if len(m) > maxTraceMetricBytes {
 			invalid[account.CatTraceMetric]++
+			invalid[account.CatTraceMetricByte] += int64(len(m))
 			if kept == nil {
 				kept = append(make([][]byte, 0, len(metrics)), metrics[:i]...)
 			}
@@ -47,7 +48,10 @@ func (e *Encoder) AppendTraceMetrics(ctx context.Context, out []Outgoing, metric
 		metrics = kept
 	}
 	chunks, oversized := envelope.Chunk(metrics, MaxTraceMetricsPerEnvelope, maxTraceMetricContainerBytes)
-	invalid[account.CatTraceMetric] += int64(len(oversized))
+	for _, i := range oversized {
+		invalid[account.CatTraceMetric]++
+		invalid[account.CatTraceMetricByte] += int64(len(metrics[i]))
+	}
 	e.acct.Dropped(ctx, account.ReasonInvalid, invalid)
 	for i, payload := range a.containers(chunks, false) {
 		out = append(out, traceMetricOutgoing(chunks[i], payload))
@@ -55,8 +59,13 @@ func (e *Encoder) AppendTraceMetrics(ctx context.Context, out []Outgoing, metric
 	return out
 }
 
+// traceMetricOutgoing counts its items in trace_metric and their bytes (each
+// metric's JSON, as log_byte counts a log's) in trace_metric_byte.
 func traceMetricOutgoing(items [][]byte, payload []byte) Outgoing {
 	o := containerOutgoing(nil, envelope.ItemTypeTraceMetric, envelope.ContentTypeTraceMetricContainer, gate.GateTraceMetric, items, payload)
 	o.Counts[account.CatTraceMetric] = int64(len(items))
+	for _, it := range items {
+		o.Counts[account.CatTraceMetricByte] += int64(len(it))
+	}
 	return o
 }

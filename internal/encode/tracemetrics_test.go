@@ -33,7 +33,7 @@ func TestAppendTraceMetrics(t *testing.T) {
 	items := append(metricItems(1500, 200), metricItems(1, maxTraceMetricBytes+1)...)
 	out := f.enc.AppendTraceMetrics(t.Context(), nil, items, &Arena{})
 	require.Len(t, out, 2)
-	total := 0
+	total, bytes := 0, int64(0)
 	for _, o := range out {
 		p := writeAndParse(t, &o.Env)
 		require.Len(t, p.Items, 1)
@@ -43,17 +43,21 @@ func TestAppendTraceMetrics(t *testing.T) {
 		assert.Equal(t, gate.GateTraceMetric, o.Gate)
 		assert.Equal(t, int64(p.Items[0].ItemCount), o.Counts[account.CatTraceMetric])
 		total += p.Items[0].ItemCount
+		bytes += o.Counts[account.CatTraceMetricByte]
 	}
 	assert.Equal(t, 1500, total)
+	assert.Equal(t, int64(1500*len(items[0])), bytes, "trace_metric_byte: each metric's JSON")
 	assert.Equal(t, 1000, out[0].Env.Items[0].ItemCount)
-	assert.Equal(t, map[string]int64{"trace_metric/invalid": 1}, f.dropped(t))
+	assert.Equal(t, map[string]int64{"trace_metric/invalid": 1, "trace_metric_byte/invalid": int64(len(items[1500]))}, f.dropped(t))
 
 	halves := out[1].Halves()
-	var n int64
+	var n, nb int64
 	for i := range halves {
 		writeAndParse(t, &halves[i].Env)
 		assert.Equal(t, gate.GateTraceMetric, halves[i].Gate)
 		n += halves[i].Counts[account.CatTraceMetric]
+		nb += halves[i].Counts[account.CatTraceMetricByte]
 	}
 	assert.Equal(t, int64(500), n)
+	assert.Equal(t, out[1].Counts[account.CatTraceMetricByte], nb, "the halves' bytes are the container's")
 }

@@ -14,7 +14,7 @@ const (
 	GateTransaction
 	GateSpan
 	GateLogs        // log_item or log_byte, as Relay enforces
-	GateTraceMetric // trace_metric
+	GateTraceMetric // trace_metric or trace_metric_byte, likewise
 	// GateProfileChunk: a backend platform's profile chunk, limited by
 	// profile_chunk or profile_duration (Relay counts it in both).
 	GateProfileChunk
@@ -25,28 +25,32 @@ const (
 	NumGates
 )
 
-// Deadline is the end of the latest limit that applies to g: its category's,
-// or the all-category one (log containers: log_item's or log_byte's;
-// profile chunks: their chunk count's or their duration's).
+// categories are the data categories whose limits block each gate's
+// envelopes (ratelimit.ItemCategories of its item type; a UI profile
+// chunk's are Relay's ProfileType::Ui pair). GateInternal has none.
+var categories = [NumGates][]ratelimit.Category{
+	GateError:          {ratelimit.CategoryError},
+	GateTransaction:    {ratelimit.CategoryTransaction},
+	GateSpan:           {ratelimit.CategorySpan},
+	GateLogs:           {ratelimit.CategoryLogItem, ratelimit.CategoryLogByte},
+	GateTraceMetric:    {ratelimit.CategoryTraceMetric, ratelimit.CategoryTraceMetricByte},
+	GateProfileChunk:   {ratelimit.CategoryProfileChunk, ratelimit.CategoryProfileDuration},
+	GateProfileChunkUI: {ratelimit.CategoryProfileChunkUI, ratelimit.CategoryProfileDurationUI},
+}
+
+// Categories are the data categories whose limits block g's envelopes: what a
+// 429 refusing one of them limits when its header names none of them. The
+// slice is shared: do not modify it.
+func (g Gate) Categories() []ratelimit.Category { return categories[g] }
+
+// Deadline is the end of the latest limit that applies to g: one of its
+// Categories', or the all-category one.
 func (g Gate) Deadline(l ratelimit.Limits) time.Time {
-	switch g {
-	case GateError:
-		return l.Deadline(ratelimit.CategoryError)
-	case GateTransaction:
-		return l.Deadline(ratelimit.CategoryTransaction)
-	case GateSpan:
-		return l.Deadline(ratelimit.CategorySpan)
-	case GateTraceMetric:
-		return l.Deadline(ratelimit.CategoryTraceMetric)
-	case GateInternal:
-		return l.Deadline(ratelimit.CategoryAll)
-	case GateProfileChunk:
-		return later(l.Deadline(ratelimit.CategoryProfileChunk), l.Deadline(ratelimit.CategoryProfileDuration))
-	case GateProfileChunkUI:
-		return later(l.Deadline(ratelimit.CategoryProfileChunkUI), l.Deadline(ratelimit.CategoryProfileDurationUI))
-	default:
-		return later(l.Deadline(ratelimit.CategoryLogItem), l.Deadline(ratelimit.CategoryLogByte))
+	d := l.Deadline(ratelimit.CategoryAll)
+	for _, c := range categories[g] {
+		d = later(d, l.Deadline(c))
 	}
+	return d
 }
 
 // later is the later of two deadlines.

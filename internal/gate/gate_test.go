@@ -34,6 +34,7 @@ func TestGateLimited(t *testing.T) {
 		{"60:log_item", []Gate{GateLogs}},
 		{"60:log_byte", []Gate{GateLogs}},
 		{"60:trace_metric", []Gate{GateTraceMetric}},
+		{"60:trace_metric_byte", []Gate{GateTraceMetric}},
 		{"60:profile_chunk", []Gate{GateProfileChunk}},
 		{"60:profile_duration", []Gate{GateProfileChunk}},
 		{"60:profile_chunk_ui", []Gate{GateProfileChunkUI}},
@@ -104,5 +105,25 @@ func TestProbes(t *testing.T) {
 			next, _ := p.Admit(GateTransaction, l, after)
 			assert.Equal(t, tt.want, next)
 		})
+	}
+}
+
+// TestGateCategories: each gate is blocked by exactly its item type's
+// categories (ratelimit.ItemCategories), so a category added there cannot
+// be left out here; a UI profile chunk by Relay's UI pair instead.
+func TestGateCategories(t *testing.T) {
+	itemTypes := map[Gate]string{
+		GateError: "event", GateTransaction: "transaction", GateSpan: "span", GateLogs: "log",
+		GateTraceMetric: "trace_metric", GateProfileChunk: "profile_chunk",
+	}
+	for g, it := range itemTypes {
+		assert.Equal(t, ratelimit.ItemCategories(it), g.Categories(), "%q", it)
+	}
+	assert.Equal(t, []ratelimit.Category{ratelimit.CategoryProfileChunkUI, ratelimit.CategoryProfileDurationUI}, GateProfileChunkUI.Categories())
+	assert.Empty(t, GateInternal.Categories(), "a client report has no category")
+	for g := range NumGates {
+		for _, c := range g.Categories() {
+			assert.True(t, g.Limited(limits("60:"+c.String()), t0), "gate %d under %q", g, c)
+		}
 	}
 }

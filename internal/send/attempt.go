@@ -16,6 +16,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/account"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
 	"github.com/otel-sentry/sentryexporter/internal/logthrottle"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -82,9 +83,10 @@ func (*bufferPools) put(p *sync.Pool, buf *[]byte) {
 	}
 }
 
-// attemptEncoded makes one POST with the body in enc (attempt, in
-// compress.go, picks it), bounded by `timeout`, and classifies the answer.
-func (p *httpSender) attemptEncoded(ctx context.Context, env *envelope.Envelope, enc BodyEncoding) Result {
+// attemptEncoded makes one POST of env, an envelope behind g, with the body
+// in enc (attempt, in compress.go, picks it), bounded by `timeout`, and
+// classifies the answer.
+func (p *httpSender) attemptEncoded(ctx context.Context, g gate.Gate, env *envelope.Envelope, enc BodyEncoding) Result {
 	env.Header.SentAt = time.Now()
 	body := p.encodeBody(env, enc)
 	defer p.recycle(&body) // after the request was cancelled: the transport is done with it or never will be
@@ -93,7 +95,7 @@ func (p *httpSender) attemptEncoded(ctx context.Context, env *envelope.Envelope,
 		ctx, cancel = context.WithTimeout(ctx, p.timeout)
 		defer cancel() // after the answer was read
 	}
-	return p.exchange(ctx, p.request.new(ctx, body.r, int64(body.n), body.enc))
+	return p.exchange(ctx, g, p.request.new(ctx, body.r, int64(body.n), body.enc))
 }
 
 // requestBodyOf is one request's body and the pooled buffer behind it.
@@ -140,9 +142,10 @@ func (p *httpSender) recycle(b *requestBodyOf) {
 	}
 }
 
-// exchange sends req, reads its answer (bounded in bytes and time), merges
-// the answer's rate limits (every answer's, 200 included) and classifies it.
-func (p *httpSender) exchange(ctx context.Context, req *http.Request) Result {
+// exchange sends req, an envelope behind g, reads its answer (bounded in
+// bytes and time), merges the answer's rate limits (every answer's, 200
+// included; a 429's always cover g's categories) and classifies it.
+func (p *httpSender) exchange(ctx context.Context, g gate.Gate, req *http.Request) Result {
 	client := p.client.Load()
 	if client == nil { // not started
 		p.acct.Request(ctx, 0)
@@ -166,7 +169,7 @@ func (p *httpSender) exchange(ctx context.Context, req *http.Request) Result {
 
 	answered := time.Now()
 	res := p.classify(resp, snippet, answered)
-	if l, capped := ratelimit.FromResponse(resp.StatusCode, resp.Header, answered); !l.Empty() {
+	if l, capped := ratelimit.FromResponse(resp.StatusCode, resp.Header, answered, g.Categories()); !l.Empty() {
 		p.mergeLimits(l, capped, answered)
 		res.NewLimits = true
 	}

@@ -122,6 +122,15 @@ func answers429to5xx() []answerCase {
 			limits: []answerLimit{{ratelimit.CategoryAll, ratelimit.DefaultRetryAfter}},
 		},
 		{
+			name: "429 naming only a category unknown here: the refused transaction's, for the header's time",
+			answer: func() answer {
+				return answer{status: 429, headers: map[string]string{"X-Sentry-Rate-Limits": "45:new_category:organization", "Retry-After": "90"}}
+			},
+			want:   Result{Reason: account.ReasonRateLimited, Status: 429, NewLimits: true},
+			limits: []answerLimit{{ratelimit.CategoryTransaction, 45 * time.Second}},
+			free:   []ratelimit.Category{ratelimit.CategoryAll, ratelimit.CategoryError, ratelimit.CategorySpan, ratelimit.CategoryTraceMetric},
+		},
+		{
 			name: "413",
 			answer: func() answer {
 				return answer{status: 413, headers: map[string]string{"X-Sentry-Error": "envelope exceeded size limits"}}
@@ -200,7 +209,7 @@ func checkAnswer(t *testing.T, tt answerCase) {
 	a := tt.answer()
 	f.sentry.respond = func(string, int, *envelope.Envelope) answer { return a }
 	o := tx(1)
-	res := f.lanes[0].http.attempt(t.Context(), &o.Env)
+	res := f.lanes[0].http.attempt(t.Context(), o.Gate, &o.Env)
 	assert.Equal(t, tt.want, res)
 	assert.Equal(t, tt.retryable, res.retryable(), "retryable")
 	assert.Len(t, f.sentry.got(), 1, "one request")
@@ -229,7 +238,7 @@ func TestNetworkError(t *testing.T) {
 		f.sentry.respond = func(string, int, *envelope.Envelope) answer { return answer{hang: true} }
 		o := tx(1)
 		start := time.Now()
-		res := f.lanes[0].http.attempt(t.Context(), &o.Env)
+		res := f.lanes[0].http.attempt(t.Context(), o.Gate, &o.Env)
 		assert.Equal(t, 2*time.Second, time.Since(start), "bounded by timeout")
 		assert.Equal(t, Result{Reason: account.ReasonNetworkError}, res)
 		assert.True(t, res.retryable())
@@ -349,7 +358,7 @@ func TestAnswerReadTimeout(t *testing.T) {
 		}
 		o := tx(1)
 		start := time.Now()
-		res := f.lanes[0].http.attempt(t.Context(), &o.Env)
+		res := f.lanes[0].http.attempt(t.Context(), o.Gate, &o.Env)
 		assert.Equal(t, time.Second, time.Since(start), "maxAnswerRead")
 		assert.True(t, res.Delivered)
 		f.shutdown()

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/gate"
 )
 
 // Envelope bodies are compressed here, not by confighttp's round tripper, for
@@ -281,28 +282,28 @@ func refusedEncoding(enc BodyEncoding, res Result) bool {
 	return enc == EncodingZstd && (res.Status == http.StatusBadRequest || res.Status == http.StatusUnsupportedMediaType)
 }
 
-// attempt makes one POST of env in the project's encoding (or a gzip probe,
+// attempt makes one POST of env, an envelope behind g, in the project's encoding (or a gzip probe,
 // see the top of this file). A zstd body refused as a Relay without zstd
 // refuses it is sent once more with gzip; so is one whose refusal made the
 // project fall back, unless it will be retried anyway.
-func (p *httpSender) attempt(ctx context.Context, env *envelope.Envelope) Result {
+func (p *httpSender) attempt(ctx context.Context, g gate.Gate, env *envelope.Envelope) Result {
 	if p.body == nil {
-		return p.attemptEncoded(ctx, env, EncodingLeftToConfighttp)
+		return p.attemptEncoded(ctx, g, env, EncodingLeftToConfighttp)
 	}
 	t := p.body.choose()
-	res := p.attemptEncoded(ctx, env, t.enc)
+	res := p.attemptEncoded(ctx, g, env, t.enc)
 	if reason := p.body.learn(t, res); reason != "" {
 		p.body.fallBack(reason)
 		if res.retryable() {
 			return res
 		}
-		return p.attemptEncoded(ctx, env, EncodingGzip)
+		return p.attemptEncoded(ctx, g, env, EncodingGzip)
 	}
 	if !refusedEncoding(t.enc, res) {
 		return res
 	}
 	first := res.Status
-	res = p.attemptEncoded(ctx, env, EncodingGzip)
+	res = p.attemptEncoded(ctx, g, env, EncodingGzip)
 	p.body.learn(sendTicket{enc: EncodingGzip, resend: true, seq: t.seq}, res)
 	// Only an answer that read the gzip body (not a network error, not a 5xx)
 	// shows that zstd was the problem.

@@ -155,7 +155,7 @@ func TestCompressionFallback(t *testing.T) {
 			}
 			for i := range 2 { // one envelope after the other: the second shows the project's encoding
 				o := tx(i)
-				f.lanes[0].http.attempt(t.Context(), &o.Env)
+				f.lanes[0].http.attempt(t.Context(), o.Gate, &o.Env)
 			}
 			assert.Equal(t, tt.want, f.sentry.encodings())
 			fallbacks := f.sums("compression_fallbacks")

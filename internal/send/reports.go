@@ -87,6 +87,6 @@ func (l *Lane) sendReport(ctx context.Context, env *envelope.Envelope) Result {
 	if !ok {
 		return Result{Reason: account.ReasonNetworkError}
 	}
-	res, _ := l.gatedAttempt(ctx, gate.GateInternal, t, func() (Result, bool) { return l.http.attempt(ctx, env), true })
+	res, _ := l.gatedAttempt(ctx, gate.GateInternal, t, func() (Result, bool) { return l.http.attempt(ctx, gate.GateInternal, env), true })
 	return res
 }

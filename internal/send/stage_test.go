@@ -718,7 +718,7 @@ func TestNotStartedIsANetworkError(t *testing.T) {
 	request, err := newRequestTemplate("http://sentry.test/api/1/envelope/", "Sentry sentry_key=public", "test")
 	require.NoError(t, err)
 	p := httpSender{request: request, acct: account.NewAccountant(tel.Builder, "1", nil), bufs: &bufferPools{}}
-	res := p.attemptEncoded(t.Context(), &envelope.Envelope{}, EncodingLeftToConfighttp)
+	res := p.attemptEncoded(t.Context(), gate.GateInternal, &envelope.Envelope{}, EncodingLeftToConfighttp)
 	assert.Equal(t, account.ReasonNetworkError, res.Reason)
 	assert.True(t, res.retryable())
 	assert.Equal(t, map[string]int64{"project=1,status=network_error": 1}, tel.Sums(t, "otelcol_exporter_sentry_requests"))

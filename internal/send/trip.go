@@ -87,7 +87,7 @@ func (l *Lane) attemptJob(j *job) (Result, bool) {
 	l.inFlight.Add(extra)
 	items := len(j.out.Env.Items)
 	report := l.attachReport(&j.out.Env)
-	res := l.http.attempt(ctx, &j.out.Env)
+	res := l.http.attempt(ctx, j.out.Gate, &j.out.Env)
 	clear(j.out.Env.Items[items:]) // the report rides along once
 	j.out.Env.Items = j.out.Env.Items[:items]
 	l.settleReport(report, res)

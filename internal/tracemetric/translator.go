@@ -39,8 +39,15 @@ type Translator struct {
 	// perPoint is the bytes the last call wrote per data point, so that the
 	// next call's buffer is sized once, not grown by copying.
 	perPoint atomic.Int64
-	bufs     bufpool.Pool // buffers given back by Result.Release
+	// perItem is the mean size of the items the last call that wrote any
+	// wrote: what a skipped item is counted as in trace_metric_byte.
+	perItem atomic.Int64
+	bufs    bufpool.Pool // buffers given back by Result.Release
 }
+
+// firstPerItem is perItem before any item was written: about the size of a
+// counter with a few attributes.
+const firstPerItem = 300
 
 // New is a translator with o; its trace ids for points without an exemplar
 // are its own (a new seed per translator: per exporter's life).
@@ -51,6 +58,7 @@ func New(o Options) *Translator {
 	}
 	t := &Translator{o: o, sel: map[string]bool{}, h: hasher{seed: maphash.MakeSeed()}}
 	t.perPoint.Store(512)
+	t.perItem.Store(firstPerItem)
 	for _, k := range keys {
 		t.all = t.all || k == "*"
 		t.sel[k] = true
@@ -71,6 +79,10 @@ type Result struct {
 	Items [][]byte
 	// Skipped items were not rendered: Want.Items was false.
 	Skipped int64
+	// SkippedBytes is what Skipped items would have weighed, for
+	// trace_metric_byte: each counted at the mean size of the items the
+	// translator last wrote (never serialized to be weighed).
+	SkippedBytes int64
 	// Invalid items had a value JSON cannot hold (NaN, ±Inf) or an
 	// unspecified temporality, or were over MaxItemBytes however cut.
 	Invalid int64
@@ -115,6 +127,10 @@ func (t *Translator) Metrics(md pmetric.Metrics, st *Streams, now uint64, want W
 	if want.Items && points > 0 && len(r.buf) > 0 {
 		t.perPoint.Store(int64(len(r.buf))/points + 1)
 	}
+	if len(r.ends) > 0 {
+		t.perItem.Store(int64(r.ends[len(r.ends)-1]) / int64(len(r.ends)))
+	}
+	r.res.SkippedBytes = r.res.Skipped * t.perItem.Load()
 	return r.result()
 }
 

@@ -362,6 +362,31 @@ func TestEveryPointAccounted(t *testing.T) {
 	assert.Equal(t, perPoint-2, skipped.Skipped, "the unspecified temporality is invalid, the delta of 0 unchanged, either way")
 }
 
+// TestSkippedBytes: skipped items (trace_metric limited) are weighed for
+// trace_metric_byte without being written: at firstPerItem before any item
+// was written, then at the mean size of the items the last call wrote.
+func TestSkippedBytes(t *testing.T) {
+	md := batch(func(ms pmetric.MetricSlice) {
+		gauge(ms, "g", "", t0, 1)
+		gauge(ms, "g2", "", t0, 3)
+		hist(ms, "h", delta, t0-sec, t0, 4, 8)
+	})
+	tr := newTranslator()
+	first := tr.Metrics(md, nil, t0, Want{})
+	require.Positive(t, first.Skipped)
+	assert.Equal(t, first.Skipped*firstPerItem, first.SkippedBytes)
+	assert.Empty(t, first.Items, "nothing written")
+
+	written := tr.Metrics(md, NewStreams(1<<20, started), t0, Want{Items: true})
+	var n int
+	for _, it := range written.Items {
+		n += len(it)
+	}
+	assert.Zero(t, written.SkippedBytes)
+	mean := int64(n / len(written.Items))
+	assert.Equal(t, first.Skipped*mean, tr.Metrics(md, nil, t0, Want{}).SkippedBytes)
+}
+
 func pointsOf(m pmetric.Metric) int {
 	switch m.Type() {
 	case pmetric.MetricTypeGauge:
