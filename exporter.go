@@ -48,7 +48,7 @@ type sentryExporter struct {
 	logger      *zap.Logger
 	translator  *translate.Translator
 	payloads    encode.Arenas                     // container payloads, reused across pushes
-	index       *traceindex.Index                 // heads and segments of recent traces (DSC, transaction of log-derived errors)
+	index       *traceindex.Index                 // heads and segments of recent traces (DSC, transaction of log-derived errors); each project has its own view
 	facts       traceindex.FactsPool              // DSC facts of a push's segments, reused across pushes
 	dedupe      *dedupe.Window[*project]          // nil unless both error sources are on and error_events::dedupe_window > 0
 	assembly    *assemblepdata.Assembly[*project] // trace assembly (assembly.go); nil when assembly::wait is 0
@@ -210,7 +210,8 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 		reports = &account.ClientReports{}
 	}
 	p.acct = account.NewAccountant(e.tb, d.ProjectID, reports)
-	p.enc = encode.New(e.index, d.PublicKey, p.acct)
+	p.index = e.index.NewProject() // a project sees only its own traces' segments
+	p.enc = encode.New(p.index, d.PublicKey, p.acct)
 	if p.lane, err = e.stage.NewLane(send.LaneOptions{URL: url, Auth: d.AuthHeader, Limits: p.limits, Acct: p.acct, Reports: reports}); err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/gate"
 	"github.com/otel-sentry/sentryexporter/internal/send"
+	"github.com/otel-sentry/sentryexporter/internal/traceindex"
 	"github.com/otel-sentry/sentryexporter/internal/tracemetric"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
@@ -47,9 +48,10 @@ type project struct {
 	dsn       *dsn.DSN
 	limits    *ratelimit.State
 	acct      *account.Accountant
-	enc       *encode.Encoder // wraps the project's payloads into envelopes
-	lane      *send.Lane      // the send stage's part for this project
-	heldBytes atomic.Int64    // bytes of this project's spans held in trace assembly
+	enc       *encode.Encoder   // wraps the project's payloads into envelopes
+	index     *traceindex.Index // the project's view of the trace index: its own traces only
+	lane      *send.Lane        // the send stage's part for this project
+	heldBytes atomic.Int64      // bytes of this project's spans held in trace assembly
 }
 
 func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
@@ -81,7 +83,7 @@ func (p *project) translateTraces(ctx context.Context, td ptrace.Traces) {
 		ProfilerOf:   p.profilerOf(limits, now),
 	})
 	facts := p.exp.facts.Get()
-	*facts = p.exp.index.Add(res.Segments, *facts)
+	*facts = p.index.Add(res.Segments, *facts)
 	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, p.exp.skippedTraces(&res))
 	p.acct.Dropped(ctx, account.ReasonInvalid, account.Counts{account.CatSpan: int64(res.InvalidSpans), account.CatError: int64(res.InvalidErrors)})
 
