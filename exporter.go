@@ -56,8 +56,8 @@ type sentryExporter struct {
 	stage       *send.Stage       // everything after an envelope is built (internal/send)
 	assemblyMem *membudget.Holder // the spans held for assembly, in the stage's memory budget
 	metrics     *tracemetric.Translator
-	streams     *tracemetric.Streams // cumulative streams' previous points (metrics::max_stream_bytes)
-	streamMem   *membudget.Holder    // the streams' state, in the same budget
+	streams     *tracemetric.Pool // cumulative streams' previous points (metrics::max_stream_bytes), a share per project
+	streamMem   *membudget.Holder // the streams' state, in the same budget
 	profiles    *profilechunk.Translator
 	profilers   *profilers.Registry // each process's recent profiler, for its transactions (profiles.go)
 
@@ -164,7 +164,7 @@ func (e *sentryExporter) buildTranslators() {
 		Environment: cfg.Environment, Release: cfg.Release, SDKName: sdkinfo.Name, SDKVersion: sdkinfo.Version,
 		ResourceAttributes: append([]string{}, cfg.Metrics.ResourceAttributes...), // never nil: [] means none
 	})
-	e.streams = tracemetric.NewStreams(min(cfg.Metrics.MaxStreamBytes, cfg.Memory.MaxBytes/4), uint64(time.Now().UnixNano()))
+	e.streams = tracemetric.NewPool(min(cfg.Metrics.MaxStreamBytes, cfg.Memory.MaxBytes/4), cfg.Routing.MaxProjects, uint64(time.Now().UnixNano()))
 	e.streamMem = e.stage.NewHolder()
 	e.profiles = profilechunk.NewTranslator(profilechunk.Options{Environment: cfg.Environment, Release: cfg.Release})
 	e.profilers = profilers.New(profilerTTL, maxProfilers, e.stage.NewHolder())
@@ -211,6 +211,7 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 	}
 	p.acct = account.NewAccountant(e.tb, d.ProjectID, reports)
 	p.index = e.index.NewProject() // a project sees only its own traces' segments
+	p.streams = e.streams.NewStreams()
 	p.enc = encode.New(p.index, d.PublicKey, p.acct)
 	if p.lane, err = e.stage.NewLane(send.LaneOptions{URL: url, Auth: d.AuthHeader, Limits: p.limits, Acct: p.acct, Reports: reports}); err != nil {
 		return nil, err

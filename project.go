@@ -48,10 +48,11 @@ type project struct {
 	dsn       *dsn.DSN
 	limits    *ratelimit.State
 	acct      *account.Accountant
-	enc       *encode.Encoder   // wraps the project's payloads into envelopes
-	index     *traceindex.Index // the project's view of the trace index: its own traces only
-	lane      *send.Lane        // the send stage's part for this project
-	heldBytes atomic.Int64      // bytes of this project's spans held in trace assembly
+	enc       *encode.Encoder      // wraps the project's payloads into envelopes
+	index     *traceindex.Index    // the project's view of the trace index: its own traces only
+	streams   *tracemetric.Streams // its cumulative streams, its share of the exporter's
+	lane      *send.Lane           // the send stage's part for this project
+	heldBytes atomic.Int64         // bytes of this project's spans held in trace assembly
 }
 
 func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
@@ -134,7 +135,7 @@ func (p *project) pushMetrics(ctx context.Context, md pmetric.Metrics) error {
 	e := p.exp
 	now := time.Now()
 	want := !gate.GateTraceMetric.Limited(p.limits.Load(), now)
-	res := e.metrics.Metrics(md, e.streams, uint64(now.UnixNano()), tracemetric.Want{Items: want})
+	res := e.metrics.Metrics(md, p.streams, uint64(now.UnixNano()), tracemetric.Want{Items: want})
 	e.streamMem.Add(res.HeldDelta)
 	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, account.Counts{account.CatTraceMetric: res.Skipped})
 	p.acct.Dropped(ctx, account.ReasonInvalid, account.Counts{account.CatTraceMetric: res.Invalid})

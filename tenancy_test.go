@@ -2,8 +2,10 @@ package sentryexporter
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -119,4 +122,56 @@ func TestNoRequestDataCrossesProjects(t *testing.T) {
 			assert.Contains(t, projectText(t, sentry, "1"), "4111111111111111", "checkout keeps its own")
 		}))
 	}
+}
+
+// counters is service's export of n cumulative counters (one stream each,
+// attribute route=<prefix><i>) started at start, read at at with value v.
+func counters(service, prefix string, n int, start, at time.Time, v int64) pmetric.Metrics {
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	rm.Resource().Attributes().PutStr("service.name", service)
+	m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+	m.SetName("http.server.requests")
+	s := m.SetEmptySum()
+	s.SetIsMonotonic(true)
+	s.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	for i := range n {
+		p := s.DataPoints().AppendEmpty()
+		p.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+		p.SetTimestamp(pcommon.NewTimestampFromTime(at))
+		p.SetIntValue(v)
+		p.Attributes().PutStr("route", prefix+strconv.Itoa(i))
+	}
+	return md
+}
+
+// TestChurnCostsOnlyItsOwnStreams: fraud (project 2) keeps 100 cumulative
+// streams; checkout (project 1) sends 20,000 new streams through 64 KiB of
+// stream state (409 streams, a share of 204 each). fraud keeps every
+// baseline: its next points are deltas, none dropped no_baseline.
+func TestChurnCostsOnlyItsOwnStreams(t *testing.T) { synctest.Test(t, testChurnCostsOnlyItsOwnStreams) }
+
+func testChurnCostsOnlyItsOwnStreams(t *testing.T) {
+	sentry := newMemSentry(t)
+	h := newHarnessWith(t, sentry, twoTenants(sentry, func(c *Config) {
+		c.Metrics.MaxStreamBytes = minStreamBytes
+		c.Routing.MaxProjects = 2
+	}))
+	long := time.Now().Add(-time.Hour) // fraud's streams began before the exporter: their first points have no baseline
+	h.consumeMetrics(counters("fraud", "/score/", 100, long, time.Now(), 10))
+	for round := range 20 {
+		start := time.Now()
+		h.consumeMetrics(counters("checkout", "/r"+strconv.Itoa(round)+"/", 1000, start, start.Add(time.Second), 1))
+		time.Sleep(time.Second)
+	}
+	h.consumeMetrics(counters("fraud", "/score/", 100, long, time.Now(), 15))
+	h.shutdown()
+	sentry.requireNoInvalid()
+
+	fraudLost := map[string]string{"project": "2", "category": "trace_metric", "reason": "no_baseline"}
+	assert.EqualValues(t, 100, h.sum("otelcol_exporter_sentry_dropped_items", fraudLost), "only fraud's first points")
+	assert.EqualValues(t, 100, h.sum("otelcol_exporter_sentry_sent_items", map[string]string{"project": "2", "category": "trace_metric"}), "every next point a delta")
+	assert.EqualValues(t, 20_000, h.sum("otelcol_exporter_sentry_sent_items", map[string]string{"project": "1", "category": "trace_metric"})+
+		h.sum("otelcol_exporter_sentry_dropped_items", map[string]string{"project": "1", "category": "trace_metric"}), "checkout's points: sent or counted")
+	assert.LessOrEqual(t, h.exp.streams.Held(), int64(minStreamBytes), "the bound holds")
 }
