@@ -167,10 +167,12 @@ func (p *project) appendErrorEnvelopes(ctx context.Context, out []encode.Outgoin
 	}
 	now := time.Now()
 	var deduped account.Counts
+	held := false
 	for i := range evs {
 		ev, what := d.Offer(p, &evs[i], now)
 		switch what {
 		case dedupe.Held:
+			held = true
 			continue
 		case dedupe.Merged:
 			deduped[account.CatError]++
@@ -178,5 +180,8 @@ func (p *project) appendErrorEnvelopes(ctx context.Context, out []encode.Outgoin
 		out = append(out, p.enc.Error(&ev))
 	}
 	p.acct.Dropped(ctx, account.ReasonDeduplicated, deduped)
+	if held {
+		p.exp.releaseDue(ctx, false) // what gave way to p's events (dedupe.Window.Projects) goes now
+	}
 	return out
 }

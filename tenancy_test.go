@@ -175,3 +175,53 @@ func testChurnCostsOnlyItsOwnStreams(t *testing.T) {
 		h.sum("otelcol_exporter_sentry_dropped_items", map[string]string{"project": "1", "category": "trace_metric"}), "checkout's points: sent or counted")
 	assert.LessOrEqual(t, h.exp.streams.Held(), int64(minStreamBytes), "the bound holds")
 }
+
+// as is td (or ld) with its resources' service.name set to service.
+func as[T interface{ ResourceSpans() ptrace.ResourceSpansSlice }](service string, td T) T {
+	for i := range td.ResourceSpans().Len() {
+		td.ResourceSpans().At(i).Resource().Attributes().PutStr("service.name", service)
+	}
+	return td
+}
+
+// exceptionLogsOf is service's log records of the exceptions makeTraces(first,
+// n, true) records on its db spans.
+func exceptionLogsOf(service string, first, n int) plog.Logs {
+	ld := plog.NewLogs()
+	for i := first; i < first+n; i++ {
+		one := exceptionLogs()
+		lr := one.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+		lr.SetTraceID(traceID(i))
+		lr.SetSpanID(spanID(i, 1))
+		one.ResourceLogs().At(0).Resource().Attributes().PutStr("service.name", service)
+		one.ResourceLogs().At(0).CopyTo(ld.ResourceLogs().AppendEmpty())
+	}
+	return ld
+}
+
+// TestBurstCostsOnlyItsOwnDedupeShare: the dedupe window holds 10 events,
+// a share of 5 for each of two projects. checkout (project 1) bursts 20
+// exceptions; fraud (project 2) then records 5, as span events and as log
+// records. Each of fraud's is still one event (deduplicated); checkout's
+// oldest went out early, none lost.
+func TestBurstCostsOnlyItsOwnDedupeShare(t *testing.T) {
+	synctest.Test(t, testBurstCostsOnlyItsOwnDedupeShare)
+}
+
+func testBurstCostsOnlyItsOwnDedupeShare(t *testing.T) {
+	sentry := newMemSentry(t)
+	h := newHarnessWith(t, sentry, twoTenants(sentry, func(c *Config) { c.Routing.MaxProjects = 2 }))
+	h.exp.dedupe.MaxEvents = 10
+	require.NoError(t, h.traces.ConsumeTraces(context.Background(), makeTraces(0, 20, true)))
+	require.NoError(t, h.traces.ConsumeTraces(context.Background(), as("fraud", makeTraces(100, 5, true))))
+	h.consumeLogsData(exceptionLogsOf("fraud", 100, 5))
+	time.Sleep(time.Minute)
+	h.shutdown()
+	sentry.requireNoInvalid()
+
+	project := func(p string) map[string]string { return map[string]string{"project": p, "category": "error"} }
+	assert.EqualValues(t, 5, h.sum("otelcol_exporter_sentry_dropped_items", map[string]string{"project": "2", "category": "error", "reason": "deduplicated"}), "each of fraud's exceptions is one event")
+	assert.EqualValues(t, 5, h.sum("otelcol_exporter_sentry_sent_items", project("2")))
+	assert.EqualValues(t, 20, h.sum("otelcol_exporter_sentry_sent_items", project("1")), "checkout's, early or at once, all sent")
+	assert.Zero(t, h.sum("otelcol_exporter_sentry_dropped_items", project("1")))
+}
