@@ -97,7 +97,7 @@ func newExporter(cfg *Config, set exporter.Settings) (*sentryExporter, error) {
 	if ee := cfg.ErrorEvents; ee.FromSpanExceptions && ee.FromLogs && ee.DedupeWindow > 0 {
 		e.dedupe = dedupe.New[*project](ee.DedupeWindow)
 		e.dedupe.Projects = cfg.Routing.MaxProjects // each project's share of the window
-		e.dedupe.Mem = e.stage.NewHolder() // the window reserves before it holds, and gives back what it releases
+		e.dedupe.Mem = e.stage.NewHolder()          // the window reserves before it holds, and gives back what it releases
 	}
 	if e.assembly = newAssembly(cfg.Assembly); e.assembly != nil {
 		e.assemblyMem = e.stage.NewHolder()

@@ -177,7 +177,9 @@ func testChurnCostsOnlyItsOwnStreams(t *testing.T) {
 }
 
 // as is td (or ld) with its resources' service.name set to service.
-func as[T interface{ ResourceSpans() ptrace.ResourceSpansSlice }](service string, td T) T {
+func as[T interface {
+	ResourceSpans() ptrace.ResourceSpansSlice
+}](service string, td T) T {
 	for i := range td.ResourceSpans().Len() {
 		td.ResourceSpans().At(i).Resource().Attributes().PutStr("service.name", service)
 	}
