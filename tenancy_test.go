@@ -176,10 +176,8 @@ func testChurnCostsOnlyItsOwnStreams(t *testing.T) {
 	assert.LessOrEqual(t, h.exp.streams.Held(), int64(minStreamBytes), "the bound holds")
 }
 
-// as is td (or ld) with its resources' service.name set to service.
-func as[T interface {
-	ResourceSpans() ptrace.ResourceSpansSlice
-}](service string, td T) T {
+// tracesOf is td with its resources' service.name set to service.
+func tracesOf(service string, td ptrace.Traces) ptrace.Traces {
 	for i := range td.ResourceSpans().Len() {
 		td.ResourceSpans().At(i).Resource().Attributes().PutStr("service.name", service)
 	}
@@ -215,7 +213,7 @@ func testBurstCostsOnlyItsOwnDedupeShare(t *testing.T) {
 	h := newHarnessWith(t, sentry, twoTenants(sentry, func(c *Config) { c.Routing.MaxProjects = 2 }))
 	h.exp.dedupe.MaxEvents = 10
 	require.NoError(t, h.traces.ConsumeTraces(context.Background(), makeTraces(0, 20, true)))
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), as("fraud", makeTraces(100, 5, true))))
+	require.NoError(t, h.traces.ConsumeTraces(context.Background(), tracesOf("fraud", makeTraces(100, 5, true))))
 	h.consumeLogsData(exceptionLogsOf("fraud", 100, 5))
 	time.Sleep(time.Minute)
 	h.shutdown()
