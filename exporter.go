@@ -48,7 +48,7 @@ type sentryExporter struct {
 	logger      *zap.Logger
 	translator  *translate.Translator
 	payloads    encode.Arenas                     // container payloads, reused across pushes
-	index       *traceindex.Index                 // heads and segments of recent traces (DSC, transaction of log-derived errors)
+	index       *traceindex.Index                 // heads and segments of recent traces (DSC, transaction of log-derived errors); each project has its own view
 	facts       traceindex.FactsPool              // DSC facts of a push's segments, reused across pushes
 	dedupe      *dedupe.Window[*project]          // nil unless both error sources are on and error_events::dedupe_window > 0
 	assembly    *assemblepdata.Assembly[*project] // trace assembly (assembly.go); nil when assembly::wait is 0
@@ -56,8 +56,8 @@ type sentryExporter struct {
 	stage       *send.Stage       // everything after an envelope is built (internal/send)
 	assemblyMem *membudget.Holder // the spans held for assembly, in the stage's memory budget
 	metrics     *tracemetric.Translator
-	streams     *tracemetric.Streams // cumulative streams' previous points (metrics::max_stream_bytes)
-	streamMem   *membudget.Holder    // the streams' state, in the same budget
+	streams     *tracemetric.Pool // cumulative streams' previous points (metrics::max_stream_bytes), a share per project
+	streamMem   *membudget.Holder // the streams' state, in the same budget
 	profiles    *profilechunk.Translator
 	profilers   *profilers.Registry // each process's recent profiler, for its transactions (profiles.go)
 
@@ -96,7 +96,8 @@ func newExporter(cfg *Config, set exporter.Settings) (*sentryExporter, error) {
 	e.buildTranslators()
 	if ee := cfg.ErrorEvents; ee.FromSpanExceptions && ee.FromLogs && ee.DedupeWindow > 0 {
 		e.dedupe = dedupe.New[*project](ee.DedupeWindow)
-		e.dedupe.Mem = e.stage.NewHolder() // the window reserves before it holds, and gives back what it releases
+		e.dedupe.Projects = cfg.Routing.MaxProjects // each project's share of the window
+		e.dedupe.Mem = e.stage.NewHolder()          // the window reserves before it holds, and gives back what it releases
 	}
 	if e.assembly = newAssembly(cfg.Assembly); e.assembly != nil {
 		e.assemblyMem = e.stage.NewHolder()
@@ -164,7 +165,7 @@ func (e *sentryExporter) buildTranslators() {
 		Environment: cfg.Environment, Release: cfg.Release, SDKName: sdkinfo.Name, SDKVersion: sdkinfo.Version,
 		ResourceAttributes: append([]string{}, cfg.Metrics.ResourceAttributes...), // never nil: [] means none
 	})
-	e.streams = tracemetric.NewStreams(min(cfg.Metrics.MaxStreamBytes, cfg.Memory.MaxBytes/4), uint64(time.Now().UnixNano()))
+	e.streams = tracemetric.NewPool(min(cfg.Metrics.MaxStreamBytes, cfg.Memory.MaxBytes/4), cfg.Routing.MaxProjects, uint64(time.Now().UnixNano()))
 	e.streamMem = e.stage.NewHolder()
 	e.profiles = profilechunk.NewTranslator(profilechunk.Options{Environment: cfg.Environment, Release: cfg.Release})
 	e.profilers = profilers.New(profilerTTL, maxProfilers, e.stage.NewHolder())
@@ -210,7 +211,9 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 		reports = &account.ClientReports{}
 	}
 	p.acct = account.NewAccountant(e.tb, d.ProjectID, reports)
-	p.enc = encode.New(e.index, d.PublicKey, p.acct)
+	p.index = e.index.NewProject() // a project sees only its own traces' segments
+	p.streams = e.streams.NewStreams()
+	p.enc = encode.New(p.index, d.PublicKey, p.acct)
 	if p.lane, err = e.stage.NewLane(send.LaneOptions{URL: url, Auth: d.AuthHeader, Limits: p.limits, Acct: p.acct, Reports: reports}); err != nil {
 		return nil, err
 	}

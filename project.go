@@ -25,6 +25,7 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/gate"
 	"github.com/otel-sentry/sentryexporter/internal/send"
+	"github.com/otel-sentry/sentryexporter/internal/traceindex"
 	"github.com/otel-sentry/sentryexporter/internal/tracemetric"
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
@@ -47,9 +48,11 @@ type project struct {
 	dsn       *dsn.DSN
 	limits    *ratelimit.State
 	acct      *account.Accountant
-	enc       *encode.Encoder // wraps the project's payloads into envelopes
-	lane      *send.Lane      // the send stage's part for this project
-	heldBytes atomic.Int64    // bytes of this project's spans held in trace assembly
+	enc       *encode.Encoder      // wraps the project's payloads into envelopes
+	index     *traceindex.Index    // the project's view of the trace index: its own traces only
+	streams   *tracemetric.Streams // its cumulative streams, its share of the exporter's
+	lane      *send.Lane           // the send stage's part for this project
+	heldBytes atomic.Int64         // bytes of this project's spans held in trace assembly
 }
 
 func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {
@@ -81,7 +84,7 @@ func (p *project) translateTraces(ctx context.Context, td ptrace.Traces) {
 		ProfilerOf:   p.profilerOf(limits, now),
 	})
 	facts := p.exp.facts.Get()
-	*facts = p.exp.index.Add(res.Segments, *facts)
+	*facts = p.index.Add(res.Segments, *facts)
 	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, p.exp.skippedTraces(&res))
 	p.acct.Dropped(ctx, account.ReasonInvalid, account.Counts{account.CatSpan: int64(res.InvalidSpans), account.CatError: int64(res.InvalidErrors)})
 
@@ -133,7 +136,7 @@ func (p *project) pushMetrics(ctx context.Context, md pmetric.Metrics) error {
 	e := p.exp
 	now := time.Now()
 	want := !gate.GateTraceMetric.Limited(p.limits.Load(), now)
-	res := e.metrics.Metrics(md, e.streams, uint64(now.UnixNano()), tracemetric.Want{Items: want})
+	res := e.metrics.Metrics(md, p.streams, uint64(now.UnixNano()), tracemetric.Want{Items: want})
 	e.streamMem.Add(res.HeldDelta)
 	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, account.Counts{account.CatTraceMetric: res.Skipped, account.CatTraceMetricByte: res.SkippedBytes})
 	p.acct.Dropped(ctx, account.ReasonInvalid, account.Counts{account.CatTraceMetric: res.Invalid})
@@ -165,10 +168,12 @@ func (p *project) appendErrorEnvelopes(ctx context.Context, out []encode.Outgoin
 	}
 	now := time.Now()
 	var deduped account.Counts
+	held := false
 	for i := range evs {
 		ev, what := d.Offer(p, &evs[i], now)
 		switch what {
 		case dedupe.Held:
+			held = true
 			continue
 		case dedupe.Merged:
 			deduped[account.CatError]++
@@ -176,5 +181,8 @@ func (p *project) appendErrorEnvelopes(ctx context.Context, out []encode.Outgoin
 		out = append(out, p.enc.Error(&ev))
 	}
 	p.acct.Dropped(ctx, account.ReasonDeduplicated, deduped)
+	if held {
+		p.exp.releaseDue(ctx, false) // what gave way to p's events (dedupe.Window.Projects) goes now
+	}
 	return out
 }

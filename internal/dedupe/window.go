@@ -11,8 +11,10 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
-// Bounds of what the dedupe window holds, across all projects. An event that
-// would pass either is sent at once, not held (and counted in overflow).
+// Bounds of what the dedupe window holds, across all projects, shared fairly
+// (see Window.Projects). An event that would pass either is sent at once,
+// not held (and counted in overflow), unless its project is within its
+// share: then the project furthest past its share gives way.
 const (
 	maxHeldErrors     = 2_000
 	maxHeldErrorBytes = 32 << 20
@@ -31,13 +33,23 @@ const (
 type Window[P comparable] struct {
 	Length              time.Duration // error_events::dedupe_window
 	MaxEvents, MaxBytes int           // maxHeldErrors, maxHeldErrorBytes; lowered by tests
+	// Projects is how many projects share the bounds (routing::max_projects):
+	// each may hold its share (MaxEvents and MaxBytes / Projects) whatever
+	// the others hold, and more while the bounds have room. When they are
+	// full, an event of a project within its share makes the project
+	// furthest past its share send its oldest held events early (due at the
+	// next Due); any other event is sent at once (Overflow). One project's
+	// burst of errors never costs another the deduplication of its own.
+	Projects int
 
-	mu       sync.Mutex
-	held     map[key[P]]*list.Element // of *heldError
-	order    list.List                // oldest first; the window is fixed, so also by due time
-	bytes    int
-	overflow int64 // events sent at once because the bounds were reached
-	closed   bool  // the final release ran: nothing is held any more, so nothing can be left behind
+	mu        sync.Mutex
+	held      map[key[P]]*list.Element // of *heldError
+	order     list.List                // oldest first; the window is fixed, so also by due time
+	bytes     int
+	byProject map[P]*usage
+	early     []Released[P] // events that gave way, sent at the next Due
+	overflow  int64         // events sent at once because the bounds were reached
+	closed    bool          // the final release ran: nothing is held any more, so nothing can be left behind
 
 	// SpanHeld, when set, tells whether a span is still held in trace
 	// assembly: a log-derived event of such a span stays past its window
@@ -52,6 +64,9 @@ type Window[P comparable] struct {
 	// bytes back.
 	Mem *membudget.Holder
 }
+
+// usage is what one project holds in the window.
+type usage struct{ events, bytes int }
 
 type key[P comparable] struct {
 	p           P
@@ -76,7 +91,7 @@ type Released[P comparable] struct {
 
 // New is a window of length; nothing is held until Offer.
 func New[P comparable](length time.Duration) *Window[P] {
-	return &Window[P]{Length: length, MaxEvents: maxHeldErrors, MaxBytes: maxHeldErrorBytes, held: map[key[P]]*list.Element{}}
+	return &Window[P]{Length: length, MaxEvents: maxHeldErrors, MaxBytes: maxHeldErrorBytes, Projects: 1, held: map[key[P]]*list.Element{}, byProject: map[P]*usage{}}
 }
 
 // Result says what to do with an offered event.
@@ -117,7 +132,7 @@ func (d *Window[P]) Offer(p P, ev *translate.ErrorEvent, now time.Time) (transla
 		d.mu.Unlock()
 		return *ev, Send
 	}
-	if len(d.held) >= d.MaxEvents || d.bytes+len(ev.Payload) > d.MaxBytes || !d.reserve(len(ev.Payload)) {
+	if !d.fits(len(ev.Payload)) && !d.giveWay(p, len(ev.Payload)) || !d.reserve(len(ev.Payload)) {
 		d.overflow++
 		d.mu.Unlock()
 		return *ev, Overflow
@@ -125,6 +140,9 @@ func (d *Window[P]) Offer(p P, ev *translate.ErrorEvent, now time.Time) (transla
 	h := &heldError[P]{key: k, ev: ownedCopy(ev), due: now.Add(d.Length), limit: now.Add(d.Length + d.HoldMore)}
 	d.held[k] = d.order.PushBack(h)
 	d.bytes += len(h.ev.Payload)
+	u := d.usage(p)
+	u.events++
+	u.bytes += len(h.ev.Payload)
 	d.mu.Unlock()
 	return translate.ErrorEvent{}, Held
 }
@@ -134,10 +152,76 @@ func (d *Window[P]) remove(el *list.Element) *heldError[P] {
 	h := d.order.Remove(el).(*heldError[P])
 	delete(d.held, h.key)
 	d.bytes -= len(h.ev.Payload)
+	u := d.usage(h.key.p)
+	u.events--
+	u.bytes -= len(h.ev.Payload)
 	if d.Mem != nil {
 		d.Mem.Add(-int64(len(h.ev.Payload)))
 	}
 	return h
+}
+
+// usage is what p holds; d.mu is held.
+func (d *Window[P]) usage(p P) *usage {
+	u := d.byProject[p]
+	if u == nil {
+		u = &usage{}
+		d.byProject[p] = u
+	}
+	return u
+}
+
+// fits tells whether one more event of n bytes is within the bounds; d.mu
+// is held.
+func (d *Window[P]) fits(n int) bool {
+	return len(d.held) < d.MaxEvents && d.bytes+n <= d.MaxBytes
+}
+
+// giveWay makes room for an event of n bytes of p when the bounds are
+// full: the project furthest past its share (p counted with the event)
+// hands its oldest held events to the next Due until the event fits. False,
+// and nothing given way, when that project is p itself. d.mu is held.
+func (d *Window[P]) giveWay(p P, n int) bool {
+	shares := max(d.Projects, 1)
+	eventShare, byteShare := d.MaxEvents/shares, d.MaxBytes/shares
+	for !d.fits(n) {
+		byEvents := len(d.held) >= d.MaxEvents
+		over := func(q P, u *usage) int {
+			events, bytes := u.events, u.bytes
+			if q == p {
+				events, bytes = events+1, bytes+n
+			}
+			if byEvents {
+				return events - eventShare
+			}
+			return bytes - byteShare
+		}
+		victim, most := p, over(p, d.usage(p))
+		for q, u := range d.byProject {
+			if o := over(q, u); o > most && u.events > 0 {
+				victim, most = q, o
+			}
+		}
+		if victim == p {
+			return false
+		}
+		if !d.sendEarly(victim) {
+			return false
+		}
+	}
+	return true
+}
+
+// sendEarly hands q's oldest held event to the next Due; false when q holds
+// none. d.mu is held.
+func (d *Window[P]) sendEarly(q P) bool {
+	for el := d.order.Front(); el != nil; el = el.Next() {
+		if h := el.Value.(*heldError[P]); h.key.p == q {
+			d.early = append(d.early, Released[P]{P: q, Ev: d.remove(el).ev})
+			return true
+		}
+	}
+	return false
 }
 
 // reserve takes n bytes in the memory budget before an event is held.
@@ -145,14 +229,16 @@ func (d *Window[P]) reserve(n int) bool {
 	return d.Mem == nil || d.Mem.TryTake(int64(n))
 }
 
-// Due removes and returns the events whose window ended at now (a
-// log-derived one whose span is held in assembly waits on, bounded); all of
-// them when final (shutdown).
+// Due removes and returns the events that gave way to another project's
+// (Projects) and those whose window ended at now (a log-derived one whose
+// span is held in assembly waits on, bounded); all of them when final
+// (shutdown).
 func (d *Window[P]) Due(now time.Time, final bool) []Released[P] {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = d.closed || final
-	var out []Released[P]
+	out := d.early
+	d.early = nil
 	for el := d.order.Front(); el != nil; el = d.order.Front() {
 		h := el.Value.(*heldError[P])
 		if !final && h.due.After(now) {

@@ -259,3 +259,42 @@ func runHeldSpanCase(t *testing.T, tt heldSpanCase) {
 	}
 	assert.Empty(t, d.held, "everything released")
 }
+
+// TestBurstCostsOnlyItsOwnShare: two projects share a window of 10 events.
+// A bursting project fills it; the quiet one's events are still held (and
+// merge with their counterparts), the burster's oldest going out early at
+// the next Due; the burster's further events, past its share, are sent at
+// once. Nothing is dropped.
+func TestBurstCostsOnlyItsOwnShare(t *testing.T) {
+	d := New[*project](time.Minute)
+	d.MaxEvents, d.Projects = 10, 2
+	burst, quiet := &project{1}, &project{2}
+	offer := func(p *project, fp uint64, fromLog bool) Result {
+		ev := errorshapetest.SpanEvent(false)
+		if fromLog {
+			ev = errorshapetest.LogEvent(false)
+		}
+		ev.Fingerprint = fp
+		_, what := d.Offer(p, &ev, time.Time{})
+		return what
+	}
+	for i := range 10 {
+		require.Equal(t, Held, offer(burst, uint64(i), false))
+	}
+	for i := range 5 {
+		assert.Equal(t, Held, offer(quiet, uint64(100+i), false), "quiet's event %d held within its share", i)
+	}
+	assert.Equal(t, Overflow, offer(burst, 10, false), "past its share, the burster's next is sent at once")
+	assert.Equal(t, Overflow, offer(quiet, 105, false), "quiet's sixth is past its share too")
+	for i := range 5 {
+		assert.Equal(t, Merged, offer(quiet, uint64(100+i), true), "quiet's event %d finds its counterpart", i)
+	}
+	early := d.Due(time.Time{}, false)
+	require.Len(t, early, 5, "the burster's five oldest went out early")
+	for i, r := range early {
+		assert.Same(t, burst, r.P)
+		assert.Equal(t, uint64(i), r.Ev.Fingerprint, "oldest first")
+	}
+	assert.Len(t, d.Due(time.Time{}, true), 5, "the burster's other five at the end")
+	assert.EqualValues(t, 2, d.TakeOverflow())
+}

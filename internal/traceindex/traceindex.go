@@ -35,19 +35,38 @@ const (
 // segments arrive in different pushes, and gives log-derived error events the
 // transaction, request and response status code of their span's segment. It
 // holds copies only, never pdata.
+//
+// An Index is one project's view ([Index.NewProject]): it finds only what
+// was added through it, so no project's segments (their URLs, queries,
+// routes, transaction names) reach another's events or DSC, whatever trace
+// and span ids a sender puts on its items. The views share one store and
+// its bounds.
 type Index struct {
+	*store
+	project uint32
+}
+
+// store is what the views of an index share.
+type store struct {
 	mu       sync.Mutex
 	cur, old generation
+	projects uint32 // views made
 	// What no reader needs is not copied: span ids only serve error events'
 	// segment look-ups, requests and status codes only log-derived ones.
 	NoSpanIDs, NoRequests bool
+}
+
+// traceKey is a trace of one project.
+type traceKey struct {
+	project uint32
+	id      [16]byte
 }
 
 // generation is one half of the index. Span ids live in one pointer-free
 // buffer per generation, so recording a trace allocates nothing of its own
 // and the garbage collector never scans them.
 type generation struct {
-	traces map[[16]byte]traceEntry
+	traces map[traceKey]traceEntry
 	ids    []byte            // 8 bytes per span id
 	reqs   []byte            // the segments' request objects, back to back
 	names  map[string]string // interned segment names and sample rates
@@ -59,7 +78,7 @@ type generation struct {
 // push's CPU).
 func newGeneration(traces, ids, reqs int) generation {
 	return generation{
-		traces: make(map[[16]byte]traceEntry, traces),
+		traces: make(map[traceKey]traceEntry, traces),
 		ids:    make([]byte, 0, ids),
 		reqs:   make([]byte, 0, reqs),
 		names:  map[string]string{},
@@ -105,9 +124,18 @@ type indexedSegment struct {
 // maxInternedNames bounds the interning table of one generation.
 const maxInternedNames = 10_000
 
-// New returns an empty index.
+// New returns an empty index, the view of its first project.
 func New() *Index {
-	return &Index{cur: newGeneration(0, 0, 0), old: newGeneration(0, 0, 0)}
+	return &Index{store: &store{cur: newGeneration(0, 0, 0), old: newGeneration(0, 0, 0)}}
+}
+
+// NewProject is another project's view of x's store: it shares the store's
+// bounds, and sees nothing added through any other view.
+func (x *Index) NewProject() *Index {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.projects++
+	return &Index{store: x.store, project: x.projects}
 }
 
 // intern returns a copy of s that the index owns (the translator's strings
@@ -144,11 +172,12 @@ func (x *Index) Add(segs []translate.Segment, dst []Facts) []Facts {
 		for b < len(segs) && segs[b].TraceID == id {
 			b++
 		}
-		e := x.take(id)
+		k := traceKey{x.project, id}
+		e := x.take(k)
 		for i := a; i < b; i++ {
 			x.record(&e, &segs[i])
 		}
-		x.cur.traces[id] = e
+		x.cur.traces[k] = e
 		f := x.cur.facts(&e, "")
 		for i := a; i < b; i++ {
 			facts[i] = f
@@ -164,15 +193,15 @@ func (x *Index) Add(segs []translate.Segment, dst []Facts) []Facts {
 // take returns the trace's entry for an update, moving it out of the old
 // generation (its span ids are copied into the current one's buffer; the
 // caller stores the entry in the current generation).
-func (x *Index) take(id [16]byte) traceEntry {
-	if e, ok := x.cur.traces[id]; ok {
+func (x *Index) take(k traceKey) traceEntry {
+	if e, ok := x.cur.traces[k]; ok {
 		return e
 	}
-	e, ok := x.old.traces[id]
+	e, ok := x.old.traces[k]
 	if !ok {
 		return traceEntry{head: -1}
 	}
-	delete(x.old.traces, id)
+	delete(x.old.traces, k)
 	for i := range e.n {
 		s := e.seg(i)
 		a := int32(len(x.cur.ids))
@@ -230,12 +259,13 @@ func (x *Index) record(e *traceEntry, s *translate.Segment) {
 	e.spans += 1 + n // a segment costs at least one span's worth
 }
 
-// lookup finds a trace in either generation.
+// lookup finds a trace of x's project in either generation.
 func (x *Index) lookup(id [16]byte) (traceEntry, *generation, bool) {
-	if e, ok := x.cur.traces[id]; ok {
+	k := traceKey{x.project, id}
+	if e, ok := x.cur.traces[k]; ok {
 		return e, &x.cur, true
 	}
-	e, ok := x.old.traces[id]
+	e, ok := x.old.traces[k]
 	return e, &x.old, ok
 }
 

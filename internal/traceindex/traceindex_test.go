@@ -214,3 +214,35 @@ func TestTraceIndexSegmentRequest(t *testing.T) {
 	}
 	assert.LessOrEqual(t, len(x.old.reqs), traceIndexRequestBytes+maxIndexedRequest)
 }
+
+// TestProjectsSeeOnlyTheirOwn: two projects' views of one index, the same
+// trace and span ids in both: each finds only the segments added through
+// it, before and after the generation that holds them is retired.
+func TestProjectsSeeOnlyTheirOwn(t *testing.T) {
+	one := New()
+	two := one.NewProject()
+	head := seg(1, "POST /checkout/pay", true, 1)
+	head.Request = []byte(`{"query_string":"card=4111111111111111"}`)
+	head.StatusCode = 200
+	one.Add([]translate.Segment{head}, nil)
+	for _, retired := range []bool{false, true} {
+		if retired { // fill the current generation with other traces: head moves to the old one
+			for i := range traceIndexTraces {
+				var s translate.Segment
+				binary.BigEndian.PutUint32(s.TraceID[1:], uint32(i+1))
+				one.Add([]translate.Segment{s}, nil)
+			}
+		}
+		_, found := two.SegmentOf([16]byte{1}, [8]byte{1})
+		assert.False(t, found, "project two finds no segment of project one's (retired %v)", retired)
+		assert.Equal(t, Facts{Transaction: "own"}, two.Facts([16]byte{1}, "own"), "nor its DSC facts")
+		got, found := one.SegmentOf([16]byte{1}, [8]byte{1})
+		require.True(t, found, "project one finds its own")
+		assert.Equal(t, "POST /checkout/pay", got.Name)
+	}
+	two.Add([]translate.Segment{seg(1, "score", true, 1)}, nil)
+	got, _ := two.SegmentOf([16]byte{1}, [8]byte{1})
+	assert.Equal(t, SpanSegment{Name: "score"}, got, "project two's own segment, nothing of project one's")
+	got, _ = one.SegmentOf([16]byte{1}, [8]byte{1})
+	assert.Equal(t, "POST /checkout/pay", got.Name, "project one's is untouched")
+}

@@ -15,8 +15,10 @@
 // counted invalid if it still does not fit.
 //
 // Cumulative counts become deltas against each stream's previous point, held
-// in [Streams] under a byte bound (oldest stream evicted first); a point with
-// no previous point to subtract is counted ([Result.NoBaseline]). A counter
+// in a project's [Streams] under its [Pool]'s byte bound, shared fairly by
+// the projects (the least recently used stream of the project furthest past
+// its share evicted first); a point with no previous point to subtract is
+// counted ([Result.NoBaseline]). A counter
 // of 0, which adds nothing Sentry can chart, is counted, not sent
 // ([Result.Unchanged]); gauges are sent at every point.
 //

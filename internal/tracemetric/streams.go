@@ -15,37 +15,73 @@ const StreamBytes = 160
 // rarely wait for each other.
 const numShards = 16
 
-// Streams holds the previous point of each cumulative stream (a metric of a
-// resource and scope with one set of attributes), so that its next point
-// becomes a delta. It holds at most maxBytes / StreamBytes streams; when
-// full, the stream used longest ago is evicted. It is safe for concurrent use.
-type Streams struct {
-	shards  [numShards]shard
-	since   uint64 // ns: streams that start later are new to everyone
-	held    atomic.Int64
-	evicted atomic.Int64
+// Pool bounds the stream state of every project, and shares it fairly, as
+// the exporter's memory budget is shared: each project's [Streams] may hold
+// its share (the pool's streams / projects) whatever the others hold, and
+// more while the pool has room. When the pool is full, a new stream evicts
+// the least recently used stream of the project furthest past its share:
+// one project's churn evicts its own streams, never those of a project
+// within its share. It is safe for concurrent use.
+type Pool struct {
+	max, share int64  // streams
+	since      uint64 // ns: streams that start later are new to everyone
+	held       atomic.Int64
+
+	mu      sync.Mutex
+	members []*Streams
 }
 
-// NewStreams holds at most maxBytes of stream state; since (ns since the
-// epoch, the exporter's start) tells a stream that began after it, whose
-// first point is all new, from one that may have been sent before.
-func NewStreams(maxBytes int64, since uint64) *Streams {
-	s := &Streams{since: since}
-	per := max(int(maxBytes/StreamBytes/numShards), 1)
+// NewPool holds at most maxBytes of stream state, for up to projects
+// projects; since (ns since the epoch, the exporter's start) tells a stream
+// that began after it, whose first point is all new, from one that may have
+// been sent before.
+func NewPool(maxBytes int64, projects int, since uint64) *Pool {
+	n := max(maxBytes/StreamBytes, 1)
+	return &Pool{max: n, share: max(n/int64(max(projects, 1)), 1), since: since}
+}
+
+// NewStreams is one more project's part of the pool, holding nothing yet.
+func (p *Pool) NewStreams() *Streams {
+	s := &Streams{pool: p}
 	for i := range s.shards {
-		s.shards[i] = shard{index: map[uint64]int32{}, max: per, head: -1, tail: -1}
+		s.shards[i] = shard{index: map[uint64]int32{}, head: -1, tail: -1}
 	}
+	p.mu.Lock()
+	p.members = append(p.members, s)
+	p.mu.Unlock()
 	return s
 }
 
-// Held is the bytes of stream state held now.
-func (s *Streams) Held() int64 { return s.held.Load() }
+// Held is the bytes of stream state the pool holds now.
+func (p *Pool) Held() int64 { return p.held.Load() * StreamBytes }
 
-// Evicted is how many streams were evicted to keep within the bound.
+// Streams holds one project's previous point of each cumulative stream (a
+// metric of a resource and scope with one set of attributes), so that its
+// next point becomes a delta. Its pool bounds it (see [Pool]); an evicted
+// stream is the least recently used of its shard. It is safe for concurrent
+// use.
+type Streams struct {
+	pool    *Pool
+	shards  [numShards]shard
+	held    atomic.Int64 // streams
+	evicted atomic.Int64
+	next    atomic.Uint32 // the shard another project's eviction tries first
+}
+
+// NewStreams is the streams of a pool of its own: at most maxBytes (see
+// [NewPool]).
+func NewStreams(maxBytes int64, since uint64) *Streams {
+	return NewPool(maxBytes, 1, since).NewStreams()
+}
+
+// Held is the bytes of stream state held now.
+func (s *Streams) Held() int64 { return s.held.Load() * StreamBytes }
+
+// Evicted is how many of these streams were evicted to keep within the bound.
 func (s *Streams) Evicted() int64 { return s.evicted.Load() }
 
 // Len is how many streams are held.
-func (s *Streams) Len() int { return int(s.held.Load() / StreamBytes) }
+func (s *Streams) Len() int { return int(s.held.Load()) }
 
 // cum is one cumulative point: for a number sum, i (int) or f (double) is the
 // value; for a histogram or summary, i is the count and f the sum.
@@ -66,44 +102,128 @@ const (
 // delta returns the increase of the stream key since its previous point,
 // and keeps p as its new previous point. A new start time, or a count that
 // fell (fell too: f, when fFalls), is a reset: the increase is p itself.
-// heldDelta is the change in bytes held.
+// heldDelta is the change in bytes the pool holds.
 func (s *Streams) delta(key uint64, p cum, fFalls bool) (d cum, o outcome, heldDelta int64) {
 	sh := &s.shards[key%numShards]
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	prev, ok := sh.get(key)
-	if !ok {
-		heldDelta = sh.put(key, p, s)
-		s.held.Add(heldDelta)
-		if p.start != 0 && p.start >= s.since && p.start > sh.evictedStart {
-			return p, asDelta, heldDelta // began after we started, and after any eviction: all of it is new
-		}
-		return cum{}, noBaseline, heldDelta
+	if prev, ok := sh.get(key); ok {
+		d, o = advance(prev, p, fFalls)
+		sh.mu.Unlock()
+		return d, o, 0
 	}
+	sh.mu.Unlock()
+	// a new stream: make room first, holding no lock (room may evict
+	// another project's stream, under its shard's lock)
+	if s.pool.room(s, int(key%numShards)) {
+		heldDelta = StreamBytes
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if prev, ok := sh.get(key); ok { // another push added it meanwhile: the room is not needed
+		s.held.Add(-1)
+		s.pool.held.Add(-1)
+		d, o = advance(prev, p, fFalls)
+		return d, o, heldDelta - StreamBytes
+	}
+	sh.put(key, p)
+	if p.start != 0 && p.start >= s.pool.since && p.start > sh.evictedStart {
+		return p, asDelta, heldDelta // began after we started, and after any eviction: all of it is new
+	}
+	return cum{}, noBaseline, heldDelta
+}
+
+// advance is the increase from prev to p, which becomes prev.
+func advance(prev *cum, p cum, fFalls bool) (cum, outcome) {
 	reset := p.start != prev.start || p.i < prev.i || fFalls && p.f < prev.f
 	switch {
 	case reset && p.start != 0 && p.start < prev.start:
-		return cum{}, noBaseline, 0 // an older start: a stale point, keep the newer
+		return cum{}, noBaseline // an older start: a stale point, keep the newer
 	case reset:
 		*prev = p
-		return p, asDelta, 0
+		return p, asDelta
 	case p.time <= prev.time:
-		return cum{}, noBaseline, 0 // a point older than the one held: stale
+		return cum{}, noBaseline // a point older than the one held: stale
 	}
-	d = cum{start: prev.time, time: p.time, i: p.i - prev.i, f: p.f - prev.f}
+	d := cum{start: prev.time, time: p.time, i: p.i - prev.i, f: p.f - prev.f}
 	*prev = p
-	return d, asDelta, 0
+	return d, asDelta
 }
 
-// shard is a part of the streams with its own lock: an index and slots
-// linked from most to least recently used. A stream leaves only by
-// eviction, its slot taken by the new one, so no slot is ever free.
+// room counts one more stream for s, true when the pool grew: while the
+// pool has room it grows; when full, the project furthest past its share
+// (s counted with its new stream; s itself on a tie) evicts its least
+// recently used stream, from shard prefer first when it is s. Should no
+// stream be left to evict (they were just taken), the pool grows by this
+// one stream past its bound.
+func (p *Pool) room(s *Streams, prefer int) bool {
+	for {
+		n := p.held.Load()
+		if n >= p.max {
+			break
+		}
+		if p.held.CompareAndSwap(n, n+1) {
+			s.held.Add(1)
+			return true
+		}
+	}
+	for range numShards {
+		v := p.furthestOver(s)
+		from := prefer
+		if v != s {
+			from = int(v.next.Add(1))
+		}
+		if v.evictOne(from) {
+			s.held.Add(1)
+			return false
+		}
+	}
+	p.held.Add(1)
+	s.held.Add(1)
+	return true
+}
+
+// furthestOver is the project furthest past its share, s counted with one
+// more stream; s when no other is further.
+func (p *Pool) furthestOver(s *Streams) *Streams {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v, over := s, s.held.Load()+1-p.share
+	for _, m := range p.members {
+		if o := m.held.Load() - p.share; o > over {
+			v, over = m, o
+		}
+	}
+	return v
+}
+
+// evictOne evicts the least recently used stream of the first shard from
+// from on that holds any; false when none does.
+func (s *Streams) evictOne(from int) bool {
+	for i := range numShards {
+		sh := &s.shards[(from+i)%numShards]
+		sh.mu.Lock()
+		ok := sh.tail >= 0
+		if ok {
+			sh.remove(sh.tail)
+			s.held.Add(-1)
+			s.evicted.Add(1)
+		}
+		sh.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// shard is a part of one project's streams with its own lock: an index and
+// slots linked from most to least recently used. The slots are dense: a
+// stream evicted leaves its place to the last slot.
 type shard struct {
 	mu           sync.Mutex
 	index        map[uint64]int32
 	slots        []slot
 	head, tail   int32  // most and least recently used; -1 when empty
-	max          int    // slots at most
 	evictedStart uint64 // the latest start time of an evicted stream
 }
 
@@ -124,28 +244,47 @@ func (sh *shard) get(key uint64) (*cum, bool) {
 	return &sh.slots[at].p, true
 }
 
-// put holds a new stream, evicting the least recently used when full; it
-// returns the change in bytes held.
-func (sh *shard) put(key uint64, p cum, s *Streams) int64 {
-	var at int32
-	var grew int64 = StreamBytes
-	switch {
-	case len(sh.index) >= sh.max:
-		at = sh.tail
-		old := &sh.slots[at]
-		sh.evictedStart = max(sh.evictedStart, old.p.start)
-		delete(sh.index, old.key)
-		sh.unlink(at)
-		s.evicted.Add(1)
-		grew = 0
-	default:
-		sh.slots = append(sh.slots, slot{})
-		at = int32(len(sh.slots) - 1)
-	}
-	sh.slots[at] = slot{key: key, p: p, prev: -1, next: -1}
+// put holds a new stream, its room already made.
+func (sh *shard) put(key uint64, p cum) {
+	sh.slots = append(sh.slots, slot{key: key, p: p, prev: -1, next: -1})
+	at := int32(len(sh.slots) - 1)
 	sh.index[key] = at
 	sh.pushFront(at)
-	return grew
+}
+
+// remove evicts the stream at, moving the last slot into its place; once
+// less than half the slots' room is used, the slots and the index are
+// rebuilt at their size, so that what the heap holds follows what is held.
+func (sh *shard) remove(at int32) {
+	old := &sh.slots[at]
+	sh.evictedStart = max(sh.evictedStart, old.p.start)
+	delete(sh.index, old.key)
+	sh.unlink(at)
+	last := int32(len(sh.slots) - 1)
+	if at != last {
+		sh.slots[at] = sh.slots[last]
+		moved := &sh.slots[at]
+		sh.index[moved.key] = at
+		if moved.prev >= 0 {
+			sh.slots[moved.prev].next = at
+		} else {
+			sh.head = at
+		}
+		if moved.next >= 0 {
+			sh.slots[moved.next].prev = at
+		} else {
+			sh.tail = at
+		}
+	}
+	sh.slots = sh.slots[:last]
+	if len(sh.slots) < cap(sh.slots)/2 {
+		sh.slots = append([]slot(nil), sh.slots...)
+		index := make(map[uint64]int32, len(sh.slots))
+		for k, v := range sh.index {
+			index[k] = v
+		}
+		sh.index = index
+	}
 }
 
 func (sh *shard) unlink(at int32) {
