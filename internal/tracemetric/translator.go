@@ -113,7 +113,7 @@ func (t *Translator) Metrics(md pmetric.Metrics, st *Streams, now uint64, want W
 		}
 	}
 	if want.Items && points > 0 && len(r.buf) > 0 {
-		t.perPoint.Store(int64(len(r.buf))/points + 1)
+		t.perPoint.Store(min(int64(len(r.buf))/points+1, maxHintBytes))
 	}
 	return r.result()
 }
