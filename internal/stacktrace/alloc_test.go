@@ -69,8 +69,7 @@ func TestParseAllocBounded(t *testing.T) {
 // FuzzParseAlloc repeats a fuzzed unit of text to 1 MiB, as a hostile
 // sender would repeat a small exception or block, and fails when parsing
 // it allocates more than maxParseAlloc: a parser that keeps what its caps
-// drop allocates in proportion to the repetitions. The seeds in
-// testdata/fuzz/FuzzParseAlloc are units that did so.
+// drop allocates in proportion to the repetitions.
 func FuzzParseAlloc(f *testing.F) {
 	langs := []string{"", "go", "java", "python", "nodejs", "dotnet"}
 	i := 0
@@ -90,11 +89,11 @@ func FuzzParseAlloc(f *testing.F) {
 	})
 }
 
-// hostileUnits are units of the hostile texts, repeated by FuzzParseAlloc.
+// hostileUnits are units of the hostile texts, repeated by FuzzParseAlloc
+// (testdata/fuzz/FuzzParseAlloc holds those that found parsers keeping
+// what their caps drop: Python tracebacks and chained causes, Go panic
+// lines, .NET inner-exception blocks).
 var hostileUnits = []string{
-	"Traceback (most recent call last):\n  File \"/a.py\", line 1, in f\nE: x\ny\n\n",
-	"panic: x\n\tmore\n",
-	"   at A.B() in /a.cs:line 1\n--- End of inner exception stack trace ---\n",
 	"  File \"/s/site-packages/a/b.py\", line 1, in f\xff\n",
 	"\tat a.B.c(B.java:1)\nCaused by: E: y\n",
 	"    at f (/a.js:1:2)\n",
