@@ -19,6 +19,7 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/gate"
 	"github.com/otel-sentry/sentryexporter/internal/profilechunk"
 	"github.com/otel-sentry/sentryexporter/internal/profilers"
+	"github.com/otel-sentry/sentryexporter/internal/send"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 
@@ -31,9 +32,12 @@ func (p *project) pushProfiles(ctx context.Context, pd pprofile.Profiles) error 
 	e := p.exp
 	now := time.Now()
 	limits := p.limits.Load()
+	room := &chunkRoom{lane: p.lane}
+	defer room.release()
 	res := e.profiles.Profiles(pd, profilechunk.Want{
 		Backend: !gate.GateProfileChunk.Limited(limits, now),
 		UI:      !gate.GateProfileChunkUI.Limited(limits, now),
+		Room:    room,
 	})
 	p.accountUnsent(ctx, &res)
 	if len(res.Chunks) == 0 {
@@ -50,9 +54,35 @@ func (p *project) pushProfiles(ctx context.Context, pd pprofile.Profiles) error 
 			e.profilers.Seen(c.ProfilerID, profilers.Profiler{ID: c.ProfilerID, UI: c.UI}, now)
 		}
 	}
+	room.release() // from here each chunk's envelope is counted by the lane's own room check
 	p.lane.Offer(ctx, out, nil)
 	return nil
 }
+
+// chunkRoom reserves the project's profile chunks in the memory budget, in
+// the project's lane, while they are rendered: what a push's chunks hold
+// before they are offered is within the budget, the project's share of it
+// when the budget is full.
+type chunkRoom struct {
+	lane *send.Lane
+	held int64
+}
+
+func (r *chunkRoom) Take(n int64) bool {
+	if !r.lane.Reserve(n) {
+		return false
+	}
+	r.held += n
+	return true
+}
+
+func (r *chunkRoom) Give(n int64) {
+	r.lane.Unreserve(n)
+	r.held -= n
+}
+
+// release gives back all the room holds.
+func (r *chunkRoom) release() { r.Give(r.held) }
 
 // minHalvableSamples: profilechunk's Halve cuts no chunk of fewer samples
 // (each half keeps every thread's two non-idle samples Relay requires).
@@ -69,9 +99,11 @@ func (e *sentryExporter) halveChunk(payload []byte) (a, b []byte, aMs, bMs int64
 // chunks (ratelimit_backoff); profiles no chunk can carry (no sample
 // representable, samples without timestamps, a sample type other than CPU
 // or wall time: invalid); a profile repeating another's samples in another
-// unit (deduplicated: nothing is lost).
+// unit (deduplicated: nothing is lost); chunks the memory budget had no room
+// for (queue_overflow).
 func (p *project) accountUnsent(ctx context.Context, res *profilechunk.Result) {
 	p.acct.Dropped(ctx, account.ReasonRateLimitBackoff, res.Skipped)
+	p.acct.Dropped(ctx, account.ReasonQueueOverflow, res.NoRoom)
 	for _, c := range []account.Counts{res.Invalid, res.NoTimestamps, res.Unsupported} {
 		p.acct.Dropped(ctx, account.ReasonInvalid, c)
 	}

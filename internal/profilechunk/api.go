@@ -38,7 +38,22 @@ type Options struct {
 // Want says which profile types (Relay's ProfileType::from_platform: UI for
 // the platforms cocoa, android and javascript, backend for every other) to
 // render. Chunks of an unwanted type are only counted, in Result.Skipped.
-type Want struct{ Backend, UI bool }
+// Room, when set, is where a chunk's bytes are reserved before they are
+// written.
+type Want struct {
+	Backend, UI bool
+	Room        Room
+}
+
+// Room is the memory budget chunks are rendered in. Take reserves n bytes
+// before a chunk's buffer grows by them (false: no room; the chunk is
+// counted in Result.NoRoom, not rendered); Give returns what a chunk that
+// was not rendered reserved. What a rendered chunk reserved stays taken:
+// the caller gives it back once the chunk is handed on.
+type Room interface {
+	Take(n int64) bool
+	Give(n int64)
+}
 
 // Result is what one call of Profiles produced. Counts are in the data
 // categories of the chunks concerned: profile_chunk(_ui) in chunks,
@@ -52,8 +67,13 @@ type Result struct {
 	// Invalid: OTLP profiles of which no sample could be represented (every
 	// sample has a dangling index or a timestamp outside 2000..2200, or its
 	// thread kept fewer than two non-idle samples, which Relay would
-	// remove). One profile_chunk each; their duration is unknown.
+	// remove). One profile_chunk each; their duration is unknown. Also
+	// a window of samples whose chunk passes MaxChunkBytes however it is
+	// cut: one chunk and its duration.
 	Invalid account.Counts
+	// NoRoom: chunks not rendered because Want.Room had no room for them
+	// (the memory budget is full): one chunk and its duration each.
+	NoRoom account.Counts
 	// NoTimestamps: OTLP profiles whose samples carry no timestamps
 	// (pprof-style aggregated counts). A chunk is a timeline of samples;
 	// inventing their times would draw a timeline that never was, so they

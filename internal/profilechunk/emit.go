@@ -41,28 +41,38 @@ func (t *Translator) emit(d *dict, s *stream, want Want, res *Result) {
 			res.Skipped[cat]++
 			res.Skipped[durationCategory(cat)] += durationMs(win[0].ts, win[len(win)-1].ts)
 		default:
-			t.renderSized(d, plan, win, res)
+			t.renderSized(d, plan, win, want.Room, res)
 		}
 	}
 }
 
 // renderSized renders win as one chunk, or as two halves (recursively)
-// when its payload passes maxBytes. A chunk of fewer than four samples is
-// never halved: it cannot pass any sane limit.
-func (t *Translator) renderSized(d *dict, plan chunkPlan, win []sampleRec, res *Result) {
-	c := t.render(d, plan, win)
-	if len(c.Payload) <= t.maxBytes || len(win) < 4 {
+// when its payload would pass maxBytes. A window that cannot be cut (fewer
+// than four samples, or no balanced split) and is still too large is
+// counted Invalid, as one that finds no room in the memory budget is
+// counted NoRoom: never rendered whole and sent over the limit.
+func (t *Translator) renderSized(d *dict, plan chunkPlan, win []sampleRec, room Room, res *Result) {
+	c, state := t.render(d, plan, win, room)
+	if state == rendered {
 		res.Chunks = append(res.Chunks, c)
 		return
 	}
-	first, second := splitBalanced(len(win), len(plan.s.threads),
-		func(i int) int32 { return win[i].thread }, func(i int) bool { return d.idle(win[i].stack) })
-	if first == nil || second == nil {
-		res.Chunks = append(res.Chunks, c)
-		return
+	if state == tooLarge && len(win) >= 4 {
+		first, second := splitBalanced(len(win), len(plan.s.threads),
+			func(i int) int32 { return win[i].thread }, func(i int) bool { return d.idle(win[i].stack) })
+		if first != nil && second != nil {
+			t.renderSized(d, plan, pick(win, first), room, res)
+			t.renderSized(d, plan, pick(win, second), room, res)
+			return
+		}
 	}
-	t.renderSized(d, plan, pick(win, first), res)
-	t.renderSized(d, plan, pick(win, second), res)
+	to := &res.Invalid
+	if state == noRoom {
+		to = &res.NoRoom
+	}
+	cat := profileCategory(plan.platform)
+	to[cat]++
+	to[durationCategory(cat)] += durationMs(win[0].ts, win[len(win)-1].ts)
 }
 
 func pick(win []sampleRec, idx []int) []sampleRec {

@@ -51,7 +51,8 @@ func (w *chunkWriter) frame(f frameKey) {
 	w.b = append(w.b, '}')
 }
 
-// field writes ,"key":"value" for a non-empty value.
+// field writes ,"key":"value" for a non-empty value, cut to Relay's
+// length (bound.go).
 func (w *chunkWriter) field(key, v string) {
 	if v == "" {
 		return
@@ -59,7 +60,7 @@ func (w *chunkWriter) field(key, v string) {
 	w.b = append(w.b, ',', '"')
 	w.b = append(w.b, key...)
 	w.b = append(w.b, '"', ':')
-	w.b = jsonstr.Append(w.b, v)
+	w.b = jsonstr.Append(w.b, trimFrameString(v))
 }
 
 func isAbs(p string) bool {

@@ -24,6 +24,10 @@ type chunkWriter struct {
 	mappings []int32 // mapping indexes of native frames, each once
 	mapSeen  map[int32]bool
 	threads  []bool // threads of the stream present in the chunk
+	limit    int    // the payload's most bytes (bound.go)
+	room     Room   // where the buffer's bytes are reserved; nil: nowhere
+	held     int64  // reserved for the buffer
+	state    renderState
 }
 
 // frameKey is one frame: a line of a location, or line -1 for a location
@@ -31,12 +35,14 @@ type chunkWriter struct {
 type frameKey struct{ loc, line int32 }
 
 // render writes the chunk of samples win (sorted by time, every thread with
-// at least two non-idle samples).
-func (t *Translator) render(d *dict, plan chunkPlan, win []sampleRec) Chunk {
+// at least two non-idle samples), reserving its buffer's bytes in room
+// before they are held. It stops, holding nothing, as soon as the payload
+// passes t.maxBytes (tooLarge) or room has none left (noRoom).
+func (t *Translator) render(d *dict, plan chunkPlan, win []sampleRec, room Room) (Chunk, renderState) {
 	w := &chunkWriter{
 		d: d, plan: plan, stackIDs: map[int32]int{}, frameIDs: map[frameKey]int{},
 		mapSeen: map[int32]bool{}, threads: make([]bool, len(plan.s.threads)),
-		b: make([]byte, 0, 512+len(win)*64),
+		limit: t.maxBytes, room: room,
 	}
 	id := t.o.NewID()
 	c := Chunk{
@@ -46,36 +52,67 @@ func (t *Translator) render(d *dict, plan chunkPlan, win []sampleRec) Chunk {
 		Start: time.Unix(0, win[0].ts).UTC(), End: time.Unix(0, win[len(win)-1].ts).UTC(),
 		DurationMs: durationMs(win[0].ts, win[len(win)-1].ts), Samples: len(win),
 	}
-	w.header(&c)
-	w.b = append(w.b, `,"profile":{"samples":[`...)
+	if w.grow(512 + len(win)*64 + escapedBound(c.Platform) + escapedBound(c.Release) + escapedBound(c.Environment)) {
+		w.header(&c)
+		w.b = append(w.b, `,"profile":{"samples":[`...)
+	}
 	for i, s := range win {
+		if !w.grow(96 + escapedBound(plan.s.threads[s.thread].id)) {
+			break
+		}
 		if i > 0 {
 			w.b = append(w.b, ',')
 		}
 		w.sample(s)
 	}
-	w.b = append(w.b, `],"stacks":[`...)
-	for i := 0; i < len(w.stacks); i++ { // w.stacks does not grow here
+	if w.grow(32) {
+		w.b = append(w.b, `],"stacks":[`...)
+	}
+	for i := 0; i < len(w.stacks) && w.grow(16); i++ { // w.stacks does not grow here
 		if i > 0 {
 			w.b = append(w.b, ',')
 		}
 		w.stack(w.stacks[i])
 	}
-	w.b = append(w.b, `],"frames":[`...)
-	for i, f := range w.frames {
+	if w.grow(32) {
+		w.b = append(w.b, `],"frames":[`...)
+	}
+	for i := 0; i < len(w.frames) && w.grow(maxFrameBytes); i++ {
 		if i > 0 {
 			w.b = append(w.b, ',')
 		}
-		w.frame(f)
+		w.frame(w.frames[i])
 	}
-	w.b = append(w.b, ']')
-	c.Threads = w.threadMetadata()
-	w.b = append(w.b, '}')
-	w.debugMeta()
-	w.b = append(w.b, '}')
+	if w.grow(w.tailBound()) {
+		w.b = append(w.b, ']')
+		c.Threads = w.threadMetadata()
+		w.b = append(w.b, '}')
+		w.debugMeta()
+		w.b = append(w.b, '}')
+	}
+	if w.state != rendered || len(w.b) > w.limit {
+		w.giveBack()
+		return Chunk{}, max(w.state, tooLarge)
+	}
 	c.Spans = spans(d, plan.s, win)
 	c.Payload = w.b
-	return c
+	return c, rendered
+}
+
+// tailBound bounds what follows the frames: thread_metadata and
+// debug_meta.
+func (w *chunkWriter) tailBound() int {
+	n := 64
+	for i, on := range w.threads {
+		if on {
+			th := w.plan.s.threads[i]
+			n += escapedBound(th.id) + escapedBound(th.name) + 16
+		}
+	}
+	for _, m := range w.mappings {
+		n += escapedBound(w.d.str(w.d.maps.At(int(m)).FilenameStrindex())) + 160
+	}
+	return n
 }
 
 func (w *chunkWriter) header(c *Chunk) {
@@ -129,14 +166,16 @@ func (w *chunkWriter) stack(st int32) {
 	for k := 0; k < li.Len(); k++ {
 		l := li.At(k)
 		lines := w.d.locs.At(int(l)).Lines().Len()
-		if lines == 0 {
+		if lines == 0 && w.grow(16) {
 			n = w.frameRef(frameKey{l, -1}, n)
 		}
-		for j := range lines {
+		for j := 0; j < lines && w.grow(16); j++ {
 			n = w.frameRef(frameKey{l, int32(j)}, n)
 		}
 	}
-	w.b = append(w.b, ']')
+	if w.state == rendered { // else the buffer may be full: nothing more is written
+		w.b = append(w.b, ']')
+	}
 }
 
 func (w *chunkWriter) frameRef(f frameKey, n int) int {

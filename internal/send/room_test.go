@@ -29,8 +29,9 @@ func (h holds) fill(l *Lane) {
 // asks) drops its oldest envelope not in flight, as often as needed and no
 // more; a lane with nothing left to drop is skipped; a lane within its share
 // never gives way; with no lane left to give way, the asking lane takes its
-// envelope if it holds nothing (an envelope larger than a share) or stays
-// within its share, and drops it otherwise.
+// envelope if it stays within its share, and drops it otherwise, even when
+// it holds nothing; an envelope no drop could make room for costs no lane
+// an envelope.
 //
 // The budget is 10 000 bytes for 2 projects, a share of 5 000; A asks.
 func TestMakeRoom(t *testing.T) {
@@ -58,8 +59,11 @@ func TestMakeRoom(t *testing.T) {
 		{name: "within its share, all else in flight: taken over the budget", a: holds{inFlight: 3000}, b: holds{inFlight: 7000}, ask: 1000, ok: true, wantHeld: 11000},
 		{name: "up to exactly its share: taken", a: holds{inFlight: 4000}, b: holds{inFlight: 6000}, ask: 1000, ok: true, wantHeld: 11000},
 		{name: "past its share with nothing to drop: refused", a: holds{inFlight: 4500}, b: holds{inFlight: 5500}, ask: 1000, ok: false, wantHeld: 10000},
-		{name: "larger than a share, A holding nothing: taken", b: holds{inFlight: 9000}, ask: 20000, ok: true, wantHeld: 29000},
-		{name: "larger than a share: B gives way down to its share first", b: holds{queued: 9}, ask: 20000, ok: true, dropsB: 4, wantHeld: 25000},
+		{name: "larger than a share, A holding nothing, all else in flight: refused", b: holds{inFlight: 9000}, ask: 6000, ok: false, wantHeld: 9000},
+		{name: "larger than the budget, A holding nothing: refused", b: holds{inFlight: 9000}, ask: 20000, ok: false, wantHeld: 9000},
+		{name: "larger than a share, A holding nothing, room in the total: taken", b: holds{inFlight: 3000}, ask: 6000, ok: true, wantHeld: 9000},
+		{name: "larger than a share, more than B's drops could free: refused, B drops none", b: holds{queued: 9}, ask: 6000, ok: false, wantHeld: 9000},
+		{name: "larger than the budget: refused, B drops none", b: holds{queued: 9}, ask: 20000, ok: false, wantHeld: 9000},
 		{name: "larger than a share, A holding something: refused", a: holds{inFlight: 1}, b: holds{inFlight: 9000}, ask: 20000, ok: false, wantHeld: 9001},
 	}
 	for _, tt := range tests {

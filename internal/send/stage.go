@@ -316,13 +316,18 @@ func (s *Stage) reportTick() {
 // often as needed. A lane whose Sentry hangs so gives way to a busy healthy
 // one, never the reverse. False when no lane past its share has anything to
 // drop and l would be past its share too: the new envelope is the one to
-// drop.
+// drop. A lane holding nothing is no exception: past its share, an envelope
+// goes in only where the total has room, so no envelope, however large,
+// takes more than the budget.
 func (s *Stage) makeRoom(l *Lane, n int64) bool {
 	if l.mem.TryTake(n) {
 		return true
 	}
 	s.roomMu.Lock()
 	defer s.roomMu.Unlock()
+	if l.mem.Held()+n > s.mem.Share() && !s.couldFit(l, n) {
+		return false // no drop could make room: drop none for it
+	}
 	var skip []*Lane // lanes with nothing left to drop
 	for {
 		if s.mem.Held()+n <= s.mem.Max() {
@@ -331,11 +336,10 @@ func (s *Stage) makeRoom(l *Lane, n int64) bool {
 		}
 		v := s.furthestOver(l, n, skip)
 		switch {
-		case v == nil && (l.mem.Held()+n <= s.mem.Share() || l.mem.Held() == 0):
+		case v == nil && l.mem.Held()+n <= s.mem.Share():
 			// Everything else is in flight or held outside the stage; within
-			// its share a lane always takes its envelope, and so does a lane
-			// holding nothing (an envelope larger than a share), so that
-			// none waits for room that never comes.
+			// its share a lane always takes its envelope, so that none waits
+			// for room that never comes.
 			l.mem.Add(n)
 			return true
 		case v == nil:
@@ -344,6 +348,20 @@ func (s *Stage) makeRoom(l *Lane, n int64) bool {
 			skip = append(skip, v)
 		}
 	}
+}
+
+// couldFit reports whether the budget could take n more bytes for l once
+// every lane dropped all it may: l all it holds, the others what they hold
+// past their shares. An upper bound, so that an envelope that can never fit
+// costs no other lane an envelope.
+func (s *Stage) couldFit(l *Lane, n int64) bool {
+	free := s.mem.Max() - s.mem.Held() + l.mem.Held()
+	for _, c := range s.Lanes() {
+		if c != l {
+			free += max(0, c.mem.Over())
+		}
+	}
+	return n <= free
 }
 
 // furthestOver is the lane furthest past its share, l counted with the n

@@ -11,5 +11,6 @@
 // linear in the input. They must never panic, whatever the text; they keep at
 // most [MaxFrames] frames per exception (the ones nearest the crash site) and
 // at most [MaxExceptions] chained exceptions (the ones nearest the thrown
-// exception).
+// exception), and must not hold more while parsing: what a parse allocates
+// is set by these caps, not by the size of the text.
 package stacktrace

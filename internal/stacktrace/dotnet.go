@@ -26,7 +26,7 @@ func parseDotnet(text string) []Exception {
 		}
 		switch {
 		case t == "--- End of inner exception stack trace ---":
-			blocks = append(blocks, nil)
+			blocks = nextBlock(blocks)
 		case strings.HasPrefix(t, "--- End of stack trace from previous location"), t == "":
 		case !found:
 			h.add(line)
@@ -38,6 +38,23 @@ func parseDotnet(text string) []Exception {
 		return nil
 	}
 	return dotnetFinish(h.close(), blocks)
+}
+
+// nextBlock starts a new frame block. Only the last MaxExceptions blocks
+// are kept (dotnetFinish), so a block past the cap takes the oldest one's
+// array (as chain does): however many blocks the text holds, a parse holds
+// at most MaxExceptions+1.
+func nextBlock(blocks [][]Frame) [][]Frame {
+	if len(blocks) == MaxExceptions+1 {
+		rotate(blocks)
+		blocks = blocks[:MaxExceptions]
+	}
+	if n := len(blocks); n < cap(blocks) {
+		blocks = blocks[:n+1]
+		blocks[n] = blocks[n][:0]
+		return blocks
+	}
+	return append(blocks, nil)
 }
 
 // dotnetFinish pairs the header chain with the frame blocks, aligned at the

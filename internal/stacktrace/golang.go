@@ -12,12 +12,11 @@ import "strings"
 // last.
 func parseGo(text string) []Exception {
 	r := lineReader{rest: text}
-	var excs []Exception
+	var c chain // the last exception's header is its message, which may go on over lines
 	var frames []Frame
-	var h header // the message of the last exception, which may go on over lines
 	flush := func() {
-		if h.open {
-			excs[len(excs)-1].Value = h.close()
+		if len(c.excs) > 0 {
+			c.lastHeader().open = false
 		}
 	}
 	inGoroutine := false
@@ -38,10 +37,11 @@ func parseGo(text string) []Exception {
 			if typ, value, ok := goPanicHeader(strings.TrimLeft(line, " \t")); ok {
 				flush()
 				// Before Go 1.23 a re-panic with the same value printed it twice.
-				if n := len(excs); n == 0 || excs[n-1].Type != typ || excs[n-1].Value != value {
-					excs = append(excs, Exception{Type: typ})
+				if n := len(c.excs); n == 0 || c.excs[n-1].Type != typ || !c.hs[n-1].is(value) {
+					c.add()
+					c.last().Type = typ
 				}
-				h.start(value)
+				c.lastHeader().start(value)
 				continue
 			}
 		}
@@ -52,24 +52,24 @@ func parseGo(text string) []Exception {
 		}
 		switch {
 		case line == "" && len(frames) > 0:
-			return goFinish(excs, frames) // end of the goroutine's block
+			return goFinish(&c, frames) // end of the goroutine's block
 		case line == "":
 			flush()
-		case h.open && !strings.HasPrefix(line, "[signal "):
-			h.add(line)
+		case len(c.excs) > 0 && c.lastHeader().open && !strings.HasPrefix(line, "[signal "):
+			c.lastHeader().add(line)
 		}
 	}
-	flush()
-	return goFinish(excs, frames)
+	return goFinish(&c, frames)
 }
 
-func goFinish(excs []Exception, frames []Frame) []Exception {
+func goFinish(c *chain, frames []Frame) []Exception {
 	if len(frames) == 0 {
 		return nil
 	}
-	if len(excs) == 0 {
-		excs = []Exception{{}}
+	if len(c.excs) == 0 {
+		c.add()
 	}
+	excs := c.kept()
 	excs[len(excs)-1].Frames = trimParentPrefix(skipRuntime(reverseFrames(frames)))
 	return excs
 }

@@ -64,14 +64,14 @@ func byLanguage(lang string) int {
 // It returns the exceptions oldest first, or ok=false when the format is not
 // recognized. Every returned string is valid UTF-8.
 func Parse(text, lang string) (excs []Exception, ok bool) {
-	// Parsers cut only at ASCII bytes, so every substring stays valid.
-	if !utf8.ValidString(text) { // ValidString has an ASCII fast path; ToValidUTF8 decodes every rune
-		text = strings.ToValidUTF8(text, "\uFFFD")
-	}
+	// Parsers cut only at ASCII bytes, so an invalid sequence never
+	// straddles a cut: repairing the strings kept equals repairing the text,
+	// and costs what is kept, not what was sent.
+	valid := utf8.ValidString(text) // ValidString has an ASCII fast path and allocates nothing
 	hint := byLanguage(lang)
 	if hint >= 0 {
 		if e := parsers[hint](text); countFrames(e) > 0 {
-			return capExceptions(e), true
+			return repaired(capExceptions(e), valid), true
 		}
 	}
 	best := 0
@@ -87,7 +87,34 @@ func Parse(text, lang string) (excs []Exception, ok bool) {
 	if best == 0 {
 		return nil, false
 	}
-	return capExceptions(excs), true
+	return repaired(capExceptions(excs), valid), true
+}
+
+// repaired replaces invalid UTF-8 in every string of excs with U+FFFD, as
+// strings.ToValidUTF8 does, unless the text was valid.
+func repaired(excs []Exception, valid bool) []Exception {
+	if valid {
+		return excs
+	}
+	fix := func(s *string) {
+		if !utf8.ValidString(*s) {
+			*s = strings.ToValidUTF8(*s, "\uFFFD")
+		}
+	}
+	for i := range excs {
+		e := &excs[i]
+		fix(&e.Type)
+		fix(&e.Value)
+		fix(&e.Module)
+		for k := range e.Frames {
+			f := &e.Frames[k]
+			fix(&f.Function)
+			fix(&f.Module)
+			fix(&f.Filename)
+			fix(&f.AbsPath)
+		}
+	}
+	return excs
 }
 
 func countFrames(excs []Exception) int {
@@ -126,9 +153,10 @@ const initialFrames = 32
 
 // addCallerFirst appends f to frames listed caller first, as Python prints
 // them: the last MaxFrames are nearest the crash. Memory stays bounded by
-// compacting whenever twice the cap has piled up; finish with lastFrames.
+// compacting whenever a quarter more than the cap has piled up; finish with
+// lastFrames.
 func addCallerFirst(frames []Frame, f Frame) []Frame {
-	if len(frames) >= 2*MaxFrames {
+	if len(frames) >= MaxFrames+MaxFrames/4 {
 		frames = frames[:copy(frames, frames[len(frames)-MaxFrames:])]
 	}
 	if frames == nil {
@@ -254,7 +282,9 @@ const maxHeaderBytes = 16 << 10
 
 // header collects an exception's header or message, which may span lines,
 // in amortized linear time: a parser scanning text that is not its format
-// may take every line for a header. The first line is not copied.
+// may take every line for a header. The first line is not copied, and the
+// text is made only for an exception that is kept (text), so a header
+// allocates nothing beyond its buffer, which a new start reuses.
 type header struct {
 	first string
 	more  []byte // "\n" and each further line
@@ -276,9 +306,20 @@ func (h *header) add(line string) {
 	}
 }
 
+// reset empties the header, keeping its buffer.
+func (h *header) reset() { h.first, h.more, h.open = "", h.more[:0], false }
+
+// is reports whether the header is the one line s.
+func (h *header) is(s string) bool { return h.first == s && len(h.more) == 0 }
+
 // close ends the header and returns its text.
 func (h *header) close() string {
 	h.open = false
+	return h.text()
+}
+
+// text is the header's text.
+func (h *header) text() string {
 	if len(h.more) == 0 {
 		return h.first
 	}

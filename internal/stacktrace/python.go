@@ -32,12 +32,16 @@ func parsePython(text string) []Exception {
 	if !p.found {
 		return nil
 	}
-	excs := p.excs
 	if !p.committed {
-		excs = excs[:len(excs)-1]
+		p.c.drop()
 	}
+	excs := p.c.kept()
 	for i := range excs {
 		excs[i].Frames = lastFrames(excs[i].Frames)
+		for k := range excs[i].Frames {
+			f := &excs[i].Frames[k]
+			f.Module = pythonModule(f.AbsPath)
+		}
 		excs[i].takeHeader()
 	}
 	return excs
@@ -52,12 +56,11 @@ const (
 
 // pyTrace is what parsePython has read so far.
 type pyTrace struct {
-	excs      []Exception
-	found     bool   // a frame was read
-	state     int    // pyBetween, pyFrames or pyMessage
-	base      int    // indentation of the last "Traceback" or header line
-	committed bool   // the last exception is confirmed by its traceback or a chain marker
-	h         header // the header of the last exception while state == pyMessage
+	c         chain // the last exception's header is open while state == pyMessage
+	found     bool  // a frame was read
+	state     int   // pyBetween, pyFrames or pyMessage
+	base      int   // indentation of the last "Traceback" or header line
+	committed bool  // the last exception is confirmed by its traceback or a chain marker
 }
 
 // read takes one line of the text.
@@ -74,19 +77,19 @@ func (p *pyTrace) read(line string) {
 		p.committed = true
 	case p.state == pyFrames:
 		if f, ok := pythonFrame(t); ok {
-			last := &p.excs[len(p.excs)-1]
+			last := p.c.last()
 			last.Frames, p.found = addCallerFirst(last.Frames, f), true
 		} else if ind <= p.base && t != "" {
-			p.h.start(t)
+			p.c.lastHeader().start(t)
 			p.state = pyMessage
 		}
 	case t == "":
 		p.leave(pyBetween)
 	case p.state == pyMessage:
-		p.h.add(line[min(ind, p.base):])
+		p.c.lastHeader().add(line[min(ind, p.base):])
 	default: // between tracebacks: a cause printed without traceback, or noise
 		p.next()
-		p.h.start(t)
+		p.c.lastHeader().start(t)
 		p.state, p.base, p.committed = pyMessage, ind, false
 	}
 }
@@ -94,17 +97,16 @@ func (p *pyTrace) read(line string) {
 // next starts an exception, in place of the last one when nothing
 // confirmed it (a frameless header before it was noise).
 func (p *pyTrace) next() {
-	if len(p.excs) > 0 && !p.committed {
-		p.excs = p.excs[:len(p.excs)-1]
+	if len(p.c.excs) > 0 && !p.committed {
+		p.c.drop()
 	}
-	p.excs = append(p.excs, Exception{})
+	p.c.add()
 }
 
-// leave moves to state next, closing the header being read into the last
-// exception's value.
+// leave moves to state next, closing the header being read.
 func (p *pyTrace) leave(next int) {
 	if p.state == pyMessage {
-		p.excs[len(p.excs)-1].Value = p.h.close()
+		p.c.lastHeader().open = false
 	}
 	p.state = next
 }
@@ -126,9 +128,8 @@ func pythonFrame(t string) (Frame, bool) {
 	if !ok {
 		return Frame{}, false
 	}
-	return Frame{
+	return Frame{ // Module is derived from AbsPath for the frames kept only (it may allocate)
 		Function: fn,
-		Module:   pythonModule(path),
 		Filename: basename(path),
 		AbsPath:  path,
 		Lineno:   lineno,

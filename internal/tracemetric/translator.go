@@ -125,7 +125,7 @@ func (t *Translator) Metrics(md pmetric.Metrics, st *Streams, now uint64, want W
 		}
 	}
 	if want.Items && points > 0 && len(r.buf) > 0 {
-		t.perPoint.Store(int64(len(r.buf))/points + 1)
+		t.perPoint.Store(min(int64(len(r.buf))/points+1, maxHintBytes))
 	}
 	if len(r.ends) > 0 {
 		t.perItem.Store(int64(r.ends[len(r.ends)-1]) / int64(len(r.ends)))

@@ -94,7 +94,7 @@ func (t *Translator) Logs(ld plog.Logs, want LogsWant) LogsResult {
 		}
 	}
 	if want.Logs && total > 0 && len(s.out.b) > 0 {
-		t.logB.Store(int64(len(s.out.b)/total + 1))
+		t.logB.Store(hintOf(len(s.out.b), total))
 	}
 	out, arena := s.out.b, string(s.arena)
 	r.release = t.bufs.Releaser(out)

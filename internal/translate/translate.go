@@ -174,6 +174,6 @@ func (t *Translator) renderTraces(s *state, r *TracesResult, want TracesWant) {
 		s.spanErrors(r, want.Errors)
 	}
 	if forms > 0 {
-		t.spanB.Store(int64(len(s.out.b)/(n*forms) + 1))
+		t.spanB.Store(hintOf(len(s.out.b), n*forms))
 	}
 }
