@@ -166,7 +166,8 @@ func (e *sentryExporter) buildTranslators() {
 	})
 	e.streams = tracemetric.NewStreams(min(cfg.Metrics.MaxStreamBytes, cfg.Memory.MaxBytes/4), uint64(time.Now().UnixNano()))
 	e.streamMem = e.stage.NewHolder()
-	e.profiles = profilechunk.NewTranslator(profilechunk.Options{Environment: cfg.Environment, Release: cfg.Release})
+	inApp, _ := profilechunk.NewInApp(cfg.Profiles.InAppInclude, cfg.Profiles.InAppExclude) // Validate has rejected what fails
+	e.profiles = profilechunk.NewTranslator(profilechunk.Options{Environment: cfg.Environment, Release: cfg.Release, InApp: inApp})
 	e.profilers = profilers.New(profilerTTL, maxProfilers, e.stage.NewHolder())
 }
 

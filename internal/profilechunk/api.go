@@ -33,6 +33,9 @@ type Options struct {
 	// MaxChunkBytes cuts a chunk before its payload would pass this size;
 	// 0 means DefaultMaxChunkBytes.
 	MaxChunkBytes int
+	// InApp is the user's in-app includes and excludes (NewInApp); nil
+	// leaves every frame to its runtime's rule.
+	InApp *InApp
 }
 
 // Want says which profile types (Relay's ProfileType::from_platform: UI for

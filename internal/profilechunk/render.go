@@ -24,6 +24,7 @@ type chunkWriter struct {
 	mappings []int32 // mapping indexes of native frames, each once
 	mapSeen  map[int32]bool
 	threads  []bool // threads of the stream present in the chunk
+	inApp    *InApp // the user's in-app includes and excludes
 }
 
 // frameKey is one frame: a line of a location, or line -1 for a location
@@ -35,7 +36,7 @@ type frameKey struct{ loc, line int32 }
 func (t *Translator) render(d *dict, plan chunkPlan, win []sampleRec) Chunk {
 	w := &chunkWriter{
 		d: d, plan: plan, stackIDs: map[int32]int{}, frameIDs: map[frameKey]int{},
-		mapSeen: map[int32]bool{}, threads: make([]bool, len(plan.s.threads)),
+		mapSeen: map[int32]bool{}, threads: make([]bool, len(plan.s.threads)), inApp: t.o.InApp,
 		b: make([]byte, 0, 512+len(win)*64),
 	}
 	id := t.o.NewID()
