@@ -225,19 +225,23 @@ func pythonInApp(file, mod string) bool {
 		strings.HasPrefix(file, "<frozen ") || mod == "sentry_sdk" || strings.HasPrefix(mod, "sentry_sdk."))
 }
 
-// nodeShape is @sentry/node's (createGetModuleFromFilename): module the
-// path below node_modules, dotted, then `:` and the file's name without
-// its extension; else the file's name alone (the app's root is not known
-// here); abs_path the script. in_app as Sentry's node rule
-// (is_node_application_frame): false under node_modules and for node: built-ins.
+// nodeShape is @sentry/profiling-node's (11.1.0, its native profiler's
+// output, TestProfileChunkMatchesProfilingNode): module the file's
+// directory below its last node_modules, else from the root, dotted, then
+// `:` and the file's name without .js/.mjs/.cjs; abs_path the script.
+// in_app as Sentry's node rule (is_node_application_frame): false under
+// node_modules and for node: built-ins.
 func nodeShape(name, file string) shape {
 	s := shape{function: name, filename: file, absPath: file}
 	if file != "" {
 		dir, base := path.Split(file)
 		base = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(base, ".js"), ".mjs"), ".cjs")
-		s.module = base
 		if i := strings.LastIndex(dir, "/node_modules/"); i >= 0 {
-			s.module = strings.ReplaceAll(strings.TrimSuffix(dir[i+len("/node_modules/"):], "/"), "/", ".") + ":" + base
+			dir = dir[i+len("/node_modules/"):]
+		}
+		s.module = base
+		if dir = strings.Trim(dir, "/"); dir != "" {
+			s.module = strings.ReplaceAll(dir, "/", ".") + ":" + base
 		}
 	}
 	s.inApp = boolInApp(!strings.HasPrefix(file, "node:") && !strings.Contains(file, "node_modules"))
