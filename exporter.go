@@ -59,7 +59,7 @@ type sentryExporter struct {
 	streams     *tracemetric.Streams // cumulative streams' previous points (metrics::max_stream_bytes)
 	streamMem   *membudget.Holder    // the streams' state, in the same budget
 	profiles    *profilechunk.Translator
-	profilers   *profilers.Registry // each process's recent profiler, for its transactions (profiles.go)
+	profilers   *profilers.Registry // per project, the profilers recently seen by process and span (profiles.go)
 
 	def             *project            // the `dsn` project; nil when routing covers everything
 	static          map[string]*project // routing::dsns, by attribute value

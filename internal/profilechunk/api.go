@@ -111,8 +111,9 @@ type Chunk struct {
 	// every chunk.
 	ChunkID string
 	// Resource is the index in the input's ResourceProfiles the chunk came
-	// from.
+	// from, and PID its process's process.pid ("" when unknown).
 	Resource int
+	PID      string
 	// Environment and Release are the chunk's, "" when absent.
 	Environment, Release string
 	// Start and End are the times of the first and last sample.

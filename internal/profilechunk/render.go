@@ -42,7 +42,7 @@ func (t *Translator) render(d *dict, plan chunkPlan, win []sampleRec) Chunk {
 	id := t.o.NewID()
 	c := Chunk{
 		Platform: plan.platform, UI: IsUI(plan.platform), ProfilerID: plan.profilerID,
-		ChunkID: hex.EncodeToString(id[:]), Resource: plan.s.res.index,
+		ChunkID: hex.EncodeToString(id[:]), Resource: plan.s.res.index, PID: plan.s.pid,
 		Environment: plan.s.res.env, Release: plan.s.res.release,
 		Start: time.Unix(0, win[0].ts).UTC(), End: time.Unix(0, win[len(win)-1].ts).UTC(),
 		DurationMs: durationMs(win[0].ts, win[len(win)-1].ts), Samples: len(win),
