@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/otel-sentry/sentryexporter/internal/dsn"
+	"github.com/otel-sentry/sentryexporter/internal/profilechunk"
 )
 
 // TracesAs selects the Sentry item type that spans are sent as.
@@ -239,6 +240,9 @@ type Config struct {
 	// Assembly holds spans until their local root arrives.
 	Assembly AssemblyConfig `mapstructure:"assembly"`
 
+	// Profiles controls how profile chunks' frames are read.
+	Profiles ProfilesConfig `mapstructure:"profiles"`
+
 	// ClientConfig holds the HTTP client settings (timeout, tls, proxy_url,
 	// headers, compression, keepalive...). `endpoint`, when set, replaces the
 	// DSN's scheme, host and path prefix (for a Relay or proxy in between);
@@ -319,6 +323,25 @@ func (m *MetricsConfig) Validate() error {
 		return fmt.Errorf("`max_stream_bytes` must be at least %d (64 KiB)", minStreamBytes)
 	}
 	return nil
+}
+
+// ProfilesConfig says which frames are the application's, as the SDKs'
+// in-app includes and excludes do; both win over each runtime's own rule
+// (docs/mapping.md, "Profiles"), an include over an exclude.
+type ProfilesConfig struct {
+	// InAppInclude: module prefixes (com.acme., github.com/acme/) or, with
+	// a `*`, path globs (/srv/app/**) of application code.
+	InAppInclude []string `mapstructure:"in_app_include"`
+	// InAppExclude: the same, of library code.
+	InAppExclude []string `mapstructure:"in_app_exclude"`
+
+	_ struct{}
+}
+
+// Validate checks that every entry is a prefix or a valid glob.
+func (p *ProfilesConfig) Validate() error {
+	_, err := profilechunk.NewInApp(p.InAppInclude, p.InAppExclude)
+	return err
 }
 
 // Validate checks the assembly keys.

@@ -1,4 +1,5 @@
-// Package sentryexporter sends OTLP spans and logs to Sentry as envelopes.
+// Package sentryexporter sends OTLP spans, logs, metrics and profiles to
+// Sentry as envelopes.
 //
 // It honors Sentry's per-category rate limits by dropping, never queueing,
 // and counts every item it could not deliver in

@@ -59,7 +59,7 @@ type sentryExporter struct {
 	streams     *tracemetric.Pool // cumulative streams' previous points (metrics::max_stream_bytes), a share per project
 	streamMem   *membudget.Holder // the streams' state, in the same budget
 	profiles    *profilechunk.Translator
-	profilers   *profilers.Registry // each process's recent profiler, for its transactions (profiles.go)
+	profilers   *profilers.Registry // per project, the profilers recently seen by process and span (profiles.go)
 
 	def             *project            // the `dsn` project; nil when routing covers everything
 	static          map[string]*project // routing::dsns, by attribute value
@@ -167,7 +167,8 @@ func (e *sentryExporter) buildTranslators() {
 	})
 	e.streams = tracemetric.NewPool(min(cfg.Metrics.MaxStreamBytes, cfg.Memory.MaxBytes/4), cfg.Routing.MaxProjects, uint64(time.Now().UnixNano()))
 	e.streamMem = e.stage.NewHolder()
-	e.profiles = profilechunk.NewTranslator(profilechunk.Options{Environment: cfg.Environment, Release: cfg.Release})
+	inApp, _ := profilechunk.NewInApp(cfg.Profiles.InAppInclude, cfg.Profiles.InAppExclude) // Validate has rejected what fails
+	e.profiles = profilechunk.NewTranslator(profilechunk.Options{Environment: cfg.Environment, Release: cfg.Release, InApp: inApp})
 	e.profilers = profilers.New(profilerTTL, maxProfilers, e.stage.NewHolder())
 }
 

@@ -9,6 +9,7 @@ package sentryexporter
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -20,6 +21,7 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/profilechunk"
 	"github.com/otel-sentry/sentryexporter/internal/profilers"
 	"github.com/otel-sentry/sentryexporter/internal/send"
+	"github.com/otel-sentry/sentryexporter/internal/translate"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 
@@ -50,9 +52,7 @@ func (p *project) pushProfiles(ctx context.Context, pd pprofile.Profiles) error 
 		out = append(out, p.enc.ProfileChunk(&encode.ProfileChunk{
 			Payload: c.Payload, Platform: c.Platform, UI: c.UI, DurationMs: c.DurationMs, Halvable: c.Samples >= minHalvableSamples,
 		}, e.halveChunk))
-		if hasIdentity(rps.At(c.Resource).Resource()) {
-			e.profilers.Seen(c.ProfilerID, profilers.Profiler{ID: c.ProfilerID, UI: c.UI}, now)
-		}
+		p.rememberProfiler(rps.At(c.Resource).Resource(), c, now)
 	}
 	room.release() // from here each chunk's envelope is counted by the lane's own room check
 	p.lane.Offer(ctx, out, nil)
@@ -118,8 +118,8 @@ var processIdentity = [...]string{
 }
 
 // hasIdentity reports whether r names its process by any identity
-// attribute: the chunks of a resource without are never linked (every such
-// process would share one profiler_id).
+// attribute: the chunks of a resource without are never linked by their
+// profiler_id (every such process would share one).
 func hasIdentity(r pcommon.Resource) bool {
 	for _, k := range processIdentity {
 		if _, ok := r.Attributes().Get(k); ok {
@@ -149,45 +149,121 @@ func profilerIDOf(r pcommon.Resource) string {
 			identity = append(identity, '\n')
 		}
 	}
-	var pid string
-	if v, ok := attrs.Get("process.pid"); ok {
-		switch v.Type() {
-		case pcommon.ValueTypeInt:
-			pid = strconv.FormatInt(v.Int(), 10)
-		case pcommon.ValueTypeStr:
-			pid = v.Str()
+	return profilechunk.ProfilerID("", identity, pidOf(r))
+}
+
+func pidOf(r pcommon.Resource) string {
+	v, ok := r.Attributes().Get("process.pid")
+	if !ok {
+		return ""
+	}
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		return strconv.FormatInt(v.Int(), 10)
+	case pcommon.ValueTypeStr:
+		return v.Str()
+	}
+	return ""
+}
+
+// sharedKeys are the registry keys of the identities an SDK's resource and
+// a profiler's (the eBPF profiler's: process.pid, process.executable.*,
+// container.id, host.*) both carry for one process, strongest first: the
+// container, the pid on its host (outside containers: inside one, the SDK
+// sees its namespace's pid and the profiler the host's), the pod. pid is
+// the chunk's process.pid, or the resource's for a transaction.
+func sharedKeys(r pcommon.Resource, pid string, dst []string) []string {
+	a := r.Attributes()
+	if v, ok := a.Get("container.id"); ok && v.AsString() != "" {
+		dst = append(dst, "container.id="+v.AsString())
+	}
+	if pid != "" {
+		for _, k := range [...]string{"host.id", "host.name"} {
+			if v, ok := a.Get(k); ok && v.AsString() != "" {
+				dst = append(dst, k+"="+v.AsString()+" process.pid="+pid)
+			}
 		}
 	}
-	return profilechunk.ProfilerID("", identity, pid)
+	if v, ok := a.Get("k8s.pod.uid"); ok && v.AsString() != "" {
+		dst = append(dst, "k8s.pod.uid="+v.AsString())
+	}
+	return dst
+}
+
+// spanKey is the registry key of a span some samples ran in.
+func spanKey(trace [16]byte, span [8]byte) string {
+	return "span=" + string(trace[:]) + string(span[:])
+}
+
+// rememberProfiler records chunk c of resource r in the project's share of
+// the profilers registry under every key a transaction may find it by: its
+// profiler_id (the same resource's), the identities an SDK's resource
+// shares with it (sharedKeys), and each span its samples ran in, with
+// their thread.
+func (p *project) rememberProfiler(r pcommon.Resource, c *profilechunk.Chunk, now time.Time) {
+	reg, proj := p.exp.profilers, p.dsn.ProjectID
+	pr := profilers.Profiler{ID: c.ProfilerID, UI: c.UI}
+	if hasIdentity(r) {
+		reg.Seen(proj, "id="+c.ProfilerID, pr, now)
+	}
+	var keys [4]string
+	for _, k := range sharedKeys(r, c.PID, keys[:0]) {
+		reg.Seen(proj, k, pr, now)
+	}
+	for _, l := range c.Spans {
+		reg.Seen(proj, spanKey(l.TraceID, l.SpanID), profilers.Profiler{ID: c.ProfilerID, UI: c.UI, Thread: l.Thread}, now)
+	}
 }
 
 // profilerOf is what names a transaction's profiler (translate's
-// TracesWant.ProfilerOf) at now: the profiler_id its process's chunks carry
-// (profilerIDOf), if one of them was offered within profilerTTL, unless chunks of that profile type are rate
-// limited (Relay removes the profile context then too: a transaction never
-// names a profiler whose chunks cannot arrive). nil when no process has
-// sent a chunk (no profiles pipeline): nothing is asked.
-func (p *project) profilerOf(limits ratelimit.Limits, now time.Time) func(pcommon.Resource) string {
-	reg := p.exp.profilers
-	if reg.Len() == 0 {
+// TracesWant.ProfilerOf) at now: the profiler its process's chunks named
+// within profilerTTL, found by the resource's own profiler_id (then its
+// thread ids are the spans' kind) or by an identity the profiler's
+// resource shares (sharedKeys), unless chunks of that profile type are
+// rate limited (Relay removes the profile context then too: a transaction
+// never names a profiler whose chunks cannot arrive). nil when the project
+// holds no profiler: nothing is asked.
+func (p *project) profilerOf(limits ratelimit.Limits, now time.Time) func(pcommon.Resource) translate.Profiler {
+	reg, proj := p.exp.profilers, p.dsn.ProjectID
+	if reg.Len(proj) == 0 {
 		return nil
 	}
-	return func(r pcommon.Resource) string {
-		id := profilerIDOf(r)
-		if id == "" {
-			return ""
+	return func(r pcommon.Resource) translate.Profiler {
+		var keys [5]string
+		ks := keys[:0]
+		if id := profilerIDOf(r); id != "" {
+			ks = append(ks, "id="+id)
 		}
-		pr, ok := reg.Of(id, now)
-		if !ok {
-			return ""
+		for _, k := range sharedKeys(r, pidOf(r), ks) {
+			if pr, ok := reg.Of(proj, k, now); ok && !chunksLimited(pr, limits, now) {
+				return translate.Profiler{ID: pr.ID, OwnThreads: strings.HasPrefix(k, "id=")}
+			}
 		}
-		g := gate.GateProfileChunk
-		if pr.UI {
-			g = gate.GateProfileChunkUI
-		}
-		if g.Limited(limits, now) {
-			return ""
-		}
-		return pr.ID
+		return translate.Profiler{}
 	}
+}
+
+// spanProfilerOf is translate's TracesWant.SpanProfilerOf: the profiler
+// whose samples ran in a span, and their thread, as the project's chunks'
+// sample links said (nil when the project holds no profiler).
+func (p *project) spanProfilerOf(limits ratelimit.Limits, now time.Time) translate.SpanProfilerOf {
+	reg, proj := p.exp.profilers, p.dsn.ProjectID
+	if reg.Len(proj) == 0 {
+		return nil
+	}
+	return func(trace [16]byte, span [8]byte) (string, string, bool) {
+		pr, ok := reg.Of(proj, spanKey(trace, span), now)
+		if !ok || chunksLimited(pr, limits, now) {
+			return "", "", false
+		}
+		return pr.ID, pr.Thread, true
+	}
+}
+
+func chunksLimited(pr profilers.Profiler, limits ratelimit.Limits, now time.Time) bool {
+	g := gate.GateProfileChunk
+	if pr.UI {
+		g = gate.GateProfileChunkUI
+	}
+	return g.Limited(limits, now)
 }

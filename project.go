@@ -77,11 +77,12 @@ func (p *project) translateTraces(ctx context.Context, td ptrace.Traces) {
 	limits := p.limits.Load()
 	mode := p.exp.cfg.TracesAs
 	res := p.exp.translator.Traces(td, translate.TracesWant{
-		Transactions: mode == TracesAsTransactions && !gate.GateTransaction.Limited(limits, now),
-		SpanV2:       mode == TracesAsSpans && !gate.GateSpan.Limited(limits, now),
-		Errors:       p.exp.cfg.ErrorEvents.FromSpanExceptions && !gate.GateError.Limited(limits, now),
-		Segments:     true,
-		ProfilerOf:   p.profilerOf(limits, now),
+		Transactions:   mode == TracesAsTransactions && !gate.GateTransaction.Limited(limits, now),
+		SpanV2:         mode == TracesAsSpans && !gate.GateSpan.Limited(limits, now),
+		Errors:         p.exp.cfg.ErrorEvents.FromSpanExceptions && !gate.GateError.Limited(limits, now),
+		Segments:       true,
+		ProfilerOf:     p.profilerOf(limits, now),
+		SpanProfilerOf: p.spanProfilerOf(limits, now),
 	})
 	facts := p.exp.facts.Get()
 	*facts = p.index.Add(res.Segments, *facts)

@@ -46,10 +46,6 @@ const profilingNodeDir = "profiling-node"
 var profileDifferences = map[string]string{
 	"chunk fields": "measurements: the SDK writes an empty object; the exporter has no measurements " +
 		"to report and leaves it out (Relay's v2 chunk makes it optional)",
-	"frame fields": "module: the SDK derives a module from a node_modules path; OTLP frames carry no " +
-		"module and the exporter does not make one up. in_app: the exporter marks library paths " +
-		"(node_modules, site-packages, ...) false, as Sentry's stack-trace rules would; the SDK leaves it out " +
-		"but on its synthetic (root) frame",
 	"client_sdk": "it names the sender: the exporter, not sentry.javascript.node",
 }
 
@@ -140,12 +136,36 @@ var profileChecks = []struct {
 	{"sample fields", func(r profileRun) string { return unionTypes(listOf(profileOf(r)["samples"])) }},
 	{"stacks: arrays of frame indexes, each frame used", func(r profileRun) string { return stacksShape(profileOf(r)) }},
 	{"frame fields", func(r profileRun) string { return unionTypes(listOf(profileOf(r)["frames"])) }},
+	{"module and application code of the app's and a package's frames", func(r profileRun) string {
+		return nodeFrames(profileOf(r), "fib", "startSpan")
+	}},
 	{"thread_metadata", func(r profileRun) string { return fmt.Sprintf("%v", profileOf(r)["thread_metadata"]) }},
 	{"samples in time order, within 66 s", func(r profileRun) string { return timeline(profileOf(r)) }},
 	{"the segment names the chunk's profiler", func(r profileRun) string {
 		p, _ := asMap(r.segment["sentry.profiler_id"])["value"].(string)
 		return fmt.Sprint(p != "" && p == r.chunk["profiler_id"])
 	}},
+}
+
+// nodeFrames renders, for the frames of the named functions, their module and
+// whether Sentry counts them as application code: their in_app, else its node
+// rule (vroomrs is_node_application_frame: not node: and not under node_modules).
+func nodeFrames(p map[string]any, names ...string) string {
+	var out []string
+	for _, f := range listOf(p["frames"]) {
+		fn, _ := f["function"].(string)
+		if !slices.Contains(names, fn) {
+			continue
+		}
+		path, _ := f["abs_path"].(string)
+		app, set := f["in_app"].(bool)
+		if !set {
+			app = !strings.HasPrefix(path, "node:") && !strings.Contains(path, "node_modules")
+		}
+		out = append(out, fmt.Sprintf("%s module=%v application=%v", fn, f["module"], app))
+	}
+	slices.Sort(out)
+	return strings.Join(slices.Compact(out), "; ")
 }
 
 var hex32re = regexp.MustCompile(`^[0-9a-f]{32}$`)
@@ -395,9 +415,11 @@ func nodeProcessProfile(start time.Time) pprofile.Profiles {
 		ln.SetColumn(col)
 		return int32(d.LocationTable().Len() - 1)
 	}
-	fib := loc("fib", "/app/run.js", 18, 14)
-	work := loc("", "/app/run.js", 25, 31)
-	startSpan := loc("startSpan", "/app/node_modules/@sentry/core/build/cjs/tracing/trace.js", 49, 12)
+	dir, _ := filepath.Abs(profilingNodeDir) // the paths the SDK's run has
+	run := filepath.Join(dir, "run.js")
+	fib := loc("fib", run, 18, 14)
+	work := loc("", run, 25, 31)
+	startSpan := loc("startSpan", filepath.Join(dir, "node_modules/@sentry/node/build/cjs/integrations/http/httpServerSpansIntegration.js"), 49, 12)
 	stacks := [][]int32{{fib, fib, work, startSpan}, {fib, work, startSpan}, {work, startSpan}}
 	for _, s := range stacks {
 		st := d.StackTable().AppendEmpty()

@@ -33,6 +33,9 @@ type Options struct {
 	// MaxChunkBytes cuts a chunk before its payload would pass this size;
 	// 0 means DefaultMaxChunkBytes.
 	MaxChunkBytes int
+	// InApp is the user's in-app includes and excludes (NewInApp); nil
+	// leaves every frame to its runtime's rule.
+	InApp *InApp
 }
 
 // Want says which profile types (Relay's ProfileType::from_platform: UI for
@@ -128,8 +131,9 @@ type Chunk struct {
 	// every chunk.
 	ChunkID string
 	// Resource is the index in the input's ResourceProfiles the chunk came
-	// from.
+	// from, and PID its process's process.pid ("" when unknown).
 	Resource int
+	PID      string
 	// Environment and Release are the chunk's, "" when absent.
 	Environment, Release string
 	// Start and End are the times of the first and last sample.

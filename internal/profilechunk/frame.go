@@ -8,26 +8,36 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/jsonstr"
 )
 
-// frame writes one frame: function, filename and abs_path (when absolute),
-// lineno and colno of its line; instruction_addr for native code (or a
-// location without lines), to be symbolicated against debug_meta; in_app
-// false where the path says library or kernel (else left to Sentry); and
-// platform when it differs from the chunk's, for mixed stacks.
+// frame writes one frame: module, function, filename and abs_path as its
+// runtime's SDK writes them (shape.go), lineno and colno of its line;
+// instruction_addr for native code (or a location without lines), to be
+// symbolicated against debug_meta; in_app by its runtime's rule and the
+// user's InApp; and platform when it differs from the chunk's, for mixed
+// stacks.
 func (w *chunkWriter) frame(f frameKey) {
 	loc := w.d.locs.At(int(f.loc))
 	lf := w.d.locationFrame(f.loc)
 	native := lf.plat == platNative
 	p := len(w.b)
-	var path string
+	var name, file, mapFile string
+	if f.line >= 0 {
+		fn := w.d.funcs.At(int(loc.Lines().At(int(f.line)).FunctionIndex()))
+		name, file = w.d.str(fn.NameStrindex()), w.d.str(fn.FilenameStrindex())
+	}
+	if native {
+		mapFile = w.d.str(w.d.maps.At(int(loc.MappingIndex())).FilenameStrindex())
+	}
+	runtime := w.plan.platform
+	if lf.plat != 0 {
+		runtime = framePlatforms[lf.plat-1]
+	}
+	sh := frameShape(runtime, lf.kernel, name, file, mapFile, w.inApp)
+	w.field("module", sh.module)
+	w.field("function", sh.function)
+	w.field("filename", sh.filename)
+	w.field("abs_path", sh.absPath)
 	if f.line >= 0 {
 		line := loc.Lines().At(int(f.line))
-		fn := w.d.funcs.At(int(line.FunctionIndex()))
-		w.field("function", w.d.str(fn.NameStrindex()))
-		path = w.d.str(fn.FilenameStrindex())
-		w.field("filename", path)
-		if isAbs(path) {
-			w.field("abs_path", path)
-		}
 		w.b = appendUint32Field(w.b, "lineno", line.Line())
 		w.b = appendUint32Field(w.b, "colno", line.Column())
 	}
@@ -37,8 +47,9 @@ func (w *chunkWriter) frame(f frameKey) {
 		w.b = append(w.b, '"')
 		w.useMapping(loc.MappingIndex())
 	}
-	if lf.kernel || isLibrary(path) || native && isLibrary(w.d.str(w.d.maps.At(int(loc.MappingIndex())).FilenameStrindex())) {
-		w.b = append(w.b, `,"in_app":false`...)
+	if sh.inApp != 0 {
+		w.b = append(w.b, `,"in_app":`...)
+		w.b = strconv.AppendBool(w.b, sh.inApp > 0)
 	}
 	if lf.plat != 0 && framePlatforms[lf.plat-1] != w.plan.platform {
 		w.field("platform", framePlatforms[lf.plat-1])

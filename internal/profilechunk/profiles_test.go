@@ -88,8 +88,9 @@ func TestProfilesShape(t *testing.T) {
 	for _, f := range first {
 		names = append(names, p.Profile.Frames[f]["function"])
 	}
-	assert.Equal(t, []any{"main.work", "main.inlined", "main.main"}, names)
-	assert.Equal(t, "/src/work.go", p.Profile.Frames[first[0]]["abs_path"])
+	assert.Equal(t, []any{"work", "inlined", "main"}, names)
+	assert.Equal(t, map[string]any{"module": "main", "function": "work", "abs_path": "/src/work.go", "lineno": float64(20), "in_app": true},
+		p.Profile.Frames[first[0]], "as sentry-go writes a frame")
 	assert.Equal(t, float64(20), p.Profile.Frames[first[0]]["lineno"])
 	assert.InDelta(t, 1_700_000_000.0, p.Profile.Samples[0].Timestamp, 1e-6)
 	require.Len(t, c.Spans, 1)
@@ -256,7 +257,7 @@ func TestMixedFramesAndDebugImages(t *testing.T) {
 	kernel, libc, own, py := p.Profile.Frames[st[0]], p.Profile.Frames[st[1]], p.Profile.Frames[st[2]], p.Profile.Frames[st[3]]
 	assert.Equal(t, map[string]any{"function": "do_syscall_64", "instruction_addr": "0xffffffff81000000", "in_app": false, "platform": "native"}, kernel)
 	assert.Equal(t, map[string]any{"instruction_addr": "0x401234", "in_app": false, "platform": "native"}, libc)
-	assert.Equal(t, map[string]any{"instruction_addr": "0x402000", "platform": "native"}, own)
+	assert.Equal(t, map[string]any{"instruction_addr": "0x402000", "in_app": true, "platform": "native"}, own)
 	assert.Equal(t, "handle", py["function"])
 	assert.NotContains(t, py, "platform")
 	assert.JSONEq(t, `{"images":[{"type":"symbolic","debug_id":"c0bcc3f1-9827-fe65-3058-404b2831d9e6",

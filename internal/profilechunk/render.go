@@ -28,6 +28,7 @@ type chunkWriter struct {
 	room     Room   // where the buffer's bytes are reserved; nil: nowhere
 	held     int64  // reserved for the buffer
 	state    renderState
+	inApp    *InApp // the user's in-app includes and excludes
 }
 
 // frameKey is one frame: a line of a location, or line -1 for a location
@@ -41,13 +42,13 @@ type frameKey struct{ loc, line int32 }
 func (t *Translator) render(d *dict, plan chunkPlan, win []sampleRec, room Room) (Chunk, renderState) {
 	w := &chunkWriter{
 		d: d, plan: plan, stackIDs: map[int32]int{}, frameIDs: map[frameKey]int{},
-		mapSeen: map[int32]bool{}, threads: make([]bool, len(plan.s.threads)),
+		mapSeen: map[int32]bool{}, threads: make([]bool, len(plan.s.threads)), inApp: t.o.InApp,
 		limit: t.maxBytes, room: room,
 	}
 	id := t.o.NewID()
 	c := Chunk{
 		Platform: plan.platform, UI: IsUI(plan.platform), ProfilerID: plan.profilerID,
-		ChunkID: hex.EncodeToString(id[:]), Resource: plan.s.res.index,
+		ChunkID: hex.EncodeToString(id[:]), Resource: plan.s.res.index, PID: plan.s.pid,
 		Environment: plan.s.res.env, Release: plan.s.res.release,
 		Start: time.Unix(0, win[0].ts).UTC(), End: time.Unix(0, win[len(win)-1].ts).UTC(),
 		DurationMs: durationMs(win[0].ts, win[len(win)-1].ts), Samples: len(win),

@@ -1,6 +1,7 @@
 package profilers
 
 import (
+	"container/list"
 	"sync"
 	"time"
 )
@@ -13,111 +14,182 @@ type Budget interface {
 	Add(n int64)
 }
 
-// entryOverhead is what one entry costs beyond its key's and its ID's
-// bytes: the map's bucket share, the two string headers, the time and the
-// flag (a map[string]entry of this shape measures ~100 bytes an entry).
-const entryOverhead = 112
+// entryOverhead is what one entry costs beyond its key's and its strings'
+// bytes: the map's bucket share, the list element, the string headers, the
+// times and the flag.
+const entryOverhead = 192
 
-// Profiler is what a process's last chunk named: its profiler ID and
-// whether its platform is a UI one (its chunks are limited by
-// profile_chunk_ui and profile_duration_ui).
+// Profiler is what a process's chunks named: its profiler ID, whether its
+// platform is a UI one (its chunks are limited by profile_chunk_ui and
+// profile_duration_ui), and, for a span's key, the chunk's thread_id of
+// the first sample linked to the span.
 type Profiler struct {
-	ID string
-	UI bool
+	ID     string
+	UI     bool
+	Thread string
 }
 
 type entry struct {
+	key string
 	Profiler
 	seen time.Time
+	// conflictUntil: another profiler was seen under the same key; the key
+	// names none until ttl after the last such change.
+	conflictUntil time.Time
 }
 
-// Registry is the profilers seen per process, safe for concurrent use.
+// share is one project's entries, the least recently seen last.
+type share struct {
+	byKey map[string]*list.Element
+	order list.List // of *entry
+}
+
+// Registry is the profilers seen per project and key, safe for concurrent
+// use. Every project gets an equal share of maxEntries: a project at its
+// share replaces its own least recently seen entry, and one under its
+// share takes room from the project holding the most.
 type Registry struct {
 	ttl        time.Duration
 	maxEntries int
 	budget     Budget // nil: only maxEntries bounds it
 
-	mu        sync.Mutex
-	byProcess map[string]entry
-	swept     time.Time // the last sweep of expired entries
+	mu       sync.Mutex
+	projects map[string]*share
+	total    int
+	swept    time.Time // the last sweep of expired entries
 }
 
-// New is a registry whose entries live ttl after their process's last
-// chunk, at most maxEntries of them, held in budget (nil: none).
+// New is a registry whose entries live ttl after their last chunk, at most
+// maxEntries of them over all projects, held in budget (nil: none).
 func New(ttl time.Duration, maxEntries int, budget Budget) *Registry {
-	return &Registry{ttl: ttl, maxEntries: maxEntries, budget: budget, byProcess: map[string]entry{}}
+	return &Registry{ttl: ttl, maxEntries: max(1, maxEntries), budget: budget, projects: map[string]*share{}}
 }
 
-func entryBytes(process string, p Profiler) int64 {
-	return int64(len(process) + len(p.ID) + entryOverhead)
+func entryBytes(key string, p Profiler) int64 {
+	return int64(len(key) + len(p.ID) + len(p.Thread) + entryOverhead)
 }
 
-// Seen records that process sent a chunk of profiler p at now. A new
-// process is not remembered when the registry is full of live entries or
-// the budget has no room.
-func (r *Registry) Seen(process string, p Profiler, now time.Time) {
-	if process == "" || p.ID == "" {
+// Seen records that a chunk of profiler p was offered at now for project
+// under key (a process identity or a span the chunk's samples ran in).
+// A key seen with another profiler within ttl names neither for ttl.
+func (r *Registry) Seen(project, key string, p Profiler, now time.Time) {
+	if key == "" || p.ID == "" {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	old, ok := r.byProcess[process]
-	if ok && old.Profiler == p {
-		old.seen = now
-		r.byProcess[process] = old
+	r.sweep(now)
+	sh := r.projects[project]
+	if sh == nil {
+		sh = &share{byKey: map[string]*list.Element{}}
+		r.projects[project] = sh
+	}
+	if el, ok := sh.byKey[key]; ok {
+		e := el.Value.(*entry)
+		if e.ID != p.ID && now.Sub(e.seen) <= r.ttl {
+			e.conflictUntil = now.Add(r.ttl)
+		}
+		if d := entryBytes(key, p) - entryBytes(key, e.Profiler); d <= 0 || r.budget == nil || r.budget.TryTake(d) {
+			r.budgetAdd(min(d, 0))
+			e.Profiler = p
+		}
+		e.seen = now
+		sh.order.MoveToFront(el)
 		return
 	}
-	if ok {
-		r.forget(process, old.Profiler)
-	}
-	if len(r.byProcess) >= r.maxEntries {
-		r.sweep(now)
-		if len(r.byProcess) >= r.maxEntries {
+	r.makeRoom(sh)
+	if r.budget != nil && !r.budget.TryTake(entryBytes(key, p)) {
+		if sh.order.Len() == 0 {
+			return
+		}
+		r.evict(sh) // the budget is full: this project's own oldest makes room
+		if !r.budget.TryTake(entryBytes(key, p)) {
 			return
 		}
 	}
-	if r.budget != nil && !r.budget.TryTake(entryBytes(process, p)) {
-		return
-	}
-	r.byProcess[process] = entry{Profiler: p, seen: now}
+	sh.byKey[key] = sh.order.PushFront(&entry{key: key, Profiler: p, seen: now})
+	r.total++
 }
 
-// Of is the profiler process's last chunk named, if that was within the
-// registry's ttl before now.
-func (r *Registry) Of(process string, now time.Time) (Profiler, bool) {
+// makeRoom evicts one entry when sh is at its share (its own oldest) or
+// the registry is full (the oldest of the project holding the most).
+func (r *Registry) makeRoom(sh *share) {
+	fair := max(1, r.maxEntries/max(1, len(r.projects)))
+	switch {
+	case sh.order.Len() >= fair:
+		r.evict(sh)
+	case r.total >= r.maxEntries:
+		var big *share
+		for _, o := range r.projects {
+			if big == nil || o.order.Len() > big.order.Len() {
+				big = o
+			}
+		}
+		r.evict(big)
+	}
+}
+
+// Of is the profiler key last named in project, if that was within ttl
+// before now and no other profiler was named under it since ttl before now.
+func (r *Registry) Of(project, key string, now time.Time) (Profiler, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e, ok := r.byProcess[process]
-	if !ok || now.Sub(e.seen) > r.ttl {
+	sh := r.projects[project]
+	if sh == nil {
+		return Profiler{}, false
+	}
+	el, ok := sh.byKey[key]
+	if !ok {
+		return Profiler{}, false
+	}
+	e := el.Value.(*entry)
+	if now.Sub(e.seen) > r.ttl || now.Before(e.conflictUntil) {
 		return Profiler{}, false
 	}
 	return e.Profiler, true
 }
 
-// Len is how many processes it remembers, expired ones not yet swept included.
-func (r *Registry) Len() int {
+// Len is how many entries project holds, expired ones not yet swept included.
+func (r *Registry) Len(project string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.byProcess)
+	if sh := r.projects[project]; sh != nil {
+		return sh.order.Len()
+	}
+	return 0
 }
 
-// sweep forgets the expired entries, at most once per quarter ttl: a full
-// registry of live entries is not walked on every chunk.
+// sweep forgets the expired entries, at most once per quarter ttl; each
+// project's list is walked from its oldest end only as far as they go.
 func (r *Registry) sweep(now time.Time) {
 	if now.Sub(r.swept) < r.ttl/4 {
 		return
 	}
 	r.swept = now
-	for process, e := range r.byProcess {
-		if now.Sub(e.seen) > r.ttl {
-			r.forget(process, e.Profiler)
+	for project, sh := range r.projects {
+		for el := sh.order.Back(); el != nil && now.Sub(el.Value.(*entry).seen) > r.ttl; el = sh.order.Back() {
+			r.evict(sh)
+		}
+		if sh.order.Len() == 0 {
+			delete(r.projects, project)
 		}
 	}
 }
 
-func (r *Registry) forget(process string, p Profiler) {
-	delete(r.byProcess, process)
-	if r.budget != nil {
-		r.budget.Add(-entryBytes(process, p))
+// evict forgets the least recently seen entry of sh.
+func (r *Registry) evict(sh *share) {
+	el := sh.order.Back()
+	if el == nil {
+		return
+	}
+	e := sh.order.Remove(el).(*entry)
+	delete(sh.byKey, e.key)
+	r.total--
+	r.budgetAdd(-entryBytes(e.key, e.Profiler))
+}
+
+func (r *Registry) budgetAdd(n int64) {
+	if r.budget != nil && n != 0 {
+		r.budget.Add(n)
 	}
 }

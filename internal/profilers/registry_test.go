@@ -1,6 +1,7 @@
 package profilers
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -28,62 +29,113 @@ func (b *budget) TryTake(n int64) bool {
 }
 func (b *budget) Add(n int64) { b.held += n }
 
-// TestOfNamesOnlyARecentProfiler: a process names its last chunk's
-// profiler for ttl after that chunk, and none before its first or after
-// the ttl.
+const proj = "1"
+
+// TestOfNamesOnlyARecentProfiler: a key names its last chunk's profiler
+// for ttl after that chunk, and none before its first or after the ttl.
 func TestOfNamesOnlyARecentProfiler(t *testing.T) {
 	r := New(ttl, 10, nil)
-	_, ok := r.Of("p1", t0)
+	_, ok := r.Of(proj, "p1", t0)
 	assert.False(t, ok, "never sent a chunk")
-	r.Seen("p1", backend, t0)
-	p, ok := r.Of("p1", t0.Add(ttl))
+	r.Seen(proj, "p1", backend, t0)
+	p, ok := r.Of(proj, "p1", t0.Add(ttl))
 	assert.True(t, ok)
 	assert.Equal(t, backend, p)
-	_, ok = r.Of("p1", t0.Add(ttl+time.Nanosecond))
+	_, ok = r.Of(proj, "p1", t0.Add(ttl+time.Nanosecond))
 	assert.False(t, ok, "its last chunk is older than ttl")
-	r.Seen("p1", other, t0.Add(2*ttl))
-	p, _ = r.Of("p1", t0.Add(2*ttl))
-	assert.Equal(t, other, p, "a new profiler of the process replaces the old")
-	_, ok = r.Of("p2", t0)
-	assert.False(t, ok, "another process")
+	r.Seen(proj, "p1", other, t0.Add(2*ttl))
+	p, _ = r.Of(proj, "p1", t0.Add(2*ttl))
+	assert.Equal(t, other, p, "a new profiler after the old one expired replaces it")
+	_, ok = r.Of(proj, "p2", t0)
+	assert.False(t, ok, "another key")
+	_, ok = r.Of("2", "p1", t0.Add(2*ttl))
+	assert.False(t, ok, "another project")
 }
 
-// TestSeenIgnoresEmpty: no process or no profiler ID names nothing.
+// TestAKeyOfTwoProfilersNamesNeither: two live profilers under one key
+// (two processes of one pod) name none until one has been silent for ttl.
+func TestAKeyOfTwoProfilersNamesNeither(t *testing.T) {
+	r := New(ttl, 10, nil)
+	r.Seen(proj, "k8s.pod.uid=u", backend, t0)
+	r.Seen(proj, "k8s.pod.uid=u", other, t0.Add(time.Second))
+	_, ok := r.Of(proj, "k8s.pod.uid=u", t0.Add(2*time.Second))
+	assert.False(t, ok, "ambiguous")
+	r.Seen(proj, "k8s.pod.uid=u", other, t0.Add(ttl))
+	_, ok = r.Of(proj, "k8s.pod.uid=u", t0.Add(ttl))
+	assert.False(t, ok, "still within ttl of the conflict")
+	p, ok := r.Of(proj, "k8s.pod.uid=u", t0.Add(ttl+2*time.Second))
+	assert.True(t, ok, "only one profiler since ttl")
+	assert.Equal(t, other, p)
+	r.Seen(proj, "span", Profiler{ID: backend.ID, Thread: "7"}, t0)
+	r.Seen(proj, "span", Profiler{ID: backend.ID, Thread: "8"}, t0)
+	p, ok = r.Of(proj, "span", t0)
+	assert.True(t, ok, "the same profiler on another thread is no conflict")
+	assert.Equal(t, "8", p.Thread)
+}
+
+// TestSeenIgnoresEmpty: no key or no profiler ID names nothing.
 func TestSeenIgnoresEmpty(t *testing.T) {
 	r := New(ttl, 10, nil)
-	r.Seen("", backend, t0)
-	r.Seen("p1", Profiler{}, t0)
-	assert.Equal(t, 0, r.Len())
+	r.Seen(proj, "", backend, t0)
+	r.Seen(proj, "p1", Profiler{}, t0)
+	assert.Equal(t, 0, r.Len(proj))
 }
 
-// TestBoundedInNumber: a full registry takes a new process only once an
-// entry has expired.
-func TestBoundedInNumber(t *testing.T) {
-	r := New(ttl, 2, nil)
-	r.Seen("p1", backend, t0)
-	r.Seen("p2", backend, t0.Add(ttl/2))
-	r.Seen("p3", backend, t0.Add(ttl/2))
-	_, ok := r.Of("p3", t0.Add(ttl/2))
-	assert.False(t, ok, "full of live entries")
-	r.Seen("p3", backend, t0.Add(ttl+time.Second))
-	_, ok = r.Of("p3", t0.Add(ttl+time.Second))
-	assert.True(t, ok, "p1 expired and was swept")
-	assert.Equal(t, 2, r.Len())
+// TestFairSharePerProject: a project's churn replaces only its own
+// entries; a project under its share takes room from the one holding the
+// most, never beyond the total.
+func TestFairSharePerProject(t *testing.T) {
+	r := New(ttl, 4, nil)
+	r.Seen("quiet", "q1", backend, t0)
+	r.Seen("quiet", "q2", backend, t0)
+	for i := range 100 {
+		r.Seen("churn", fmt.Sprint("c", i), backend, t0.Add(time.Duration(i)*time.Millisecond))
+	}
+	for _, k := range []string{"q1", "q2"} {
+		_, ok := r.Of("quiet", k, t0.Add(time.Second))
+		assert.True(t, ok, "the quiet project keeps %s", k)
+	}
+	assert.Equal(t, 2, r.Len("churn"), "churn keeps its share")
+	_, ok := r.Of("churn", "c99", t0.Add(time.Second))
+	assert.True(t, ok, "its newest")
+	alone := New(ttl, 4, nil)
+	for i := range 10 {
+		alone.Seen("one", fmt.Sprint("k", i), backend, t0)
+	}
+	assert.Equal(t, 4, alone.Len("one"), "a project alone may use it all")
+	alone.Seen("two", "k", backend, t0)
+	assert.Equal(t, 3, alone.Len("one"), "a newcomer takes from the largest")
+	assert.Equal(t, 1, alone.Len("two"))
 }
 
-// TestHeldInTheBudget: each entry reserves its bytes; no room, not
-// remembered; an evicted entry gives its bytes back.
+// TestExpiredSwept: expired entries are forgotten, their bytes given back.
+func TestExpiredSwept(t *testing.T) {
+	b := &budget{max: 1 << 20}
+	r := New(ttl, 10, b)
+	r.Seen(proj, "p1", backend, t0)
+	r.Seen(proj, "p2", backend, t0.Add(ttl+time.Second))
+	assert.Equal(t, 1, r.Len(proj), "p1 expired and was swept")
+	assert.Equal(t, entryBytes("p2", backend), b.held)
+}
+
+// TestHeldInTheBudget: each entry reserves its bytes; a full budget takes
+// the project's own oldest entry first; a replaced profiler's bytes move.
 func TestHeldInTheBudget(t *testing.T) {
 	one := entryBytes("p1", backend)
 	b := &budget{max: one}
 	r := New(ttl, 10, b)
-	r.Seen("p1", backend, t0)
+	r.Seen(proj, "p1", backend, t0)
 	assert.Equal(t, one, b.held)
-	r.Seen("p2", backend, t0)
-	_, ok := r.Of("p2", t0)
-	assert.False(t, ok, "no room in the budget")
-	r.Seen("p1", backend, t0.Add(time.Second))
-	assert.Equal(t, one, b.held, "a chunk of a known profiler reserves nothing more")
-	r.Seen("p1", Profiler{ID: backend.ID, UI: true}, t0.Add(2*time.Second))
-	assert.Equal(t, one, b.held, "a replaced entry gives its bytes back first")
+	r.Seen(proj, "p2", backend, t0)
+	_, ok := r.Of(proj, "p1", t0)
+	assert.False(t, ok, "no room in the budget: the project's oldest gave way")
+	_, ok = r.Of(proj, "p2", t0)
+	assert.True(t, ok)
+	r.Seen("2", "x", backend, t0)
+	_, ok = r.Of("2", "x", t0)
+	assert.False(t, ok, "a project with nothing to give way gets no room in a full budget")
+	r.Seen(proj, "p2", Profiler{ID: backend.ID, Thread: "12345"}, t0)
+	p, _ := r.Of(proj, "p2", t0)
+	assert.Empty(t, p.Thread, "a larger entry that does not fit keeps the old")
+	assert.LessOrEqual(t, b.held, b.max)
 }

@@ -43,11 +43,11 @@ func twoServiceTraces() ptrace.Traces {
 // profile context. A span's thread attributes are its data.
 func TestTransactionNamesItsProcessProfiler(t *testing.T) {
 	const id = "0123456789abcdef0123456789abcdef"
-	of := func(r pcommon.Resource) string {
+	of := func(r pcommon.Resource) Profiler {
 		if v, _ := r.Attributes().Get("service.name"); v.AsString() == "profiled" {
-			return id
+			return Profiler{ID: id}
 		}
-		return ""
+		return Profiler{}
 	}
 	tr := New(Options{})
 	res := tr.Traces(twoServiceTraces(), TracesWant{Transactions: true, ProfilerOf: of})
@@ -81,11 +81,11 @@ func TestTransactionNamesItsProcessProfiler(t *testing.T) {
 // and the segments of a resource without a profiler carry none.
 func TestSpanV2SegmentNamesItsProcessProfiler(t *testing.T) {
 	const id = "0123456789abcdef0123456789abcdef"
-	of := func(r pcommon.Resource) string {
+	of := func(r pcommon.Resource) Profiler {
 		if v, _ := r.Attributes().Get("service.name"); v.AsString() == "profiled" {
-			return id
+			return Profiler{ID: id}
 		}
-		return ""
+		return Profiler{}
 	}
 	res := New(Options{}).Traces(twoServiceTraces(), TracesWant{SpanV2: true, ProfilerOf: of})
 	require.Len(t, res.SpanGroups, 2)
@@ -108,4 +108,47 @@ func TestSpanV2SegmentNamesItsProcessProfiler(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, named)
+}
+
+// TestTransactionNamesItsThread: the thread that ran a transaction goes to
+// contexts.trace.data["thread.id"] as the chunk's thread_id string: from
+// the samples linked to one of its spans (SpanProfilerOf, which also names
+// the profiler), else the root's own thread.id when its profiler's threads
+// are that kind (OwnThreads); a profiler of another kind of thread id
+// leaves the span's own alone.
+func TestTransactionNamesItsThread(t *testing.T) {
+	const own, linked = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
+	td := twoServiceTraces()
+	for i := range 2 {
+		td.ResourceSpans().At(i).ScopeSpans().At(0).Spans().At(0).Attributes().PutInt("thread.id", 3)
+	}
+	traceData := func(want TracesWant) map[string]map[string]any {
+		want.Transactions = true
+		out := map[string]map[string]any{}
+		for _, tx := range New(Options{}).Traces(td, want).Transactions {
+			var ev struct {
+				Contexts map[string]map[string]any `json:"contexts"`
+			}
+			require.NoError(t, json.Unmarshal(tx.Payload, &ev))
+			out[tx.TraceID] = map[string]any{"thread.id": ev.Contexts["trace"]["data"].(map[string]any)["thread.id"], "profile": ev.Contexts["profile"]}
+		}
+		return out
+	}
+	p1, p2 := "01010000000000000000000000000000", "02010000000000000000000000000000"
+	got := traceData(TracesWant{ProfilerOf: func(pcommon.Resource) Profiler { return Profiler{ID: own, OwnThreads: true} }})
+	assert.Equal(t, "3", got[p1]["thread.id"], "the root's own, as a string")
+
+	got = traceData(TracesWant{ProfilerOf: func(pcommon.Resource) Profiler { return Profiler{ID: own} }})
+	assert.EqualValues(t, 3, got[p1]["thread.id"], "another kind of id: the span's own attribute, untouched")
+
+	spanOf := func(trace [16]byte, span [8]byte) (string, string, bool) {
+		if trace[0] == 1 && span == [8]byte{1, 2} { // the child of the first trace ran in the profile
+			return linked, "4242", true
+		}
+		return "", "", false
+	}
+	got = traceData(TracesWant{ProfilerOf: func(pcommon.Resource) Profiler { return Profiler{ID: own} }, SpanProfilerOf: spanOf})
+	assert.Equal(t, "4242", got[p1]["thread.id"], "the OS thread the linked samples ran on")
+	assert.Equal(t, map[string]any{"profiler_id": linked}, got[p1]["profile"])
+	assert.Equal(t, map[string]any{"profiler_id": own}, got[p2]["profile"], "no linked span: the resource's profiler")
 }

@@ -18,6 +18,10 @@ type state struct {
 	resScrub bool    // members leaves out secrets-prone keys: resource attributes without SendDefaultPII (resourcescrub.go)
 	rseen    seenSet // repeated keys of one resource (typedResource)
 
+	spanProfiler SpanProfilerOf // TracesWant.SpanProfilerOf of the call
+	txProf       txProfiler     // what the segment being rendered names (segmentProfiler)
+	txThread     string         // thread.id spanData writes first, for a transaction's contexts.trace
+
 	res    []resInfo
 	tfrags []typedFrag
 	scopes []scopeInfo
@@ -71,6 +75,7 @@ func (t *Translator) put(s *state) {
 	clear(s.spans) // drop references to pdata
 	clear(s.res)
 	clear(s.scopes)
+	s.spanProfiler, s.txProf = nil, txProfiler{} // the call's, not the next one's
 	t.pool.Put(s)
 }
 
@@ -80,6 +85,7 @@ type resInfo struct {
 	env, release, server, lang, platform, svcNS string
 	service                                     string
 	profilerID                                  string   // contexts.profile.profiler_id of its transactions ("": none)
+	ownThreads                                  bool     // its profiler's thread_ids are its spans' thread.id kind (Profiler.OwnThreads)
 	plain                                       frag     // contexts.otel.resource at level 0, in s.frag
 	common                                      frag     // the event members eventCommon writes, in s.frag
 	ctx                                         frag     // runtime, os, device... contexts (contexts.go), in s.frag

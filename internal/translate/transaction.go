@@ -1,7 +1,5 @@
 package translate
 
-import "go.opentelemetry.io/collector/pdata/pcommon"
-
 // Transactions.
 //
 // A segment with its descendants is one transaction: the segment is
@@ -45,6 +43,7 @@ func (s *state) segmentTransactions(r *TracesResult, si int32) {
 	trace := s.arenaHex(root.traceID[:])
 	segSpan := s.arenaHex(root.id[:])
 	req, code, _ := s.segmentRequest(si)
+	s.txProf = s.segmentProfiler(members)
 	head, i := members[0], 1
 	for {
 		a := s.out.len()
@@ -147,13 +146,15 @@ func (s *state) txHeader(head int32, root *spanRef, ev span32, lvl int, req frag
 	w.strField(&m, "op", r.sem.op, 128)
 	w.strField(&m, "status", r.sem.status, 0)
 	w.raw(`,"origin":"auto.otel","data":`)
+	s.txThread = s.txProf.thread // the profile's thread of this transaction, as the chunk's thread_id
 	s.spanData(w, r, &l, false)
+	s.txThread = ""
 	w.byte('}')
 	responseContext(w, code)
 	s.resourceContexts(w, ri)
-	if ri.profilerID != "" {
+	if s.txProf.id != "" {
 		w.raw(`,"profile":{"profiler_id":`)
-		w.str(ri.profilerID, 0)
+		w.str(s.txProf.id, 0)
 		w.byte('}')
 	}
 	w.raw(`,"otel":{"resource":`)
@@ -219,6 +220,7 @@ func (s *state) spanData(w *jw, r *spanRef, l *limits, inherit bool) {
 	if k := kindName(r.sp.Kind()); k != "" {
 		s.plainStr(w, &n, "otel.kind", k, l)
 	}
+	s.plainStr(w, &n, "thread.id", s.txThread, l) // before the span's own, which it replaces
 	switch {
 	case inherit:
 	case l.attrs == MaxAttributes: // level 0: the pre-rendered copy
@@ -254,15 +256,4 @@ func (s *state) arenaName(nm name) span32 {
 		s.arena = append(s.arena, p...)
 	}
 	return span32{int32(a), int32(len(s.arena))}
-}
-
-// profilers names each resource's profiler (TracesWant.ProfilerOf) for its
-// transactions' contexts.profile and its span v2 segments' sentry.profiler_id.
-func (s *state) profilers(of func(pcommon.Resource) string) {
-	if of == nil {
-		return
-	}
-	for i := range s.res {
-		s.res[i].profilerID = of(s.res[i].res)
-	}
 }

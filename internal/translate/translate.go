@@ -57,7 +57,11 @@ type SpanGroup struct {
 // resource, and only for transactions.
 type TracesWant struct {
 	Transactions, SpanV2, Errors, Segments bool
-	ProfilerOf                             func(pcommon.Resource) string
+	ProfilerOf                             func(pcommon.Resource) Profiler
+	// SpanProfilerOf, when set, names the profiler whose samples ran in a
+	// span of a segment: its transactions name it, and the thread that ran
+	// it as contexts.trace.data["thread.id"], before ProfilerOf's.
+	SpanProfilerOf SpanProfilerOf
 }
 
 // TracesResult holds the payloads of one Traces call and what was not emitted.
@@ -158,6 +162,7 @@ func (t *Translator) renderTraces(s *state, r *TracesResult, want TracesWant) {
 	}
 	if forms > 0 {
 		s.profilers(want.ProfilerOf)
+		s.spanProfiler = want.SpanProfilerOf
 	}
 	if want.Transactions {
 		s.transactions(r)
