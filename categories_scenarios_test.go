@@ -7,6 +7,7 @@ package sentryexporter
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -99,7 +100,7 @@ func TestScenarioEachCategoryLimit(t *testing.T) {
 				assert.Equal(t, want, h.sentry.countType(it), "%q envelopes", it)
 			}
 			for _, c := range reportedCategories {
-				if isOneOf(c, tt.dropped) {
+				if slices.Contains(tt.dropped, c) {
 					assert.Positive(t, h.dropped(c, "ratelimit_backoff"), "%q dropped while limited", c)
 					assert.Positive(t, h.dropped(c, "rate_limited"), "%q: the 429'd envelope", c)
 				} else {
@@ -114,15 +115,6 @@ func TestScenarioEachCategoryLimit(t *testing.T) {
 // allLimited: the gauge shows an all-category limit for project 1.
 func (h *harness) allLimited() bool {
 	return h.gaugeFloat("otelcol_exporter_sentry_rate_limit_remaining", "1", "all") > 0
-}
-
-func isOneOf(s string, in []string) bool {
-	for _, x := range in {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestScenarioTraceMetricByteQuota is issue 40's run: Relay answers the first
