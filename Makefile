@@ -6,7 +6,7 @@ OCB_VERSION := v0.165.0
 OCB         := $(GOBIN_DIR)/builder
 OTELCOL     := $(BIN)/otelcol-sentry
 
-.PHONY: test vet lint generate otelcol otelcol-compare demo gateway oldrelay hugeheaders load soak compare compare-protocol fuzz bench sink spanstream
+.PHONY: test vet lint generate otelcol otelcol-compare demo gateway oldrelay quota hugeheaders load soak compare compare-protocol fuzz bench sink spanstream
 
 ## test: vet, gofmt check, every package's tests under the race detector, and the two tests the race
 ## detector skips (TestAssemblyEstimateCoversTheHeap, TestHeapWithinBudget) and the property tests at all their seeds
@@ -83,6 +83,11 @@ demo: otelcol sink
 ## gateway: five services through the built collector, routed to four projects (one over its error quota, one hung; one service unroutable) and checked.
 gateway: otelcol sink
 	./scripts/gateway.sh
+
+## quota: a trace_metric_byte quota (429s from the sink) on one service's traces, logs and metrics through the
+## built collector: only the trace metrics stop, the rest flows at full rate, the reports come on time (~40 s).
+quota: otelcol sink
+	./scripts/quota.sh
 
 ## oldrelay: the zstd -> gzip fallback through the built collector, against a sink that decodes as a Relay from before zstd.
 oldrelay: otelcol sink

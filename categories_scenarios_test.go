@@ -7,6 +7,7 @@ package sentryexporter
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -50,13 +51,7 @@ func (h *harness) consumeRound(i int, start time.Time) {
 // dropped are exactly those of the stopped item type, and the client
 // reports equal the local drops.
 func TestScenarioEachCategoryLimit(t *testing.T) {
-	const rounds = 6
-	tests := []struct {
-		category string
-		itemType string
-		spans    bool // traces_as: spans
-		dropped  []string
-	}{
+	for _, tt := range []categoryLimit{
 		{"error", envelope.ItemTypeEvent, false, []string{"error"}},
 		{"transaction", envelope.ItemTypeTransaction, false, []string{"transaction", "span"}},
 		{"span", envelope.ItemTypeSpan, true, []string{"span"}},
@@ -64,65 +59,67 @@ func TestScenarioEachCategoryLimit(t *testing.T) {
 		{"log_byte", envelope.ItemTypeLog, false, []string{"log_item", "log_byte"}},
 		{"trace_metric", envelope.ItemTypeTraceMetric, false, []string{"trace_metric", "trace_metric_byte"}},
 		{"trace_metric_byte", envelope.ItemTypeTraceMetric, false, []string{"trace_metric", "trace_metric_byte"}},
+	} {
+		t.Run(tt.category, inBubble(tt.run))
 	}
-	for _, tt := range tests {
-		t.Run(tt.category, inBubble(func(t *testing.T) {
-			h := newHarness(t, func(c *Config) {
-				noDedupe(c)
-				if tt.spans {
-					c.TracesAs = TracesAsSpans
-				}
-			})
-			q := &quota{itemType: tt.itemType, headers: map[string]string{
-				"X-Sentry-Rate-Limits": "60:" + tt.category + ":organization:quota_exceeded",
-			}}
-			h.sentry.setRespond(q.respond)
-			start := time.Now()
-			for i := range rounds {
-				h.consumeRound(i, start)
-				time.Sleep(time.Second)
-			}
-			assert.False(t, h.allLimited(), "no all-category limit")
-			assert.Positive(t, h.gaugeFloat("otelcol_exporter_sentry_rate_limit_remaining", "1", tt.category))
-			h.shutdown()
-			h.sentry.requireNoInvalid()
+}
 
-			signals := []string{envelope.ItemTypeEvent, envelope.ItemTypeLog, envelope.ItemTypeTraceMetric, envelope.ItemTypeTransaction}
-			if tt.spans {
-				signals[3] = envelope.ItemTypeSpan
-			}
-			for _, it := range signals {
-				want := rounds
-				if it == tt.itemType {
-					want = 1 // the envelope answered 429
-				}
-				assert.Equal(t, want, h.sentry.countType(it), "%q envelopes", it)
-			}
-			for _, c := range reportedCategories {
-				if isOneOf(c, tt.dropped) {
-					assert.Positive(t, h.dropped(c, "ratelimit_backoff"), "%q dropped while limited", c)
-					assert.Positive(t, h.dropped(c, "rate_limited"), "%q: the 429'd envelope", c)
-				} else {
-					assert.Zero(t, h.droppedAll(c), "%q flows", c)
-				}
-			}
-			assert.Equal(t, h.localDrops(), h.sentry.discards(), "client reports equal the local drops")
-		}))
+// categoryLimit is one case of TestScenarioEachCategoryLimit: the category
+// limited, the item type it stops, traces_as: spans, the categories dropped.
+type categoryLimit struct {
+	category string
+	itemType string
+	spans    bool
+	dropped  []string
+}
+
+func (tt categoryLimit) run(t *testing.T) {
+	const rounds = 6
+	h := newHarness(t, func(c *Config) {
+		noDedupe(c)
+		if tt.spans {
+			c.TracesAs = TracesAsSpans
+		}
+	})
+	q := &quota{itemType: tt.itemType, headers: map[string]string{
+		"X-Sentry-Rate-Limits": "60:" + tt.category + ":organization:quota_exceeded",
+	}}
+	h.sentry.setRespond(q.respond)
+	start := time.Now()
+	for i := range rounds {
+		h.consumeRound(i, start)
+		time.Sleep(time.Second)
 	}
+	assert.False(t, h.allLimited(), "no all-category limit")
+	assert.Positive(t, h.gaugeFloat("otelcol_exporter_sentry_rate_limit_remaining", "1", tt.category))
+	h.shutdown()
+	h.sentry.requireNoInvalid()
+
+	signals := []string{envelope.ItemTypeEvent, envelope.ItemTypeLog, envelope.ItemTypeTraceMetric, envelope.ItemTypeTransaction}
+	if tt.spans {
+		signals[3] = envelope.ItemTypeSpan
+	}
+	for _, it := range signals {
+		want := rounds
+		if it == tt.itemType {
+			want = 1 // the envelope answered 429
+		}
+		assert.Equal(t, want, h.sentry.countType(it), "%q envelopes", it)
+	}
+	for _, c := range reportedCategories {
+		if slices.Contains(tt.dropped, c) {
+			assert.Positive(t, h.dropped(c, "ratelimit_backoff"), "%q dropped while limited", c)
+			assert.Positive(t, h.dropped(c, "rate_limited"), "%q: the 429'd envelope", c)
+		} else {
+			assert.Zero(t, h.droppedAll(c), "%q flows", c)
+		}
+	}
+	assert.Equal(t, h.localDrops(), h.sentry.discards(), "client reports equal the local drops")
 }
 
 // allLimited: the gauge shows an all-category limit for project 1.
 func (h *harness) allLimited() bool {
 	return h.gaugeFloat("otelcol_exporter_sentry_rate_limit_remaining", "1", "all") > 0
-}
-
-func isOneOf(s string, in []string) bool {
-	for _, x := range in {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestScenarioTraceMetricByteQuota is issue 40's run: Relay answers the first

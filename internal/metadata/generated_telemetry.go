@@ -222,7 +222,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ExporterSentryDroppedItems, err = builder.meter.Int64Counter(
 		"otelcol_exporter_sentry_dropped_items",
-		metric.WithDescription("Items dropped locally or rejected by Sentry, by data category and reason. log_byte counts bytes. [Alpha]"),
+		metric.WithDescription("Items dropped locally or rejected by Sentry, by data category and reason. log_byte and trace_metric_byte count bytes. [Alpha]"),
 		metric.WithUnit("{item}"),
 	)
 	errs = errors.Join(errs, err)
@@ -264,7 +264,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ExporterSentrySentItems, err = builder.meter.Int64Counter(
 		"otelcol_exporter_sentry_sent_items",
-		metric.WithDescription("Items Sentry accepted (2xx), by data category. log_byte counts bytes. [Alpha]"),
+		metric.WithDescription("Items Sentry accepted (2xx), by data category. log_byte and trace_metric_byte count bytes. [Alpha]"),
 		metric.WithUnit("{item}"),
 	)
 	errs = errors.Join(errs, err)

@@ -84,7 +84,7 @@ func AssertEqualExporterSentryConcurrencyLimit(t *testing.T, tt *componenttest.T
 func AssertEqualExporterSentryDroppedItems(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_sentry_dropped_items",
-		Description: "Items dropped locally or rejected by Sentry, by data category and reason. log_byte counts bytes. [Alpha]",
+		Description: "Items dropped locally or rejected by Sentry, by data category and reason. log_byte and trace_metric_byte count bytes. [Alpha]",
 		Unit:        "{item}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -186,7 +186,7 @@ func AssertEqualExporterSentryRequests(t *testing.T, tt *componenttest.Telemetry
 func AssertEqualExporterSentrySentItems(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_sentry_sent_items",
-		Description: "Items Sentry accepted (2xx), by data category. log_byte counts bytes. [Alpha]",
+		Description: "Items Sentry accepted (2xx), by data category. log_byte and trace_metric_byte count bytes. [Alpha]",
 		Unit:        "{item}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
