@@ -150,8 +150,10 @@ func hostileSenderRows() []hostileSenderRow {
 				},
 				requests: func(t *testing.T) func(*harness) {
 					return func(h *harness) {
-						raw := h.logs.(settlingLogs).Logs // Sentry hangs: return once offered
-						for i := range 100 {              // each request built in turn: the test holds one at a time
+						// Sentry hangs: return once offered. Each request is built
+						// in turn, so the test holds one at a time.
+						raw := h.logs.(settlingLogs).Logs
+						for i := range 100 {
 							require.NoError(t, raw.ConsumeLogs(t.Context(), randomLogs(fmt.Sprint("svc", i), 100, 10<<10)))
 						}
 					}
