@@ -143,6 +143,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParseRetryAfter$$' -fuzztime=$(FUZZTIME) ./ratelimit/
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./envelope/
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./internal/stacktrace/
+	$(GO) test -run='^$$' -fuzz='^FuzzParseAlloc$$' -fuzztime=$(FUZZTIME) ./internal/stacktrace/
 	$(GO) test -run='^$$' -fuzz='^FuzzAppend$$' -fuzztime=$(FUZZTIME) ./internal/jsonstr/
 
 ## mutate: mutation testing of ratelimit, internal/account, internal/assemble, internal/gate, internal/concurrency, internal/membudget and

@@ -72,7 +72,8 @@ type Result struct {
 	// thread kept fewer than two non-idle samples, which Relay would
 	// remove). One profile_chunk each; their duration is unknown. Also
 	// a window of samples whose chunk passes MaxChunkBytes however it is
-	// cut: one chunk and its duration.
+	// cut, or is left once a call has thrown away its waste budget of
+	// renders over the limit (emit.go): one chunk and its duration.
 	Invalid account.Counts
 	// NoRoom: chunks not rendered because Want.Room had no room for them
 	// (the memory budget is full): one chunk and its duration each.

@@ -121,3 +121,39 @@ func TestUncuttableChunkOverTheLimit(t *testing.T) {
 	t.Logf("%d KiB allocated", alloc>>10)
 	assert.Less(t, alloc, uint64(2<<20), "bytes allocated")
 }
+
+// TestThrownAwayRendersBounded: a ~100 KB profile whose one stack names
+// 20,000 lines of 300-character names, in 400 windows of two samples:
+// every window passes the limit and none can be cut. The renders thrown
+// away stop at the call's waste budget, and the windows left are counted
+// invalid unrendered. (Without the budget, each window costs a render to
+// the 4 MiB limit, ~0.1 s; one such window of 2,000 samples, cut down to
+// windows of three, took 109 s.)
+func TestThrownAwayRendersBounded(t *testing.T) {
+	b := newPB()
+	rp := b.resource(map[string]any{"service.name": "evil", "process.pid": int64(1), "telemetry.sdk.language": "go"})
+	p := b.profile(rp, "samples")
+	long := strings.Repeat("x", 300)
+	fn := int64(b.fn("f"+long, "/"+long))
+	ls := make([][2]int64, 20000)
+	for i := range ls {
+		ls[i] = [2]int64{fn, int64(i + 1)}
+	}
+	loc := b.loc(0x401000, 0, "", ls...)
+	var ts []uint64
+	for i := range 400 {
+		ts = append(ts, ms(uint64(61000*i)), ms(uint64(61000*i+10)))
+	}
+	b.sample(p, b.Stack(loc), 7, "", 0, ts...)
+	var res Result
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	res = NewTranslator(Options{}).Profiles(b.pd, both)
+	runtime.ReadMemStats(&after)
+	assert.Empty(t, res.Chunks)
+	assert.Equal(t, int64(400), res.Invalid[account.CatProfileChunk])
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d MiB allocated", alloc>>20)
+	assert.Less(t, alloc, uint64(4*wasteBudget(DefaultMaxChunkBytes)), "bytes allocated")
+}

@@ -18,7 +18,7 @@ type chunkPlan struct {
 // emit cuts the samples of a stream into chunks: by time (MaxChunkSpan),
 // then by size (halving a chunk whose payload passes maxBytes), and renders
 // those of a wanted type.
-func (t *Translator) emit(d *dict, s *stream, want Want, res *Result) {
+func (t *Translator) emit(d *dict, s *stream, want Want, waste *int, res *Result) {
 	slices.SortStableFunc(s.samples, func(a, b sampleRec) int { return cmpInt64(a.ts, b.ts) })
 	plan := chunkPlan{s: s, platform: s.res.platform, profilerID: ProfilerID(s.res.salt, s.res.identity, s.pid)}
 	if plan.platform == "" {
@@ -41,7 +41,7 @@ func (t *Translator) emit(d *dict, s *stream, want Want, res *Result) {
 			res.Skipped[cat]++
 			res.Skipped[durationCategory(cat)] += durationMs(win[0].ts, win[len(win)-1].ts)
 		default:
-			t.renderSized(d, plan, win, want.Room, res)
+			t.renderSized(d, plan, win, want.Room, waste, res)
 		}
 	}
 }
@@ -50,19 +50,29 @@ func (t *Translator) emit(d *dict, s *stream, want Want, res *Result) {
 // when its payload would pass maxBytes. A window that cannot be cut (fewer
 // than four samples, or no balanced split) and is still too large is
 // counted Invalid, as one that finds no room in the memory budget is
-// counted NoRoom: never rendered whole and sent over the limit.
-func (t *Translator) renderSized(d *dict, plan chunkPlan, win []sampleRec, room Room, res *Result) {
-	c, state := t.render(d, plan, win, room)
+// counted NoRoom: never rendered whole and sent over the limit. Each
+// render that passes the limit is thrown away; once a call has thrown away
+// its waste budget, its windows left are counted Invalid unrendered, so a
+// small request cannot make the renderer write and discard without end.
+func (t *Translator) renderSized(d *dict, plan chunkPlan, win []sampleRec, room Room, waste *int, res *Result) {
+	state := tooLarge
+	var c Chunk
+	if *waste > 0 {
+		c, state = t.render(d, plan, win, room)
+	}
 	if state == rendered {
 		res.Chunks = append(res.Chunks, c)
 		return
 	}
-	if state == tooLarge && len(win) >= 4 {
+	if state == tooLarge && *waste > 0 {
+		*waste -= t.maxBytes
+	}
+	if state == tooLarge && len(win) >= 4 && *waste > 0 {
 		first, second := splitBalanced(len(win), len(plan.s.threads),
 			func(i int) int32 { return win[i].thread }, func(i int) bool { return d.idle(win[i].stack) })
 		if first != nil && second != nil {
-			t.renderSized(d, plan, pick(win, first), room, res)
-			t.renderSized(d, plan, pick(win, second), room, res)
+			t.renderSized(d, plan, pick(win, first), room, waste, res)
+			t.renderSized(d, plan, pick(win, second), room, waste, res)
 			return
 		}
 	}
@@ -74,6 +84,12 @@ func (t *Translator) renderSized(d *dict, plan chunkPlan, win []sampleRec, room 
 	to[cat]++
 	to[durationCategory(cat)] += durationMs(win[0].ts, win[len(win)-1].ts)
 }
+
+// wasteBudget is the bytes one call of Profiles may render and throw away
+// (renders that passed maxBytes), before windows over the limit are no
+// longer cut: enough to cut a stream of a few times Relay's 50 MiB into
+// chunks, a few seconds of CPU at most.
+func wasteBudget(maxBytes int) int { return max(16*maxBytes, 64<<20) }
 
 func pick(win []sampleRec, idx []int) []sampleRec {
 	out := make([]sampleRec, len(idx))

@@ -45,6 +45,7 @@ func (t *Translator) salt() string {
 // time and cut into chunks of at most MaxChunkSpan and Options.MaxChunkBytes.
 func (t *Translator) Profiles(pd pprofile.Profiles, want Want) Result {
 	var res Result
+	waste := wasteBudget(t.maxBytes)
 	d := newDict(pd.Dictionary())
 	salt := t.salt()
 	rps := pd.ResourceProfiles()
@@ -66,7 +67,7 @@ func (t *Translator) Profiles(pd pprofile.Profiles, want Want) Result {
 			}
 		}
 		for _, s := range order {
-			t.emit(d, s, want, &res)
+			t.emit(d, s, want, &waste, &res)
 		}
 	}
 	return res
