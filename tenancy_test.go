@@ -225,3 +225,44 @@ func testBurstCostsOnlyItsOwnDedupeShare(t *testing.T) {
 	assert.EqualValues(t, 20, h.sum("otelcol_exporter_sentry_sent_items", project("1")), "checkout's, early or at once, all sent")
 	assert.Zero(t, h.sum("otelcol_exporter_sentry_dropped_items", project("1")))
 }
+
+// TestChurnCostsOnlyItsOwnAssemblyShare: 32 KiB of assembly, a share of 16
+// KiB for each of two projects. fraud (project 2) holds the children of 10
+// requests; checkout (project 1) then sends the children of 1,000 requests
+// whose roots never come. Only checkout's are pushed out; each of fraud's
+// requests is one whole transaction when its root comes.
+func TestChurnCostsOnlyItsOwnAssemblyShare(t *testing.T) {
+	synctest.Test(t, testChurnCostsOnlyItsOwnAssemblyShare)
+}
+
+func testChurnCostsOnlyItsOwnAssemblyShare(t *testing.T) {
+	const bound = 32 << 10
+	sentry := newMemSentry(t)
+	h := newHarnessWith(t, sentry, twoTenants(sentry, func(c *Config) {
+		noDedupe(c)
+		c.Assembly.MaxBytes, c.Assembly.Wait = bound, time.Minute
+		c.Routing.MaxProjects = 2
+	}))
+	fraudChildren, fraudRoots := splitTraces(tracesOf("fraud", makeTraces(100, 10, false)))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), fraudChildren))
+	for i := range 10 {
+		children, _ := splitTraces(makeTraces(i*100, 100, false))
+		require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
+		assert.LessOrEqual(t, h.heldBytes(), int64(bound), "push %d", i)
+	}
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), fraudRoots))
+	h.shutdown()
+	sentry.requireNoInvalid()
+
+	frags := func(p string) int64 {
+		return h.sum("otelcol_exporter_sentry_assembly_fragments", map[string]string{"project": p})
+	}
+	assert.Zero(t, frags("2"), "none of fraud's spans went out without its root")
+	assert.EqualValues(t, 2000, frags("1"), "every one of checkout's orphans is a fragment")
+	assert.Positive(t, h.sum("otelcol_exporter_sentry_assembly_fragments", map[string]string{"project": "1", "assembly_reason": "memory_bound"}))
+	txs := transactionsByProject(t, sentry)["2"]
+	require.Len(t, txs, 10, "one transaction per fraud request")
+	for _, tx := range txs {
+		assert.Len(t, tx.Spans, 2, "with both its children")
+	}
+}
