@@ -193,6 +193,7 @@ func exceptionLogsOf(service string, first, n int) plog.Logs {
 		lr := one.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
 		lr.SetTraceID(traceID(i))
 		lr.SetSpanID(spanID(i, 1))
+		lr.Body().SetStr(service + " failed")
 		one.ResourceLogs().At(0).Resource().Attributes().PutStr("service.name", service)
 		one.ResourceLogs().At(0).CopyTo(ld.ResourceLogs().AppendEmpty())
 	}
@@ -264,5 +265,67 @@ func testChurnCostsOnlyItsOwnAssemblyShare(t *testing.T) {
 	require.Len(t, txs, 10, "one transaction per fraud request")
 	for _, tx := range txs {
 		assert.Len(t, tx.Spans, 2, "with both its children")
+	}
+}
+
+// tenantData is everything one service sends, with the same trace and span
+// ids as every other tenant's: traces with exceptions (root named name, its
+// URL carrying mark), info logs, the exceptions logged again (to dedupe),
+// and cumulative counters.
+func tenantData(service, name, mark string) (ptrace.Traces, plog.Logs, pmetric.Metrics) {
+	td := tracesOf(service, makeTraces(0, 3, true))
+	sps := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for i := range sps.Len() {
+		if sp := sps.At(i); sp.ParentSpanID().IsEmpty() {
+			sp.SetName(name)
+			sp.Attributes().PutStr("http.route", name)
+			sp.Attributes().PutStr("url.full", "https://"+service+".example"+name+"?"+mark)
+		}
+	}
+	ld := makeLogs(3)
+	ld.ResourceLogs().At(0).Resource().Attributes().PutStr("service.name", service)
+	exceptionLogsOf(service, 0, 3).ResourceLogs().MoveAndAppendTo(ld.ResourceLogs())
+	start := time.Now().Add(time.Second)
+	return td, ld, counters(service, mark+"/", 3, start, start.Add(time.Second), 1)
+}
+
+// TestNoDataCrossesProjects: checkout (project 1) and fraud (project 2) send
+// traces, logs, exceptions and metrics with the same trace and span ids.
+// Each project gets every item type of its own, and no item or envelope
+// header of either carries anything of the other's: no name, route, URL,
+// query, transaction or service.
+func TestNoDataCrossesProjects(t *testing.T) {
+	for _, mode := range []TracesAs{TracesAsTransactions, TracesAsSpans} {
+		t.Run(string(mode), inBubble(func(t *testing.T) {
+			sentry := newMemSentry(t)
+			h := newHarnessWith(t, sentry, twoTenants(sentry, func(c *Config) { c.TracesAs = mode }))
+			for _, svc := range [][3]string{{"checkout", "/cart/pay", "card=4111111111111111"}, {"fraud", "/score/risk", "fraud-token=s3cr3t"}} {
+				td, ld, md := tenantData(svc[0], svc[1], svc[2])
+				require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
+				h.consumeLogsData(ld)
+				h.consumeMetrics(md)
+			}
+			time.Sleep(time.Minute)
+			h.shutdown()
+			sentry.requireNoInvalid()
+
+			spans := "transaction"
+			if mode == TracesAsSpans {
+				spans = "span"
+			}
+			got := byProject(sentry)
+			for _, p := range []string{"1", "2"} {
+				for _, typ := range []string{spans, "event", "log", "trace_metric"} {
+					assert.Positive(t, got[p][typ], "project %s got its %s items", p, typ)
+				}
+			}
+			checkout, fraud := projectText(t, sentry, "1"), projectText(t, sentry, "2")
+			for _, s := range []string{"checkout", "/cart/", "4111111111111111"} {
+				assert.NotContains(t, fraud, s, "project 2 carries checkout's")
+			}
+			for _, s := range []string{"fraud", "/score/", "s3cr3t"} {
+				assert.NotContains(t, checkout, s, "project 1 carries fraud's")
+			}
+		}))
 	}
 }
