@@ -73,7 +73,9 @@ type generation struct {
 // newGeneration sizes a generation as the one it replaces ended: its buffers
 // grow once, not by doubling through megabytes of fresh memory every
 // generation (on request-shaped traffic that growth of reqs was 3 % of a
-// push's CPU).
+// push's CPU). It takes what that one held, not its room: a project made to
+// retire a small generation gets small buffers, so what all projects' room
+// adds up to follows what they hold.
 func newGeneration(traces, ids, reqs int) generation {
 	return generation{
 		traces: make(map[[16]byte]traceEntry, traces),
@@ -158,7 +160,7 @@ func (g *generations) held() [3]int {
 
 // retire makes cur the old generation, dropping the old one.
 func (g *generations) retire() {
-	g.old, g.cur = g.cur, newGeneration(len(g.cur.traces), cap(g.cur.ids), cap(g.cur.reqs))
+	g.old, g.cur = g.cur, newGeneration(len(g.cur.traces), len(g.cur.ids), len(g.cur.reqs))
 }
 
 // fit keeps all projects together within twice each bound: past one, the
