@@ -87,8 +87,10 @@ type AssemblyConfig struct {
 	// 0 turns assembly off. Default 30s.
 	Wait time.Duration `mapstructure:"wait"`
 	// MaxBytes bounds the (estimated) bytes of spans held, over all
-	// projects; when full, the oldest held spans are sent without their root
-	// (reason memory_bound); at most half of memory::max_bytes. Default 48 MiB.
+	// projects, each its share (routing::max_projects); when full, the oldest
+	// held spans of the project furthest past its share are sent without
+	// their root (reason memory_bound); at most half of memory::max_bytes.
+	// Default 48 MiB.
 	MaxBytes int64 `mapstructure:"max_bytes"`
 
 	_ struct{}
@@ -113,10 +115,12 @@ type MetricsConfig struct {
 	// service.name, service.namespace. [] sends none; ["*"] all of them.
 	ResourceAttributes []string `mapstructure:"resource_attributes"`
 	// MaxStreamBytes bounds the state of cumulative streams (each one's
-	// previous point, 160 bytes a stream), counted in memory::max_bytes;
-	// when full, the stream used longest ago is evicted, and its next point
-	// is counted (no_baseline). At most a quarter of memory::max_bytes is
-	// used, whatever this says. Default 8 MiB, about 52,000 streams.
+	// previous point, 160 bytes a stream), counted in memory::max_bytes,
+	// each project its share (routing::max_projects); when full, the project
+	// furthest past its share evicts the stream it used longest ago, whose
+	// next point is counted (no_baseline). At most a quarter of
+	// memory::max_bytes is used, whatever this says. Default 8 MiB, about
+	// 52,000 streams.
 	MaxStreamBytes int64 `mapstructure:"max_stream_bytes"`
 
 	_ struct{}
@@ -133,7 +137,8 @@ type RoutingConfig struct {
 	// Discovery resolves values without an entry through Sentry's management API.
 	Discovery configoptional.Optional[DiscoveryConfig] `mapstructure:"discovery"`
 	// MaxProjects caps the Sentry projects (distinct DSNs) one exporter holds,
-	// each with its limits, client reports and connection pool. Default 100.
+	// each with its limits, client reports and connection pool, and its
+	// share (1 / max_projects) of every bound they share. Default 100.
 	MaxProjects int `mapstructure:"max_projects"`
 
 	_ struct{}

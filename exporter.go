@@ -99,7 +99,7 @@ func newExporter(cfg *Config, set exporter.Settings) (*sentryExporter, error) {
 		e.dedupe.Projects = cfg.Routing.MaxProjects // each project's share of the window
 		e.dedupe.Mem = e.stage.NewHolder()          // the window reserves before it holds, and gives back what it releases
 	}
-	if e.assembly = newAssembly(cfg.Assembly); e.assembly != nil {
+	if e.assembly = newAssembly(cfg); e.assembly != nil {
 		e.assemblyMem = e.stage.NewHolder()
 	}
 	if e.dedupe != nil && e.assembly != nil {

@@ -193,6 +193,7 @@ func exceptionLogsOf(service string, first, n int) plog.Logs {
 		lr := one.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
 		lr.SetTraceID(traceID(i))
 		lr.SetSpanID(spanID(i, 1))
+		lr.Body().SetStr(service + " failed")
 		one.ResourceLogs().At(0).Resource().Attributes().PutStr("service.name", service)
 		one.ResourceLogs().At(0).CopyTo(ld.ResourceLogs().AppendEmpty())
 	}
@@ -224,4 +225,107 @@ func testBurstCostsOnlyItsOwnDedupeShare(t *testing.T) {
 	assert.EqualValues(t, 5, h.sum("otelcol_exporter_sentry_sent_items", project("2")))
 	assert.EqualValues(t, 20, h.sum("otelcol_exporter_sentry_sent_items", project("1")), "checkout's, early or at once, all sent")
 	assert.Zero(t, h.sum("otelcol_exporter_sentry_dropped_items", project("1")))
+}
+
+// TestChurnCostsOnlyItsOwnAssemblyShare: 32 KiB of assembly, a share of 16
+// KiB for each of two projects. fraud (project 2) holds the children of 10
+// requests; checkout (project 1) then sends the children of 1,000 requests
+// whose roots never come. Only checkout's are pushed out; each of fraud's
+// requests is one whole transaction when its root comes.
+func TestChurnCostsOnlyItsOwnAssemblyShare(t *testing.T) {
+	synctest.Test(t, testChurnCostsOnlyItsOwnAssemblyShare)
+}
+
+func testChurnCostsOnlyItsOwnAssemblyShare(t *testing.T) {
+	const bound = 32 << 10
+	sentry := newMemSentry(t)
+	h := newHarnessWith(t, sentry, twoTenants(sentry, func(c *Config) {
+		noDedupe(c)
+		c.Assembly.MaxBytes, c.Assembly.Wait = bound, time.Minute
+		c.Routing.MaxProjects = 2
+	}))
+	fraudChildren, fraudRoots := splitTraces(tracesOf("fraud", makeTraces(100, 10, false)))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), fraudChildren))
+	for i := range 10 {
+		children, _ := splitTraces(makeTraces(i*100, 100, false))
+		require.NoError(t, h.traces.ConsumeTraces(t.Context(), children))
+		assert.LessOrEqual(t, h.heldBytes(), int64(bound), "push %d", i)
+	}
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), fraudRoots))
+	h.shutdown()
+	sentry.requireNoInvalid()
+
+	frags := func(p string) int64 {
+		return h.sum("otelcol_exporter_sentry_assembly_fragments", map[string]string{"project": p})
+	}
+	assert.Zero(t, frags("2"), "none of fraud's spans went out without its root")
+	assert.EqualValues(t, 2000, frags("1"), "every one of checkout's orphans is a fragment")
+	assert.Positive(t, h.sum("otelcol_exporter_sentry_assembly_fragments", map[string]string{"project": "1", "assembly_reason": "memory_bound"}))
+	txs := transactionsByProject(t, sentry)["2"]
+	require.Len(t, txs, 10, "one transaction per fraud request")
+	for _, tx := range txs {
+		assert.Len(t, tx.Spans, 2, "with both its children")
+	}
+}
+
+// tenantData is everything one service sends, with the same trace and span
+// ids as every other tenant's: traces with exceptions (root named name, its
+// URL carrying mark), info logs, the exceptions logged again (to dedupe),
+// and cumulative counters.
+func tenantData(service, name, mark string) (ptrace.Traces, plog.Logs, pmetric.Metrics) {
+	td := tracesOf(service, makeTraces(0, 3, true))
+	sps := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for i := range sps.Len() {
+		if sp := sps.At(i); sp.ParentSpanID().IsEmpty() {
+			sp.SetName(name)
+			sp.Attributes().PutStr("http.route", name)
+			sp.Attributes().PutStr("url.full", "https://"+service+".example"+name+"?"+mark)
+		}
+	}
+	ld := makeLogs(3)
+	ld.ResourceLogs().At(0).Resource().Attributes().PutStr("service.name", service)
+	exceptionLogsOf(service, 0, 3).ResourceLogs().MoveAndAppendTo(ld.ResourceLogs())
+	start := time.Now().Add(time.Second)
+	return td, ld, counters(service, mark+"/", 3, start, start.Add(time.Second), 1)
+}
+
+// TestNoDataCrossesProjects: checkout (project 1) and fraud (project 2) send
+// traces, logs, exceptions and metrics with the same trace and span ids.
+// Each project gets every item type of its own, and no item or envelope
+// header of either carries anything of the other's: no name, route, URL,
+// query, transaction or service.
+func TestNoDataCrossesProjects(t *testing.T) {
+	for _, mode := range []TracesAs{TracesAsTransactions, TracesAsSpans} {
+		t.Run(string(mode), inBubble(func(t *testing.T) {
+			sentry := newMemSentry(t)
+			h := newHarnessWith(t, sentry, twoTenants(sentry, func(c *Config) { c.TracesAs = mode }))
+			for _, svc := range [][3]string{{"checkout", "/cart/pay", "card=4111111111111111"}, {"fraud", "/score/risk", "fraud-token=s3cr3t"}} {
+				td, ld, md := tenantData(svc[0], svc[1], svc[2])
+				require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
+				h.consumeLogsData(ld)
+				h.consumeMetrics(md)
+			}
+			time.Sleep(time.Minute)
+			h.shutdown()
+			sentry.requireNoInvalid()
+
+			spans := "transaction"
+			if mode == TracesAsSpans {
+				spans = "span"
+			}
+			got := byProject(sentry)
+			for _, p := range []string{"1", "2"} {
+				for _, typ := range []string{spans, "event", "log", "trace_metric"} {
+					assert.Positive(t, got[p][typ], "project %s got its %s items", p, typ)
+				}
+			}
+			checkout, fraud := projectText(t, sentry, "1"), projectText(t, sentry, "2")
+			for _, s := range []string{"checkout", "/cart/", "4111111111111111"} {
+				assert.NotContains(t, fraud, s, "project 2 carries checkout's")
+			}
+			for _, s := range []string{"fraud", "/score/", "s3cr3t"} {
+				assert.NotContains(t, checkout, s, "project 1 carries fraud's")
+			}
+		}))
+	}
 }

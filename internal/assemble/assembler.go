@@ -9,9 +9,15 @@ import (
 type Config struct {
 	// Wait is how long a span waits for its local root, from its arrival.
 	Wait time.Duration
-	// MaxBytes bounds the bytes held (as the caller sizes its payloads). A
-	// span that does not fit pushes the oldest held spans out as fragments.
+	// MaxBytes bounds the bytes held (as the caller sizes its payloads),
+	// over all owners. A span that does not fit pushes out, as fragments, the
+	// oldest held spans of the owner furthest past its share.
 	MaxBytes int64
+	// Owners is how many owners share MaxBytes: each may hold its share
+	// (MaxBytes / Owners) whatever the others hold, and more while there is
+	// room; one owner's spans never push out those of an owner within its
+	// share. 0 is one.
+	Owners int
 	// Remember is how many sent span ids (per generation) are remembered to
 	// recognize a late child. 0 remembers none: a late child waits until
 	// its wait is over.
@@ -20,6 +26,10 @@ type Config struct {
 
 // Ref is what the assembler reads of one span of a batch.
 type Ref struct {
+	// Owner is whom the span is held for (the caller's project). Spans of
+	// different owners are never assembled together, whatever their ids:
+	// one owner's root never releases, and its sent ids never pass, another's.
+	Owner      uint32
 	Trace      [16]byte
 	ID, Parent [8]byte
 	// Root: the span is a local root (see LocalRoot).
@@ -51,9 +61,9 @@ type Assembler[T any] struct {
 	cfg Config
 
 	mu     sync.Mutex
-	traces map[[16]byte]*trace[T]
-	fifo   []*node[T] // held spans by arrival (released ones stay until they reach the front)
-	head   int        // fifo[head:] is live
+	traces map[traceKey]*trace[T]
+	owners map[uint32]*owner[T]
+	order  []*owner[T] // the owners, in the order they first held a span
 	bytes  int64
 	sent   recent
 	closed bool // flushed: nothing is held any more
@@ -64,8 +74,23 @@ type Assembler[T any] struct {
 	path  []int32
 }
 
+// traceKey is a trace of one owner.
+type traceKey struct {
+	owner uint32
+	id    [16]byte
+}
+
+// owner is what one owner holds: its spans by arrival (released ones stay
+// until they reach the front) and their bytes.
+type owner[T any] struct {
+	fifo  []*node[T]
+	head  int // fifo[head:] is live
+	bytes int64
+}
+
 type trace[T any] struct {
-	id       [16]byte
+	key      traceKey
+	own      *owner[T]
 	byID     map[[8]byte]*node[T]
 	children map[[8]byte][]*node[T] // parent id → held spans
 	n        int                    // held spans
@@ -82,14 +107,14 @@ type node[T any] struct {
 
 // New returns an empty Assembler.
 func New[T any](cfg Config) *Assembler[T] {
-	return &Assembler[T]{cfg: cfg, traces: map[[16]byte]*trace[T]{}, sent: newRecent(cfg.Remember), byID: map[spanKey]int32{}}
+	return &Assembler[T]{cfg: cfg, traces: map[traceKey]*trace[T]{}, owners: map[uint32]*owner[T]{}, sent: newRecent(cfg.Remember), byID: map[spanKey]int32{}}
 }
 
-// Held reports whether the span (trace, id) is held.
-func (a *Assembler[T]) Held(traceID [16]byte, id [8]byte) bool {
+// Held reports whether the span (trace, id) of owner o is held.
+func (a *Assembler[T]) Held(o uint32, traceID [16]byte, id [8]byte) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	t := a.traces[traceID]
+	t := a.traces[traceKey{o, traceID}]
 	if t == nil {
 		return false
 	}
@@ -123,15 +148,15 @@ func (a *Assembler[T]) Admit(now time.Time, refs []Ref, verdict []Verdict, hold 
 		switch verdict[i] {
 		case Pass:
 			if r.Root {
-				a.sent.add(spanKey{r.Trace, r.ID})
+				a.sent.add(spanKey{r.Owner, r.Trace, r.ID})
 			}
 			if len(a.traces) > 0 {
-				out = a.releaseChildren(out, r.Trace, r.ID, WithRoot)
+				out = a.releaseChildren(out, traceKey{r.Owner, r.Trace}, r.ID, WithRoot)
 			}
 		case Late:
-			a.sent.add(spanKey{r.Trace, r.ID})
+			a.sent.add(spanKey{r.Owner, r.Trace, r.ID})
 			if len(a.traces) > 0 {
-				out = a.releaseChildren(out, r.Trace, r.ID, AfterRoot)
+				out = a.releaseChildren(out, traceKey{r.Owner, r.Trace}, r.ID, AfterRoot)
 			}
 		}
 	}
@@ -151,7 +176,7 @@ func (a *Assembler[T]) Admit(now time.Time, refs []Ref, verdict []Verdict, hold 
 func (a *Assembler[T]) resolve(refs []Ref, verdict []Verdict) {
 	clear(a.byID)
 	for i := range refs {
-		k := spanKey{refs[i].Trace, refs[i].ID}
+		k := spanKey{refs[i].Owner, refs[i].Trace, refs[i].ID}
 		if _, dup := a.byID[k]; !dup {
 			a.byID[k] = int32(i)
 		}
@@ -176,7 +201,7 @@ func (a *Assembler[T]) resolve(refs []Ref, verdict []Verdict) {
 				break
 			}
 			path = append(path, j)
-			k := spanKey{r.Trace, r.Parent}
+			k := spanKey{r.Owner, r.Trace, r.Parent}
 			if p, ok := a.byID[k]; ok && p != j && steps < len(refs) {
 				j = p
 				continue
@@ -202,7 +227,7 @@ func (a *Assembler[T]) resolve(refs []Ref, verdict []Verdict) {
 }
 
 func (a *Assembler[T]) heldLocked(k spanKey) bool {
-	t := a.traces[k.trace]
+	t := a.traces[traceKey{k.owner, k.trace}]
 	if t == nil {
 		return false
 	}
@@ -210,12 +235,14 @@ func (a *Assembler[T]) heldLocked(k spanKey) bool {
 	return ok
 }
 
-// hold keeps one span, then makes room under MaxBytes, oldest first.
+// hold keeps one span, then makes room under MaxBytes: the owner furthest
+// past its share gives way, oldest first.
 func (a *Assembler[T]) hold(out []Released[T], r *Ref, p T, size int64, now time.Time) []Released[T] {
-	t := a.traces[r.Trace]
+	key := traceKey{r.Owner, r.Trace}
+	t := a.traces[key]
 	if t == nil {
-		t = &trace[T]{id: r.Trace, byID: map[[8]byte]*node[T]{}, children: map[[8]byte][]*node[T]{}}
-		a.traces[r.Trace] = t
+		t = &trace[T]{key: key, own: a.owner(r.Owner), byID: map[[8]byte]*node[T]{}, children: map[[8]byte][]*node[T]{}}
+		a.traces[key] = t
 	}
 	n := &node[T]{tr: t, id: r.ID, parent: r.Parent, at: now, size: size, payload: p}
 	if _, dup := t.byID[r.ID]; !dup {
@@ -223,10 +250,12 @@ func (a *Assembler[T]) hold(out []Released[T], r *Ref, p T, size int64, now time
 	}
 	t.children[r.Parent] = append(t.children[r.Parent], n)
 	t.n++
-	a.fifo = append(a.fifo, n)
+	o := t.own
+	o.fifo = append(o.fifo, n)
+	o.bytes += size
 	a.bytes += size
 	for a.bytes > a.cfg.MaxBytes {
-		oldest := a.front()
+		oldest := a.furthestOver().front()
 		if oldest == nil {
 			break
 		}
@@ -235,34 +264,64 @@ func (a *Assembler[T]) hold(out []Released[T], r *Ref, p T, size int64, now time
 	return out
 }
 
-// front returns the oldest span still held; nil when none is.
-func (a *Assembler[T]) front() *node[T] {
-	for a.head < len(a.fifo) {
-		n := a.fifo[a.head]
+// owner is the state of owner id, made when it first holds a span.
+func (a *Assembler[T]) owner(id uint32) *owner[T] {
+	o := a.owners[id]
+	if o == nil {
+		o = &owner[T]{}
+		a.owners[id] = o
+		a.order = append(a.order, o)
+	}
+	return o
+}
+
+// furthestOver is the owner furthest past its share, of those that hold
+// anything; the first such in order on a tie.
+func (a *Assembler[T]) furthestOver() *owner[T] {
+	share := a.cfg.MaxBytes / int64(max(a.cfg.Owners, 1))
+	var v *owner[T]
+	for _, o := range a.order {
+		if o.bytes > 0 && (v == nil || o.bytes-share > v.bytes-share) {
+			v = o
+		}
+	}
+	if v == nil {
+		return &owner[T]{}
+	}
+	return v
+}
+
+// front returns o's oldest span still held; nil when none is.
+func (o *owner[T]) front() *node[T] {
+	for o.head < len(o.fifo) {
+		n := o.fifo[o.head]
 		if !n.gone {
 			return n
 		}
-		a.fifo[a.head] = nil
-		a.head++
+		o.fifo[o.head] = nil
+		o.head++
 	}
-	a.fifo, a.head = a.fifo[:0], 0
+	o.fifo, o.head = o.fifo[:0], 0
 	return nil
 }
 
 // Expire releases, as fragments (Expired), the held spans that waited Wait
-// by now, each with its held ancestors and descendants.
+// by now, each with its held ancestors and descendants: owner by owner,
+// oldest first.
 func (a *Assembler[T]) Expire(now time.Time) []Released[T] {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var out []Released[T]
-	for {
-		n := a.front()
-		if n == nil || now.Sub(n.at) < a.cfg.Wait {
-			break
+	for _, o := range a.order {
+		for {
+			n := o.front()
+			if n == nil || now.Sub(n.at) < a.cfg.Wait {
+				break
+			}
+			out = append(out, Released[T]{Reason: Expired, Items: a.take(n)})
 		}
-		out = append(out, Released[T]{Reason: Expired, Items: a.take(n)})
+		o.compact()
 	}
-	a.compact()
 	return out
 }
 
@@ -273,26 +332,28 @@ func (a *Assembler[T]) Flush() []Released[T] {
 	defer a.mu.Unlock()
 	a.closed = true
 	var out []Released[T]
-	for n := a.front(); n != nil; n = a.front() {
-		out = append(out, Released[T]{Reason: Shutdown, Items: a.take(n)})
+	for _, o := range a.order {
+		for n := o.front(); n != nil; n = o.front() {
+			out = append(out, Released[T]{Reason: Shutdown, Items: a.take(n)})
+		}
 	}
 	return out
 }
 
-// compact drops the released spans at the front of the fifo once they are
+// compact drops the released spans at the front of o's fifo once they are
 // the larger part of it.
-func (a *Assembler[T]) compact() {
-	if a.head > 1024 && a.head > len(a.fifo)/2 {
-		n := copy(a.fifo, a.fifo[a.head:])
-		clear(a.fifo[n:])
-		a.fifo, a.head = a.fifo[:n], 0
+func (o *owner[T]) compact() {
+	if o.head > 1024 && o.head > len(o.fifo)/2 {
+		n := copy(o.fifo, o.fifo[o.head:])
+		clear(o.fifo[n:])
+		o.fifo, o.head = o.fifo[:n], 0
 	}
 }
 
 // releaseChildren takes the held descendants of span (traceID, id), which
 // was just sent, and appends them as one group.
-func (a *Assembler[T]) releaseChildren(out []Released[T], traceID [16]byte, id [8]byte, why Reason) []Released[T] {
-	t := a.traces[traceID]
+func (a *Assembler[T]) releaseChildren(out []Released[T], key traceKey, id [8]byte, why Reason) []Released[T] {
+	t := a.traces[key]
 	if t == nil {
 		return out
 	}
@@ -308,7 +369,7 @@ func (a *Assembler[T]) releaseChildren(out []Released[T], traceID [16]byte, id [
 	}
 	delete(t.children, id)
 	a.dropTrace(t)
-	a.compact()
+	t.own.compact()
 	return append(out, Released[T]{Reason: why, Items: items})
 }
 
@@ -359,7 +420,8 @@ func (a *Assembler[T]) subtree(items []T, root *node[T]) []T {
 			delete(t.byID, n.id)
 		}
 		a.bytes -= n.size
-		a.sent.add(spanKey{t.id, n.id})
+		t.own.bytes -= n.size
+		a.sent.add(spanKey{t.key.owner, t.key.id, n.id})
 		items = append(items, n.payload)
 		var zero T
 		n.payload = zero
@@ -376,7 +438,7 @@ func (a *Assembler[T]) subtree(items []T, root *node[T]) []T {
 
 func (a *Assembler[T]) dropTrace(t *trace[T]) {
 	if t.n == 0 {
-		delete(a.traces, t.id)
+		delete(a.traces, t.key)
 	}
 }
 

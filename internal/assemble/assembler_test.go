@@ -347,7 +347,7 @@ func TestRecentTwoGenerations(t *testing.T) {
 func TestHeld(t *testing.T) {
 	cfg := Config{Wait: 10 * time.Second, MaxBytes: 1 << 20, Remember: 100}
 	child, root := sp{1, 2, 1, false}, sp{1, 1, 0, false}
-	held := func(a *Assembler[string], s sp) bool { r := s.ref(); return a.Held(r.Trace, r.ID) }
+	held := func(a *Assembler[string], s sp) bool { r := s.ref(); return a.Held(r.Owner, r.Trace, r.ID) }
 	tests := []struct {
 		name  string
 		steps []step
@@ -396,7 +396,88 @@ func TestFifoStaysBounded(t *testing.T) {
 			t.Fatalf("round %d: %d groups released with the root", i, len(rel))
 		}
 	}
-	if len(a.fifo) > 2100 {
-		t.Fatalf("the arrival list holds %d entries after 5,000 spans, none of them held", len(a.fifo))
+	if fifo := a.owners[0].fifo; len(fifo) > 2100 {
+		t.Fatalf("the arrival list holds %d entries after 5,000 spans, none of them held", len(fifo))
+	}
+}
+
+// TestOwnersNeverAssembleTogether: the same trace and span ids under two
+// owners: one owner's root releases only its own held children, and one
+// owner's sent span makes no child of another's late.
+func TestOwnersNeverAssembleTogether(t *testing.T) {
+	a := New[string](Config{Wait: time.Hour, MaxBytes: 1 << 20, Remember: 100})
+	tr := [16]byte{1}
+	v := make([]Verdict, 1)
+	admit := func(r Ref, name string) []Released[string] {
+		r.Trace = tr
+		return a.Admit(t0, []Ref{r}, v, func(int) (string, int64) { return name, 100 })
+	}
+	steps := []struct {
+		ref      Ref
+		name     string
+		want     Verdict
+		released []string
+	}{
+		{Ref{Owner: 1, ID: [8]byte{2}, Parent: [8]byte{1}}, "one's child", Held, nil},
+		{Ref{Owner: 2, ID: [8]byte{1}, Root: true}, "two's root: releases nothing of one's", Pass, nil},
+		{Ref{Owner: 2, ID: [8]byte{3}, Parent: [8]byte{1}}, "two's child: its own root was sent", Late, nil},
+		{Ref{Owner: 1, ID: [8]byte{4}, Parent: [8]byte{1}}, "one's other child: one's root was not sent, whatever two sent", Held, nil},
+		{Ref{Owner: 1, ID: [8]byte{1}, Root: true}, "one's root", Pass, []string{"one's child", "one's other child: one's root was not sent, whatever two sent"}},
+	}
+	for _, st := range steps {
+		rel := admit(st.ref, st.name)
+		if v[0] != st.want {
+			t.Fatalf("%s: %v, want %v", st.name, v[0], st.want)
+		}
+		var got []string
+		for _, r := range rel {
+			got = append(got, r.Items...)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, st.released) {
+			t.Fatalf("%s: released %q, want %q", st.name, got, st.released)
+		}
+	}
+}
+
+// TestChurnPushesOutOnlyItsOwn: two owners share 1,000 bytes (500 each). A
+// quiet owner holds 3 spans; a churning one holds 100: only the churner's
+// oldest are pushed out. When the quiet one grows to its share, the churner
+// gives way to it.
+func TestChurnPushesOutOnlyItsOwn(t *testing.T) {
+	a := New[int](Config{Wait: time.Hour, MaxBytes: 1000, Owners: 2, Remember: 100})
+	v := make([]Verdict, 1)
+	admit := func(owner uint32, i int) (pushed []int) {
+		r := Ref{Owner: owner, Trace: [16]byte{byte(i), byte(i >> 8)}, ID: [8]byte{2}, Parent: [8]byte{1}}
+		for _, rel := range a.Admit(t0, []Ref{r}, v, func(int) (int, int64) { return int(owner)*1000 + i, 100 }) {
+			if rel.Reason != MemoryBound {
+				t.Fatalf("released %v", rel.Reason)
+			}
+			pushed = append(pushed, rel.Items...)
+		}
+		return pushed
+	}
+	for i := range 3 {
+		admit(1, i)
+	}
+	var pushed []int
+	for i := range 100 {
+		pushed = append(pushed, admit(2, i)...)
+	}
+	if len(pushed) != 93 || pushed[0] != 2000 || slices.Min(pushed) < 2000 {
+		t.Fatalf("pushed out %v; want the churner's 93 oldest (it keeps the 700 bytes left)", pushed)
+	}
+	for i := range 3 {
+		if !a.Held(1, [16]byte{byte(i)}, [8]byte{2}) {
+			t.Fatalf("quiet span %d pushed out", i)
+		}
+	}
+	for i := 3; i < 5; i++ {
+		if got := admit(1, i); len(got) != 1 || got[0] < 2000 {
+			t.Fatalf("quiet span %d pushed out %v; want one of the churner's, furthest past its share", i, got)
+		}
+	}
+	if a.Bytes() > 1000 {
+		t.Fatalf("%d bytes held", a.Bytes())
 	}
 }

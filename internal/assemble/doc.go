@@ -8,8 +8,9 @@
 //   - a span whose local root is in the batch, or which is a local root
 //     itself, passes at once (a batch that is already complete is not copied
 //     and nothing is held: the caller hands it on as it is);
-//   - a span whose local root has not arrived is held, keyed by trace id,
-//     with ancestry resolved through the held spans;
+//   - a span whose local root has not arrived is held, keyed by owner (the
+//     caller's project) and trace id, with ancestry resolved through the
+//     held spans of its owner;
 //   - a span whose parent was already sent (a late child) passes at once as a
 //     fragment, [AfterRoot].
 //
@@ -17,8 +18,9 @@
 // ([WithRoot]). Held spans that never see their root are released as
 // fragments, each group (a held span with its held ancestors and
 // descendants) with a reason: the wait is over ([Expired], by
-// [Assembler.Expire]), the byte bound is full ([MemoryBound], oldest first),
-// or shutdown ([Shutdown], by [Assembler.Flush]).
+// [Assembler.Expire]), the byte bound is full ([MemoryBound], oldest first,
+// of the owner furthest past its share), or shutdown ([Shutdown], by
+// [Assembler.Flush]).
 //
 // A local root ([LocalRoot]) is a span without a parent, or whose parent is
 // remote: the OTLP span flags carry HAS_IS_REMOTE (0x100) and IS_REMOTE

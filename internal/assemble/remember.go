@@ -1,7 +1,8 @@
 package assemble
 
-// spanKey names one span of one trace.
+// spanKey names one span of one trace of one owner.
 type spanKey struct {
+	owner uint32
 	trace [16]byte
 	id    [8]byte
 }

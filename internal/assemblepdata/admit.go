@@ -30,7 +30,7 @@ func (a *Assembly[P]) Admit(ctx context.Context, now time.Time, p P, td ptrace.T
 	}
 	defer a.scratch.Put(sc)
 	rss := td.ResourceSpans()
-	refs, verdict := sc.refsOf(rss)
+	refs, verdict := sc.refsOf(rss, a.idOf(p))
 	cur := cursor{rss: rss}
 	rel := a.asm.Admit(now, refs, verdict, func(i int) (heldSpan[P], int64) { return a.hold(p, &cur, i) })
 	held, late := tally(verdict)
@@ -65,14 +65,14 @@ func (a *Assembly[P]) hold(p P, cur *cursor, i int) (heldSpan[P], int64) {
 	return h, h.size
 }
 
-// refsOf is the assembler's reference of each span of rss, in order, and a
-// verdict slice of the same length.
-func (sc *scratch) refsOf(rss ptrace.ResourceSpansSlice) ([]assemble.Ref, []assemble.Verdict) {
+// refsOf is the assembler's reference of each span of rss, of owner, in
+// order, and a verdict slice of the same length.
+func (sc *scratch) refsOf(rss ptrace.ResourceSpansSlice, owner uint32) ([]assemble.Ref, []assemble.Verdict) {
 	refs := sc.refs[:0]
 	for i := range rss.Len() {
 		sss := rss.At(i).ScopeSpans()
 		for j := range sss.Len() {
-			refs = appendRefs(refs, sss.At(j).Spans())
+			refs = appendRefs(refs, sss.At(j).Spans(), owner)
 		}
 	}
 	sc.refs = refs
@@ -82,13 +82,13 @@ func (sc *scratch) refsOf(rss ptrace.ResourceSpansSlice) ([]assemble.Ref, []asse
 	return refs, sc.verdict[:len(refs)]
 }
 
-func appendRefs(refs []assemble.Ref, sps ptrace.SpanSlice) []assemble.Ref {
+func appendRefs(refs []assemble.Ref, sps ptrace.SpanSlice, owner uint32) []assemble.Ref {
 	for k := range sps.Len() {
 		sp := sps.At(k)
 		parent := [8]byte(sp.ParentSpanID())
 		kind := sp.Kind()
 		refs = append(refs, assemble.Ref{
-			Trace: sp.TraceID(), ID: sp.SpanID(), Parent: parent,
+			Owner: owner, Trace: sp.TraceID(), ID: sp.SpanID(), Parent: parent,
 			Root: assemble.LocalRoot(parent, sp.Flags(), kind == ptrace.SpanKindServer || kind == ptrace.SpanKindConsumer),
 		})
 	}

@@ -29,19 +29,26 @@ type Config struct {
 	Wait time.Duration
 	// MaxBytes bounds the estimated bytes of the spans held, over all owners.
 	MaxBytes int64
+	// Owners is how many owners share MaxBytes (routing::max_projects):
+	// each may hold its share whatever the others hold (assemble.Config).
+	Owners int
 }
 
 // rememberSentIDs is how many sent span ids per generation assembly
 // remembers, to send a late child at once: 2 × 100,000 × ~40 B ≈ 8 MiB.
 const rememberSentIDs = 100_000
 
-// Assembly is one assembler shared by every owner, so that a trace's spans
-// are held together whatever owner they go to, and Config.MaxBytes bounds
-// them all.
+// Assembly is one assembler shared by every owner, so that Config.MaxBytes
+// bounds them all, each owner within its share. An owner's spans are
+// assembled only with its own: the same trace and span ids under another
+// owner are another trace.
 type Assembly[P Owner] struct {
 	asm     *assemble.Assembler[heldSpan[P]]
 	scratch sync.Pool // *scratch
 	sizer   ptrace.ProtoMarshaler
+
+	mu  sync.Mutex
+	ids map[P]uint32 // each owner's assemble.Ref.Owner
 }
 
 // heldSpan is one span held in assembly: a copy of the span, its owner, and
@@ -63,7 +70,22 @@ func New[P Owner](cfg Config) *Assembly[P] {
 	if cfg.Wait <= 0 {
 		return nil
 	}
-	return &Assembly[P]{asm: assemble.New[heldSpan[P]](assemble.Config{Wait: cfg.Wait, MaxBytes: cfg.MaxBytes, Remember: rememberSentIDs})}
+	return &Assembly[P]{
+		asm: assemble.New[heldSpan[P]](assemble.Config{Wait: cfg.Wait, MaxBytes: cfg.MaxBytes, Owners: cfg.Owners, Remember: rememberSentIDs}),
+		ids: map[P]uint32{},
+	}
+}
+
+// idOf is p's id in the assembler, given on first use.
+func (a *Assembly[P]) idOf(p P) uint32 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	id, ok := a.ids[p]
+	if !ok {
+		id = uint32(len(a.ids))
+		a.ids[p] = id
+	}
+	return id
 }
 
 // Expire returns, in a batch per owner, the held spans whose wait is over.
@@ -77,9 +99,9 @@ func (a *Assembly[P]) Flush(ctx context.Context) map[P]ptrace.Traces {
 	return a.released(ctx, a.asm.Flush())
 }
 
-// Held reports whether span (trace, id) is held.
-func (a *Assembly[P]) Held(traceID [16]byte, id [8]byte) bool {
-	return a.asm.Held(traceID, id)
+// Held reports whether span (trace, id) of owner p is held.
+func (a *Assembly[P]) Held(p P, traceID [16]byte, id [8]byte) bool {
+	return a.asm.Held(a.idOf(p), traceID, id)
 }
 
 // released puts groups that came out without a batch of theirs (expired,

@@ -64,19 +64,27 @@ func TestAdmit(t *testing.T) {
 	assert.False(t, some, "nothing of back's batch goes now")
 	assert.Nil(t, others)
 	assert.Positive(t, back.held)
-	assert.True(t, a.Held([16]byte{1}, [8]byte{11}))
+	assert.True(t, a.Held(back, [16]byte{1}, [8]byte{11}))
 
-	// Its root comes in front's batch (routed elsewhere): the child comes out
-	// in back's own batch, with its resource and scope.
-	out, some, others = a.Admit(ctx, now, front, batch("front", [2]byte{10, 0}))
+	// Span 10 comes in front's batch (routed elsewhere): another owner's
+	// trace, whatever its ids; back's child stays held.
+	_, some, others = a.Admit(ctx, now, front, batch("front", [2]byte{10, 0}))
 	require.True(t, some)
-	assert.Equal(t, 1, out.SpanCount())
-	require.Contains(t, others, back)
-	rs := others[back].ResourceSpans().At(0)
-	name, _ := rs.Resource().Attributes().Get("service.name")
-	assert.Equal(t, "back", name.Str())
-	assert.Equal(t, "io.opentelemetry.http", rs.ScopeSpans().At(0).Scope().Name())
-	assert.Equal(t, [8]byte{11}, [8]byte(rs.ScopeSpans().At(0).Spans().At(0).SpanID()))
+	assert.Nil(t, others, "front's root releases nothing of back's")
+	assert.True(t, a.Held(back, [16]byte{1}, [8]byte{11}))
+
+	// back's own root: the child comes out in back's batch, with its
+	// resource and scope.
+	out, some, others = a.Admit(ctx, now, back, batch("back", [2]byte{10, 0}))
+	require.True(t, some)
+	assert.Nil(t, others)
+	require.Equal(t, 2, out.SpanCount())
+	for i := range out.ResourceSpans().Len() {
+		rs := out.ResourceSpans().At(i)
+		name, _ := rs.Resource().Attributes().Get("service.name")
+		assert.Equal(t, "back", name.Str())
+		assert.Equal(t, "io.opentelemetry.http", rs.ScopeSpans().At(0).Scope().Name())
+	}
 	assert.Zero(t, back.held, "nothing of back's is held any more")
 	assert.Empty(t, back.frags, "released with its root: no fragment")
 
@@ -103,4 +111,31 @@ func TestAdmitLateChildGoesOnUncopied(t *testing.T) {
 	assert.True(t, same, "a late child goes on with its batch, not copied")
 	assert.Nil(t, others)
 	assert.Equal(t, map[assemble.Reason]int64{assemble.AfterRoot: 1}, front.frags)
+}
+
+// TestAdmitPushesOutAnotherOwners: two owners share room for two and a half
+// held spans. back holds two; front's child then pushes out back's oldest
+// (back is furthest past its share), which comes out in back's batch among
+// the others.
+func TestAdmitPushesOutAnotherOwners(t *testing.T) {
+	ctx, now := t.Context(), time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	front, back := &owner{}, &owner{}
+	probe := New[*owner](Config{Wait: time.Minute, MaxBytes: 1 << 20})
+	probe.Admit(ctx, now, back, batch("back", [2]byte{11, 10}))
+	size := back.held
+	back.held = 0
+
+	a := New[*owner](Config{Wait: time.Minute, MaxBytes: size * 5 / 2, Owners: 2})
+	_, some, _ := a.Admit(ctx, now, back, batch("back", [2]byte{11, 10}))
+	require.False(t, some)
+	_, some, _ = a.Admit(ctx, now, back, batch("back", [2]byte{12, 10}))
+	require.False(t, some)
+	_, some, others := a.Admit(ctx, now, front, batch("front", [2]byte{21, 20}))
+	assert.False(t, some, "front's child is held")
+	require.Contains(t, others, back, "back's oldest pushed out, to go through back's pipeline")
+	require.Equal(t, 1, others[back].SpanCount())
+	assert.Equal(t, [8]byte{11}, [8]byte(others[back].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).SpanID()))
+	assert.Equal(t, map[assemble.Reason]int64{assemble.MemoryBound: 1}, back.frags)
+	assert.True(t, a.Held(front, [16]byte{1}, [8]byte{21}))
+	assert.True(t, a.Held(back, [16]byte{1}, [8]byte{12}))
 }

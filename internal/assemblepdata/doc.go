@@ -5,9 +5,10 @@
 // what comes out, and tells each owner the bytes held for it and the spans
 // it sends without their local root (fragments, by reason).
 //
-// Spans held for one owner can come out with another owner's batch: the
-// batches of other owners are returned, for the caller to send through
-// their owners' pipelines.
+// An owner's spans are assembled only with its own. They can come out in
+// another owner's Admit, pushed out by the byte bound (the owner furthest
+// past its share gives way): the batches of other owners are returned, for
+// the caller to send through their owners' pipelines.
 //
 // The package must not translate, send, gate or drop a span: every span it
 // is given comes out exactly once, in a batch it returns. It must not read

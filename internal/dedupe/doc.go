@@ -2,8 +2,9 @@
 // twice: as a span event (traces pipeline) and as a log record with
 // exception.* attributes (logs pipeline), in separate pushes, in either
 // order, seconds apart. A [Window] holds each linked event for its length,
-// bounded in events and bytes, and merges it with its counterpart when that
-// arrives in time (errorshape.MergeErrors).
+// bounded in events and bytes (each project its share), and merges it with
+// its counterpart of the same project when that arrives in time
+// (errorshape.MergeErrors).
 //
 // Its one job is deciding which two events are one. It must not edit
 // payloads itself (internal/errorshape does), build envelopes, send, or

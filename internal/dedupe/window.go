@@ -55,7 +55,7 @@ type Window[P comparable] struct {
 	// assembly: a log-derived event of such a span stays past its window
 	// (its span's event, which it would merge with, is made only when the
 	// span is released), for at most HoldMore more.
-	SpanHeld func(trace [16]byte, span [8]byte) bool
+	SpanHeld func(p P, trace [16]byte, span [8]byte) bool
 	HoldMore time.Duration
 
 	// Mem, when set, is the window's part of the exporter's memory budget:
@@ -244,7 +244,7 @@ func (d *Window[P]) Due(now time.Time, final bool) []Released[P] {
 		if !final && h.due.After(now) {
 			break
 		}
-		if !final && h.key.fromLog && d.SpanHeld != nil && now.Before(h.limit) && d.SpanHeld(h.key.trace, h.key.span) {
+		if !final && h.key.fromLog && d.SpanHeld != nil && now.Before(h.limit) && d.SpanHeld(h.key.p, h.key.trace, h.key.span) {
 			// its span waits for its root: wait on (to the back, due
 			// after now, so this loop ends)
 			h.due = now.Add(d.Length)

@@ -237,13 +237,14 @@ func runHeldSpanCase(t *testing.T, tt heldSpanCase) {
 	d := New[*project](5 * time.Second)
 	d.HoldMore = 10 * time.Second
 	var at time.Duration
+	p := &project{}
 	if tt.held != nil {
-		d.SpanHeld = func(trace [16]byte, span [8]byte) bool {
+		d.SpanHeld = func(held *project, trace [16]byte, span [8]byte) bool {
+			assert.Same(t, p, held, "asked of the event's project")
 			assert.Equal(t, heldSpanLog.TraceIDBytes, trace)
 			return tt.held(at, span)
 		}
 	}
-	p := &project{}
 	for i := range tt.offer {
 		ev := tt.offer[i]
 		_, what := d.Offer(p, &ev, t0)

@@ -10,12 +10,14 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
-// Bounds of the trace index. A generation is retired when it holds
+// Bounds of the trace index. A project's generation is retired when it holds
 // traceIndexTraces traces, traceIndexSpans span ids or traceIndexRequestBytes
-// of request objects; two generations are kept, so the index remembers at
-// least the last traceIndexTraces traces (fewer when they are large) in at
+// of request objects; two generations are kept, so a project alone is
+// remembered for at least its last traceIndexTraces traces (fewer when they
+// are large). All projects together hold at most twice each bound: past it,
+// the project holding most retires its generation. So the index holds at
 // most about 2 × (20,000 × ~170 B + 200,000 × 8 B + 4 MiB) + interned names
-// ≈ 18 MiB.
+// ≈ 18 MiB, and one project's churn retires its own traces, not another's.
 const (
 	traceIndexTraces       = 20_000
 	traceIndexSpans        = 200_000
@@ -43,30 +45,26 @@ const (
 // its bounds.
 type Index struct {
 	*store
-	project uint32
+	*generations // the project's own
 }
 
 // store is what the views of an index share.
 type store struct {
-	mu       sync.Mutex
-	cur, old generation
-	projects uint32 // views made
+	mu    sync.Mutex
+	views []*generations
 	// What no reader needs is not copied: span ids only serve error events'
 	// segment look-ups, requests and status codes only log-derived ones.
 	NoSpanIDs, NoRequests bool
 }
 
-// traceKey is a trace of one project.
-type traceKey struct {
-	project uint32
-	id      [16]byte
-}
+// generations are one project's two generations.
+type generations struct{ cur, old generation }
 
 // generation is one half of the index. Span ids live in one pointer-free
 // buffer per generation, so recording a trace allocates nothing of its own
 // and the garbage collector never scans them.
 type generation struct {
-	traces map[traceKey]traceEntry
+	traces map[[16]byte]traceEntry
 	ids    []byte            // 8 bytes per span id
 	reqs   []byte            // the segments' request objects, back to back
 	names  map[string]string // interned segment names and sample rates
@@ -75,10 +73,12 @@ type generation struct {
 // newGeneration sizes a generation as the one it replaces ended: its buffers
 // grow once, not by doubling through megabytes of fresh memory every
 // generation (on request-shaped traffic that growth of reqs was 3 % of a
-// push's CPU).
+// push's CPU). It takes what that one held, not its room: a project made to
+// retire a small generation gets small buffers, so what all projects' room
+// adds up to follows what they hold.
 func newGeneration(traces, ids, reqs int) generation {
 	return generation{
-		traces: make(map[traceKey]traceEntry, traces),
+		traces: make(map[[16]byte]traceEntry, traces),
 		ids:    make([]byte, 0, ids),
 		reqs:   make([]byte, 0, reqs),
 		names:  map[string]string{},
@@ -126,7 +126,8 @@ const maxInternedNames = 10_000
 
 // New returns an empty index, the view of its first project.
 func New() *Index {
-	return &Index{store: &store{cur: newGeneration(0, 0, 0), old: newGeneration(0, 0, 0)}}
+	s := &store{}
+	return &Index{store: s, generations: s.newView()}
 }
 
 // NewProject is another project's view of x's store: it shares the store's
@@ -134,8 +135,58 @@ func New() *Index {
 func (x *Index) NewProject() *Index {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.projects++
-	return &Index{store: x.store, project: x.projects}
+	return &Index{store: x.store, generations: x.newView()}
+}
+
+// newView adds a project's generations; s.mu is held (or s is new).
+func (s *store) newView() *generations {
+	g := &generations{cur: newGeneration(0, 0, 0), old: newGeneration(0, 0, 0)}
+	s.views = append(s.views, g)
+	return g
+}
+
+// size is what a generation holds against each bound: traces, span id
+// bytes, request bytes.
+func (g *generation) size() [3]int { return [3]int{len(g.traces), len(g.ids), len(g.reqs)} }
+
+// bounds are a generation's, in size's order.
+var bounds = [3]int{traceIndexTraces, 8 * traceIndexSpans, traceIndexRequestBytes}
+
+// held is what a project's two generations hold, in size's order.
+func (g *generations) held() [3]int {
+	c, o := g.cur.size(), g.old.size()
+	return [3]int{c[0] + o[0], c[1] + o[1], c[2] + o[2]}
+}
+
+// retire makes cur the old generation, dropping the old one.
+func (g *generations) retire() {
+	g.old, g.cur = g.cur, newGeneration(len(g.cur.traces), len(g.cur.ids), len(g.cur.reqs))
+}
+
+// fit keeps all projects together within twice each bound: past one, the
+// project holding most of it retires its generation, until they fit. s.mu
+// is held.
+func (s *store) fit() {
+	for {
+		var total [3]int
+		for _, v := range s.views {
+			h := v.held()
+			for d := range total {
+				total[d] += h[d]
+			}
+		}
+		d := slices.IndexFunc([]int{0, 1, 2}, func(d int) bool { return total[d] > 2*bounds[d] })
+		if d < 0 {
+			return
+		}
+		most := s.views[0]
+		for _, v := range s.views[1:] {
+			if v.held()[d] > most.held()[d] {
+				most = v
+			}
+		}
+		most.retire()
+	}
 }
 
 // intern returns a copy of s that the index owns (the translator's strings
@@ -172,12 +223,11 @@ func (x *Index) Add(segs []translate.Segment, dst []Facts) []Facts {
 		for b < len(segs) && segs[b].TraceID == id {
 			b++
 		}
-		k := traceKey{x.project, id}
-		e := x.take(k)
+		e := x.take(id)
 		for i := a; i < b; i++ {
 			x.record(&e, &segs[i])
 		}
-		x.cur.traces[k] = e
+		x.cur.traces[id] = e
 		f := x.cur.facts(&e, "")
 		for i := a; i < b; i++ {
 			facts[i] = f
@@ -185,23 +235,24 @@ func (x *Index) Add(segs []translate.Segment, dst []Facts) []Facts {
 		a = b
 	}
 	if len(x.cur.traces) >= traceIndexTraces || len(x.cur.ids) >= 8*traceIndexSpans || len(x.cur.reqs) >= traceIndexRequestBytes {
-		x.old, x.cur = x.cur, newGeneration(len(x.cur.traces), cap(x.cur.ids), cap(x.cur.reqs))
+		x.retire()
 	}
+	x.fit()
 	return facts
 }
 
 // take returns the trace's entry for an update, moving it out of the old
 // generation (its span ids are copied into the current one's buffer; the
 // caller stores the entry in the current generation).
-func (x *Index) take(k traceKey) traceEntry {
-	if e, ok := x.cur.traces[k]; ok {
+func (x *Index) take(id [16]byte) traceEntry {
+	if e, ok := x.cur.traces[id]; ok {
 		return e
 	}
-	e, ok := x.old.traces[k]
+	e, ok := x.old.traces[id]
 	if !ok {
 		return traceEntry{head: -1}
 	}
-	delete(x.old.traces, k)
+	delete(x.old.traces, id)
 	for i := range e.n {
 		s := e.seg(i)
 		a := int32(len(x.cur.ids))
@@ -261,11 +312,10 @@ func (x *Index) record(e *traceEntry, s *translate.Segment) {
 
 // lookup finds a trace of x's project in either generation.
 func (x *Index) lookup(id [16]byte) (traceEntry, *generation, bool) {
-	k := traceKey{x.project, id}
-	if e, ok := x.cur.traces[k]; ok {
+	if e, ok := x.cur.traces[id]; ok {
 		return e, &x.cur, true
 	}
-	e, ok := x.old.traces[k]
+	e, ok := x.old.traces[id]
 	return e, &x.old, ok
 }
 

@@ -246,3 +246,44 @@ func TestProjectsSeeOnlyTheirOwn(t *testing.T) {
 	got, _ = one.SegmentOf([16]byte{1}, [8]byte{1})
 	assert.Equal(t, "POST /checkout/pay", got.Name, "project one's is untouched")
 }
+
+// TestChurnRetiresOnlyItsOwnTraces: a quiet project's 100 traces and a
+// churning one's 200,000 through one index: the churner retires its own
+// generations, the quiet project's traces keep their heads, and all
+// projects together stay within twice the bounds. A third project that
+// arrives takes its part from the one holding most, the churner.
+func TestChurnRetiresOnlyItsOwnTraces(t *testing.T) {
+	quiet := New()
+	churner := quiet.NewProject()
+	id := func(i int) (b [16]byte) {
+		binary.BigEndian.PutUint64(b[8:], uint64(i)+1)
+		return b
+	}
+	within := func(i int) {
+		var held int
+		for _, v := range quiet.views {
+			held += v.held()[0]
+		}
+		require.LessOrEqual(t, held, 2*traceIndexTraces, "trace %d", i)
+	}
+	for i := range 100 {
+		quiet.Add([]translate.Segment{{TraceID: id(i), Name: "GET /quiet", Head: true, SpanIDs: []byte{1, 0, 0, 0, 0, 0, 0, 0}}}, nil)
+	}
+	for i := range 200_000 {
+		churner.Add([]translate.Segment{{TraceID: id(i), Name: "churn", Head: true}}, nil)
+		within(i)
+	}
+	for i := range 100 {
+		require.Equal(t, "GET /quiet", quiet.Facts(id(i), "").Transaction, "quiet trace %d remembered", i)
+	}
+	assert.Empty(t, churner.Facts(id(0), "").Transaction, "the churner's first trace retired long ago")
+	assert.Equal(t, "churn", churner.Facts(id(199_999), "").Transaction)
+
+	third := quiet.NewProject()
+	for i := range 2 * traceIndexTraces / 3 {
+		third.Add([]translate.Segment{{TraceID: id(i), Name: "third", Head: true}}, nil)
+		within(i)
+	}
+	assert.Equal(t, "third", third.Facts(id(0), "").Transaction)
+	assert.Equal(t, "GET /quiet", quiet.Facts(id(0), "").Transaction)
+}

@@ -3,6 +3,7 @@ package tracemetric
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -166,4 +167,39 @@ func TestGivingWayShrinksTheHeap(t *testing.T) {
 	// streams it gave way (its slots and index not rebuilt)
 	assert.LessOrEqual(t, grown, pool.Held()*3/4, "heap grew %d bytes for %d held", grown, pool.Held())
 	runtime.KeepAlive(streams)
+}
+
+// TestPoolConcurrent: four projects add and update streams at once, some
+// keys shared between pushes of one project: the pool's count is the sum
+// of its projects', and within its bound.
+func TestPoolConcurrent(t *testing.T) {
+	const bound = 1_000 * StreamBytes
+	pool := NewPool(bound, 4, started)
+	var wg sync.WaitGroup
+	members := make([]*Streams, 4)
+	for m := range members {
+		members[m] = pool.NewStreams()
+	}
+	for g := range 8 {
+		s := members[g%4]
+		wg.Go(func() {
+			for k := range uint64(20_000) {
+				key := (k%uint64(500*(g%4+1)) + uint64(g%4)<<40) * 0x9e3779b97f4a7c15
+				s.delta(key, cum{start: started - sec, time: t0 + k, i: int64(k)}, false)
+			}
+		})
+	}
+	wg.Wait()
+	var sum int64
+	for _, s := range members {
+		sum += s.Held()
+		slots := 0
+		for i := range s.shards {
+			slots += len(s.shards[i].slots)
+			require.Len(t, s.shards[i].index, len(s.shards[i].slots))
+		}
+		require.Equal(t, s.Len(), slots, "a project's count is the streams it holds")
+	}
+	assert.Equal(t, pool.Held(), sum, "the pool counts what its projects hold")
+	assert.LessOrEqual(t, pool.Held(), int64(bound))
 }
