@@ -179,8 +179,9 @@ const (
 	// exports (the eBPF profiler's every 5 s). A process that stops
 	// profiling stops being named within it.
 	profilerTTL = 3 * time.Minute
-	// maxProfilers bounds the processes remembered: 10,000 entries of
-	// ~200 bytes, 2 MB at most, in the memory budget.
+	// maxProfilers bounds the processes and linked spans remembered, shared
+	// fairly by the projects: 10,000 entries of ~260 bytes, 2.6 MB at most,
+	// in the memory budget.
 	maxProfilers = 10_000
 )
 

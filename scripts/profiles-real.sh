@@ -16,7 +16,9 @@
 #     profile_chunk = profiles sent;
 #   - the chunks carry every CPU sample the traces held but those of threads with a single
 #     sample in their profile, which Relay removes (and the exporter leaves out first);
-#   - the samples came from more than one thread, and profile_duration was sent.
+#   - the samples came from more than one thread, and profile_duration was sent;
+#   - read as Sentry's profile processing does, the program's handlers are application code,
+#     and nothing outside its package main is.
 # Everything listens on 127.0.0.1 only.
 #
 # Environment: PROFILES_REAL_ROUNDS (3), PROFILES_REAL_SECONDS (5), KEEP_WORKDIR=1.
@@ -85,6 +87,13 @@ check "profile_chunk: stored + dropped = profiles sent" "$((stored + dropped))" 
 check "samples stored = CPU samples - lonely ($lonely)" "$(q "$WORKDIR/sink.json" profile_samples)" "$((samples - lonely))"
 check "samples from more than one thread" "$(($(q "$WORKDIR/sent.json" max_threads) > 1 ? 1 : 0))" 1
 check "profile_duration sent" "$(($(metric_sum "$M" otelcol_exporter_sentry_sent_items 'category="profile_duration"') > 0 ? 1 : 0))" 1
+# Sentry's profile processing (vroomrs set_in_app, cmd/sentrysink via internal/profiletest) reads
+# the program's own functions, and only those, as application code
+app=$(q "$WORKDIR/sink.json" profile_app_functions)
+for h in handleOrders handleSearch handleDigest; do
+	check "application function main.$h" "$(grep -c "\"go main $h\"" <<<"$app")" 1
+done
+check "application functions outside package main" "$(grep -o '"[^"]*":' <<<"$app" | grep -vc '^"go main ' || true)" 0
 echo
 if ((failures > 0)); then
 	log "FAIL: $failures checks failed (logs in $WORKDIR)"

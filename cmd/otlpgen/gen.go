@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -239,6 +240,13 @@ func setResource(r pcommon.Resource, s *service) {
 	a.PutStr("telemetry.sdk.name", "opentelemetry")
 	a.PutStr("telemetry.sdk.version", s.sdkVersion)
 	a.PutStr("host.name", s.name+"-7c9f")
+	a.PutStr("container.id", containerID(s))
+}
+
+// containerID is the container service s runs in, as the container detector (traces) and
+// the eBPF profiler (profiles) both name it: what links its transactions to its profile.
+func containerID(s *service) string {
+	return fmt.Sprintf("%x", sha256.Sum256([]byte(s.name)))
 }
 
 // trace appends one trace: an http.server root with a db child, an http.client child and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,12 +20,15 @@ import (
 
 // The profiles otlpgen sends (--profiles-interval) are what a CPU profiler running beside
 // every service process exports, as the OpenTelemetry eBPF profiler does: each interval,
-// one OTLP profile per service with the process's resource (the one its traces carry, so
-// the exporter links its transactions to it), sample type samples/count, and samples that
+// one OTLP profile per service with the eBPF profiler's resource for the process
+// (profilerResource: process.pid in the host's namespace, process.executable.*, the
+// container.id its traces' resource carries too, the node's host.name, service.name as its
+// Kubernetes metadata gives it, no language), sample type samples/count, and samples that
 // carry their timestamps (20 Hz per busy thread, busy at least at the window's first two
 // ticks), a thread.id and thread.name each, and
 // mixed stacks: the service's own frames (go, jvm or cpython frame types with function,
-// file and line), its runtime's native library and the kernel's, native ones unsymbolized
+// file and line, named as the eBPF profiler names them) over a frame of its runtime's
+// library, its runtime's native library and the kernel's, native ones unsymbolized
 // with an address in a mapping that carries a GNU build id. About half the samples link
 // to a request span otlpgen sent for that service shortly before (trace and span id).
 //
@@ -125,7 +129,7 @@ func (p *profiler) collect(from, to time.Time, first, n int) (pprofile.Profiles,
 	for i := first; i < min(first+n, len(p.services)); i++ {
 		s := &p.services[i]
 		rp := pd.ResourceProfiles().AppendEmpty()
-		setResource(rp.Resource(), s)
+		profilerResource(rp.Resource(), s, i)
 		sp := rp.ScopeProfiles().AppendEmpty()
 		sp.Scope().SetName("go.opentelemetry.io/ebpf-profiler")
 		prof := sp.Profiles().AppendEmpty()
@@ -210,16 +214,45 @@ func (b *profileBuilder) link(ref spanRef) int32 {
 	return int32(b.d.LinkTable().Len() - 1)
 }
 
-// runtimeOf is what runs each language's code: the frame type of its own frames, the
-// native library beside them, and their source file.
-var runtimeOf = map[string]struct{ frameType, lib, file string }{
-	"go":     {"go", "/usr/lib/x86_64-linux-gnu/libc.so.6", "/app/server/handlers.go"},
-	"java":   {"jvm", "/usr/lib/jvm/java-21-openjdk/lib/server/libjvm.so", "com/example/inventory/StockController.java"},
-	"python": {"cpython", "/usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0", "/app/payments/views.py"},
+// profilerResource is the eBPF profiler's resource for service s's process (the i-th): it
+// shares with the traces' resource (setResource) only service.name and container.id.
+func profilerResource(r pcommon.Resource, s *service, i int) {
+	a := r.Attributes()
+	a.PutStr("service.name", s.name)
+	a.PutInt("process.pid", int64(31000+i))
+	a.PutStr("process.executable.name", runtimeOf[s.lang].exe)
+	a.PutStr("process.executable.path", "/usr/bin/"+runtimeOf[s.lang].exe)
+	a.PutStr("container.id", containerID(s))
+	a.PutStr("host.name", "node-1")
 }
 
-// stacks adds n stacks for service s, each depth of its own frames over a native and a
-// kernel frame, leaf first, and returns their indexes.
+// runtimeOf is what runs each language's code: the frame type of its own frames, the
+// native library beside them, their source file, the executable, and the runtime's or a
+// library's frame under them.
+var runtimeOf = map[string]struct{ frameType, lib, file, exe, libFn, libFile string }{
+	"go": {"go", "/usr/lib/x86_64-linux-gnu/libc.so.6", "/app/server/handlers.go", "server",
+		"net/http.(*conn).serve", "/usr/local/go/src/net/http/server.go"},
+	"java": {"jvm", "/usr/lib/jvm/java-21-openjdk/lib/server/libjvm.so", "StockController.java", "java",
+		"void java.lang.Thread.run()", "Thread.java"},
+	"python": {"cpython", "/usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0", "/app/payments/views.py", "python3.12",
+		"WSGIHandler.__call__", "/usr/local/lib/python3.12/site-packages/django/core/handlers/wsgi.py"},
+}
+
+// ownFunction is the name the eBPF profiler gives one of service s's functions: Go's
+// package-qualified name, a JVM method's signature, a Python function's name.
+func ownFunction(s *service, fn string) string {
+	pkg := strings.ReplaceAll(s.name, "-", "_")
+	switch s.lang {
+	case "go":
+		return "github.com/example/" + pkg + "/server.(*Handler)." + fn
+	case "java":
+		return "void com.example." + pkg + ".StockController." + fn + "(java.util.List)"
+	}
+	return fn
+}
+
+// stacks adds n stacks for service s, each depth of its own frames over its runtime's
+// library frame, a native and a kernel frame, leaf first, and returns their indexes.
 func (b *profileBuilder) stacks(s *service, n, depth int) []int32 {
 	rt := runtimeOf[s.lang]
 	lib := b.mapping(rt.lib, "3f2a9c41d07e5b8866a1f0c2d4e6b8a0c1e3f5a7")
@@ -231,9 +264,10 @@ func (b *profileBuilder) stacks(s *service, n, depth int) []int32 {
 			b.location(0x7f3a1c000000+uint64(i%11)*0x120, lib, "native", "", "", 0),
 		}
 		for d := range depth {
-			fn := fmt.Sprintf("%s.%s%d", s.name, []string{"handle", "query", "render", "encode"}[d%4], (i*depth+d)%(n*depth/4+1))
-			locs = append(locs, b.location(0, 0, rt.frameType, fn, rt.file, int64(20+d*7)))
+			fn := fmt.Sprintf("%s%d", []string{"handle", "query", "render", "encode"}[d%4], (i*depth+d)%(n*depth/4+1))
+			locs = append(locs, b.location(0, 0, rt.frameType, ownFunction(s, fn), rt.file, int64(20+d*7)))
 		}
+		locs = append(locs, b.location(0, 0, rt.frameType, rt.libFn, rt.libFile, 1000))
 		out[i] = b.Stack(locs...)
 	}
 	return out

@@ -1,15 +1,18 @@
 package main
 
 import (
+	"regexp"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pprofile"
 	"go.opentelemetry.io/collector/pdata/pprofile/pprofileotlp"
 
 	"github.com/otel-sentry/sentryexporter/internal/profilechunk"
+	"github.com/otel-sentry/sentryexporter/internal/profiletest"
 )
 
-// One export holds a profile per service with the services' trace resource, timestamped
+// One export holds a profile per service with the eBPF profiler's resource, timestamped
 // samples inside the window on named threads, links only to root spans the generator
 // made, and counts that match what the exporter's translator renders; every chunk passes
 // Relay's checks.
@@ -97,6 +100,45 @@ func TestProfilesExport(t *testing.T) {
 	}
 	if pc.chunkSamples+res.Samples.Lonely != int64(samples) {
 		t.Fatalf("%d samples in chunks and %d lonely of %d", pc.chunkSamples, res.Samples.Lonely, samples)
+	}
+	checkApplicationFunctions(t, got, res.Chunks)
+}
+
+// checkApplicationFunctions reads each chunk as Sentry's profile processing does
+// (profiletest.SentryInApp, vroomrs's set_in_app): the go, java and python services'
+// chunks show their own functions as application code, module and function apart, and
+// nothing else (their runtime's and libraries' frames, native and kernel ones).
+func checkApplicationFunctions(t *testing.T, pd pprofile.Profiles, chunks []profilechunk.Chunk) {
+	t.Helper()
+	own := `(handle|query|render|encode)\d+` // the services' functions (ownFunction), as Sentry shows them
+	want := map[string]*regexp.Regexp{
+		"go":     regexp.MustCompile(`^github\.com/example/checkout/server \(\*Handler\)\.` + own + `$`),
+		"java":   regexp.MustCompile(`^com\.example\.inventory\.StockController ` + own + `$`),
+		"python": regexp.MustCompile(`^` + own + `$`),
+	}
+	seen := map[string]bool{}
+	for _, c := range chunks {
+		app, err := profiletest.ApplicationFunctions(c.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc, _ := pd.ResourceProfiles().At(c.Resource).Resource().Attributes().Get("service.name")
+		re, ok := want[c.Platform]
+		if !ok {
+			t.Fatalf("chunk of %s has platform %s", svc.Str(), c.Platform)
+		}
+		if len(app) == 0 {
+			t.Fatalf("%s (%s): no application function", svc.Str(), c.Platform)
+		}
+		for _, f := range app {
+			if !re.MatchString(f) {
+				t.Fatalf("%s (%s): %q counted as application code", svc.Str(), c.Platform, f)
+			}
+		}
+		seen[c.Platform] = true
+	}
+	if len(seen) != len(want) {
+		t.Fatalf("runtimes %v, want go, java and python", seen)
 	}
 }
 

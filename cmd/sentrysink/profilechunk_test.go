@@ -63,4 +63,6 @@ func TestProfileChunksCounted(t *testing.T) {
 	assert.EqualValues(t, 4, tot.ProfileSamples)
 	assert.EqualValues(t, 4, tot.ByProject["7"].ProfileSamples)
 	assert.EqualValues(t, 2, tot.Items["profile_chunk"])
+	assert.Equal(t, map[string]uint64{"node fib": 2, "node main": 2}, tot.ProfileAppFunctions,
+		"as Sentry's processing reads them: fib by its node rule, main by its in_app")
 }

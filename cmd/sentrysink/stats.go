@@ -39,6 +39,10 @@ type Totals struct {
 	// ProfileChunks counts accepted profile_chunk items, and ProfileSamples their samples.
 	ProfileChunks  uint64 `json:"profile_chunks"`
 	ProfileSamples uint64 `json:"profile_samples"`
+	// ProfileAppFunctions counts, per "platform module function" Sentry's profile
+	// processing reads as application code, the chunks it is in (at most
+	// maxAppFunctions names; the rest go under "other").
+	ProfileAppFunctions map[string]uint64 `json:"profile_app_functions"`
 	// ClientReports are the discarded_events of ingested client reports, summed
 	// by "reason/category".
 	ClientReports map[string]uint64 `json:"client_report_discarded"`
@@ -213,6 +217,7 @@ func (s *stats) accepted(project, encoding string, wire, size int, sum *envSumma
 		case envelope.ItemTypeProfileChunk:
 			p.ProfileChunks++
 			p.ProfileSamples += uint64(it.samples)
+			t.appFunctions(it.appFunctions)
 		}
 	}
 	t.ByProject[project] = p
@@ -247,7 +252,23 @@ func (s *stats) snapshot(now time.Time) Totals {
 	}
 	t.ContentEncoding = maps.Clone(t.ContentEncoding)
 	t.RateLimitedItems = maps.Clone(t.RateLimitedItems)
+	t.ProfileAppFunctions = maps.Clone(t.ProfileAppFunctions)
 	return t
+}
+
+// maxAppFunctions bounds the function names ProfileAppFunctions holds.
+const maxAppFunctions = 1000
+
+func (t *Totals) appFunctions(names []string) {
+	for _, f := range names {
+		if t.ProfileAppFunctions == nil {
+			t.ProfileAppFunctions = map[string]uint64{}
+		}
+		if _, ok := t.ProfileAppFunctions[f]; !ok && len(t.ProfileAppFunctions) >= maxAppFunctions {
+			f = "other"
+		}
+		t.ProfileAppFunctions[f]++
+	}
 }
 
 // statsLine is the one-line summary printed every --stats-every: totals and the rate

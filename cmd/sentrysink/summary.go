@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
+	"github.com/otel-sentry/sentryexporter/internal/profiletest"
 )
 
 // envSummary is what one accepted envelope held.
@@ -26,8 +27,11 @@ type itemSummary struct {
 	transaction string
 	// discarded are a client report's discarded_events.
 	discarded []discard
-	// samples is the number of samples of a profile chunk.
-	samples int
+	// samples is the number of samples of a profile chunk, and appFunctions its
+	// functions Sentry's profile processing counts as application code
+	// (profiletest.ApplicationFunctions), each "platform module function".
+	samples      int
+	appFunctions []string
 }
 
 type discard struct {
@@ -61,12 +65,17 @@ func summarize(env *envelope.Envelope) envSummary {
 			}
 		case envelope.ItemTypeProfileChunk:
 			var pc struct {
-				Profile struct {
+				Platform string `json:"platform"`
+				Profile  struct {
 					Samples []json.RawMessage `json:"samples"`
 				} `json:"profile"`
 			}
 			_ = json.Unmarshal(it.Payload, &pc)
 			is.samples = len(pc.Profile.Samples)
+			app, _ := profiletest.ApplicationFunctions(it.Payload)
+			for _, f := range app {
+				is.appFunctions = append(is.appFunctions, pc.Platform+" "+f)
+			}
 		case envelope.ItemTypeClientReport:
 			var cr struct {
 				Discarded []discard `json:"discarded_events"`

@@ -152,3 +152,28 @@ func TestTransactionNamesItsThread(t *testing.T) {
 	assert.Equal(t, map[string]any{"profiler_id": linked}, got[p1]["profile"])
 	assert.Equal(t, map[string]any{"profiler_id": own}, got[p2]["profile"], "no linked span: the resource's profiler")
 }
+
+// TestSpanV2SegmentNamesItsThread: a streamed segment names the profiler
+// whose samples ran in one of its spans, and their thread as its
+// thread.id string, as a transaction does.
+func TestSpanV2SegmentNamesItsThread(t *testing.T) {
+	const linked = "fedcba9876543210fedcba9876543210"
+	spanOf := func(trace [16]byte, span [8]byte) (string, string, bool) {
+		return linked, "4242", trace[0] == 1 && span == [8]byte{1, 2}
+	}
+	res := New(Options{}).Traces(twoServiceTraces(), TracesWant{SpanV2: true, SpanProfilerOf: spanOf})
+	named := map[string]any{}
+	for _, g := range res.SpanGroups {
+		for _, it := range g.Items {
+			var sp struct {
+				IsSegment  bool                      `json:"is_segment"`
+				Attributes map[string]map[string]any `json:"attributes"`
+			}
+			require.NoError(t, json.Unmarshal(it, &sp))
+			if sp.IsSegment {
+				named[sp.Attributes["service.name"]["value"].(string)] = [2]any{sp.Attributes["sentry.profiler_id"]["value"], sp.Attributes["thread.id"]["value"]}
+			}
+		}
+	}
+	assert.Equal(t, map[string]any{"profiled": [2]any{linked, "4242"}, "other": [2]any{nil, nil}}, named)
+}

@@ -78,6 +78,7 @@ func (s *state) spanGroup(r *TracesResult, segs []segRef) {
 	s.out.raw(envelope.SpanContainerHead)
 	for _, seg := range segs {
 		root := &s.spans[seg.root]
+		s.txProf = s.segmentProfiler(s.order[seg.a:seg.b])
 		for _, i := range s.order[seg.a:seg.b] {
 			if !s.spanItem(&s.spans[i], root, len(s.items) > g.a) {
 				r.InvalidSpans++
@@ -169,7 +170,8 @@ func (s *state) spanV2Attributes(w *jw, r, root *spanRef, claim bool, l *limits)
 	}
 	if r.parentIdx < 0 && claim {
 		s.typedStr(w, &m, "sentry.segment.name.source", r.sem.source)
-		s.typedStr(w, &m, "sentry.profiler_id", ri.profilerID) // as @sentry/profiling-node 11.1 links a streamed segment
+		s.typedStr(w, &m, "sentry.profiler_id", s.txProf.id) // as @sentry/profiling-node 11.1 links a streamed segment
+		s.typedStr(w, &m, "thread.id", s.txProf.thread)      // before the span's own, which it replaces
 	}
 	s.typedStr(w, &m, "sentry.kind", kindValue(r.sp.Kind()))
 	s.copyBlock(w, &m, &s.scopes[r.scopeIdx].typed)
