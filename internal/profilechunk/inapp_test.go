@@ -1,6 +1,7 @@
 package profilechunk
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -185,4 +186,25 @@ func TestFramesShapedAsTheSDKs(t *testing.T) {
 			assert.Equal(t, c.want, f)
 		})
 	}
+}
+
+// FuzzFrameShape: any name and path of any runtime shapes without a panic;
+// a Go, JVM, .NET or BEAM frame's module and function are parts of its name.
+func FuzzFrameShape(f *testing.F) {
+	f.Add("void com.acme.Cart$L.total(java.util.List)", "Cart.java", "/usr/lib/libjvm.so")
+	f.Add("github.com/a/b.(*T).M", "/src/b.go", "")
+	f.Add("Elixir.Shop.Cart.total/1", "/app/node_modules/x/y.js", "")
+	f.Fuzz(func(t *testing.T, name, file, mapFile string) {
+		for _, rt := range append(framePlatforms[:], "javascript", "cocoa") {
+			s := frameShape(rt, false, name, file, mapFile, nil)
+			if rt != "go" && rt != "java" && rt != "csharp" && rt != "elixir" {
+				continue
+			}
+			for _, part := range []string{s.module, s.function} {
+				if !strings.Contains(name, part) && !strings.Contains(strings.ReplaceAll(name, "/", "."), part) {
+					t.Fatalf("%s: %q is no part of %q", rt, part, name)
+				}
+			}
+		}
+	})
 }
