@@ -8,21 +8,19 @@ OTELCOL     := $(BIN)/otelcol-sentry
 
 .PHONY: test vet lint generate otelcol otelcol-compare demo gateway oldrelay quota hugeheaders load soak compare compare-protocol fuzz bench sink spanstream
 
-## test: vet, gofmt check, every package's tests under the race detector, and the two tests the race
-## detector skips (TestAssemblyEstimateCoversTheHeap, TestHeapWithinBudget) and the property tests at all their seeds
-## without it (the CI command).
+## test: vet, gofmt check, every package's tests under the race detector, then without it the tests
+## the detector skips or slows tenfold (heap weighing, the property tests at all their seeds), and the
+## conformance, loadtest and deploy modules (the CI command). `go vet` runs every analyzer first, so the
+## test runs skip go test's own subset (-vet=off).
 test: vet
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
-	$(GO) test -race -count=1 -timeout 15m ./...
-	@# The race detector changes what allocations weigh, so this one skips itself under -race:
-	@# it runs here without it (the README's row on assembly's memory bound).
-	$(GO) test -count=1 -run '^TestAssemblyEstimateCoversTheHeap$$' .
-	$(GO) test -count=1 -run '^TestHeapWithinBudget$$' ./internal/send/
-	@# The property tests draw 30 seeds under -race (the detector slows them tenfold); all 300 here.
-	$(GO) test -count=1 -run '^(TestExactlyOnceProperty|TestSkipCountsMatchSerialising)$$' ./internal/translate/
-	cd conformance && $(GO) vet ./... && $(GO) test -race -count=1 ./...
-	cd loadtest && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	$(GO) test -race -vet=off -count=1 -timeout 15m ./...
+	@# The race detector changes what allocations weigh and slows single-goroutine work tenfold:
+	@# these skip themselves under -race (or draw 30 of their 300 seeds) and run here without it.
+	$(GO) test -vet=off -count=1 -run '^(TestAssemblyEstimateCoversTheHeap|TestHostileSenders|TestProfilesWithinTheMemoryBudget|TestHeapWithinBudget|TestExactlyOnceProperty|TestSkipCountsMatchSerialising)$$' . ./internal/send/ ./internal/translate/
+	cd conformance && $(GO) vet ./... && $(GO) test -race -vet=off -count=1 ./...
+	cd loadtest && $(GO) vet ./... && $(GO) test -race -vet=off -count=1 ./...
 	$(MAKE) --no-print-directory deploy-test
 
 vet:
@@ -244,7 +242,7 @@ image-smoke: otelcol sink
 rules-test:
 	cd deploy && $(GO) test -count=1 -run 'TestPromtool|TestEveryAlert|TestAlertRules|TestMemoryAlert' -v .
 deploy-test:
-	cd deploy && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd deploy && $(GO) vet ./... && $(GO) test -race -vet=off -count=1 ./...
 
 ## Issue 19's faults through the built collector, each held long enough to reach its plateau
 ## (docs/faults.md; each script's head names its *_DURATION and other variables):
