@@ -21,6 +21,7 @@ import (
 	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/internal/metadata"
 	"github.com/otel-sentry/sentryexporter/internal/sendtest"
+	"github.com/otel-sentry/sentryexporter/internal/settle"
 )
 
 // memStorage is a storage extension in memory, as file_storage is on disk:
@@ -177,4 +178,45 @@ func testPersistentQueueLetsGoOfWhatARateLimitDrops(t *testing.T) {
 	assert.Equal(t, int64(4), h.droppedAll("transaction"), "the 429'd one too")
 	assert.Zero(t, st.items(), "the limited batch left the queue at once")
 	require.NoError(t, h.traces.Shutdown(t.Context()))
+}
+
+// TestPushSettlesWithBothHalvesOfASplit: a log container Sentry answers 413
+// is sent again as two halves; the push that built it is settled only when
+// the second half is.
+func TestPushSettlesWithBothHalvesOfASplit(t *testing.T) {
+	synctest.Test(t, testPushSettlesWithBothHalvesOfASplit)
+}
+
+func testPushSettlesWithBothHalvesOfASplit(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.ClientReports.Enabled = false })
+	hold := make(chan answer)
+	h.sentry.setRespond(func(env *envelope.Envelope) answer {
+		if env.Items[0].ItemCount > 30 {
+			return answer{status: http.StatusRequestEntityTooLarge}
+		}
+		return <-hold
+	})
+	g := settle.NewGroup()
+	require.NoError(t, h.exp.pushLogs(settle.With(t.Context(), g), makeLogs(40)))
+	g.Close()
+	synctest.Wait() // 40 → 413 → the first half of 20 at Sentry
+	assert.Equal(t, 2, g.Pending(), "two halves in the container's place")
+	hold <- answer{status: http.StatusOK}
+	synctest.Wait()
+	assert.Equal(t, 1, g.Pending())
+	assert.False(t, isClosed(g.Settled()), "one half is still at Sentry")
+	hold <- answer{status: http.StatusOK}
+	synctest.Wait()
+	assert.True(t, isClosed(g.Settled()))
+	assert.EqualValues(t, 40, h.sent("log_item"))
+	h.shutdown()
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
