@@ -88,7 +88,7 @@ func (memClient) Close(context.Context) error { return nil }
 
 // durableTraces is a traces pipeline with a persistent queue in st (one
 // consumer, no batcher), against sentry.
-func durableTraces(t *testing.T, sentry *fakeSentry, st *memStorage) (exporterhelper.QueueBatchConfig, *harness) {
+func durableTraces(t *testing.T, sentry *fakeSentry, st *memStorage) *harness {
 	storageID := component.MustNewID("memstorage")
 	f := NewFactory()
 	cfg := f.CreateDefaultConfig().(*Config)
@@ -114,7 +114,7 @@ func durableTraces(t *testing.T, sentry *fakeSentry, st *memStorage) (exporterhe
 		storageID:   st,
 	})
 	require.NoError(t, te.Start(t.Context(), host))
-	return q, &harness{t: t, sentry: sentry, tel: tel, exp: exporterOf(te), traces: settlingTraces{Traces: te, settle: func() {}}}
+	return &harness{t: t, sentry: sentry, tel: tel, exp: exporterOf(te), traces: settlingTraces{Traces: te, settle: func() {}}}
 }
 
 // TestPersistentQueueKeepsABatchUntilItsLastItemSettles: with
@@ -131,7 +131,7 @@ func testPersistentQueueKeepsABatchUntilItsLastItemSettles(t *testing.T) {
 	answer1 := make(chan answer)
 	sentry.setRespond(func(*envelope.Envelope) answer { return <-answer1 })
 	st := newMemStorage()
-	_, h := durableTraces(t, sentry, st)
+	h := durableTraces(t, sentry, st)
 
 	h.consumeTraces(0, 2, false)
 	synctest.Wait() // the first transaction is at Sentry, unanswered (a new project's limit is one request)
@@ -164,7 +164,7 @@ func testPersistentQueueLetsGoOfWhatARateLimitDrops(t *testing.T) {
 		return answer{status: http.StatusTooManyRequests, headers: map[string]string{"X-Sentry-Rate-Limits": "600:transaction:organization"}}
 	})
 	st := newMemStorage()
-	_, h := durableTraces(t, sentry, st)
+	h := durableTraces(t, sentry, st)
 
 	h.consumeTraces(0, 1, false) // answered 429: the limit begins
 	synctest.Wait()
