@@ -60,12 +60,12 @@ func (c memClient) Get(_ context.Context, key string) ([]byte, error) {
 	return c.s.data[key], nil
 }
 
-func (c memClient) Set(_ context.Context, key string, value []byte) error {
-	return c.Batch(context.Background(), storage.SetOperation(key, value))
+func (c memClient) Set(ctx context.Context, key string, value []byte) error {
+	return c.Batch(ctx, storage.SetOperation(key, value))
 }
 
-func (c memClient) Delete(_ context.Context, key string) error {
-	return c.Batch(context.Background(), storage.DeleteOperation(key))
+func (c memClient) Delete(ctx context.Context, key string) error {
+	return c.Batch(ctx, storage.DeleteOperation(key))
 }
 
 func (c memClient) Batch(_ context.Context, ops ...*storage.Operation) error {
