@@ -124,7 +124,7 @@ scraped() {
 }
 # reported CATEGORY: the drops the collector's client reports told the sink of (they outlive a kill).
 reported() {
-	cat "$D"/sink.*.json | grep -o "\"[a-z_]*/$1\":[0-9]*" | awk -F: '{ s += $2 } END { print s + 0 }'
+	{ grep -ho "\"[a-z_]*/$1\":[0-9]*" "$D"/sink.*.json || true; } | awk -F: '{ s += $2 } END { print s + 0 }'
 }
 # counted CATEGORY: the larger of the scraped and the reported drops.
 counted() {
