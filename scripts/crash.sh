@@ -167,7 +167,7 @@ row span "$(gen spans)" "$span_copies" "$span_unique" "$(counted span)"
 row log_item "$(gen logs)" "$(stored logs)" "" "$(counted log_item)"
 row trace_metric "$(gen trace_metric_items)" "$(stored trace_metrics)" "" "$(counted trace_metric)"
 row profile_chunk "$(gen profile_chunks)" "$(stored profile_chunks)" "" "$(counted profile_chunk)"
-printf '  %-13s stored: transactions %d, error events %d (Sentry keeps one per event_id)\n' "events" "$(stored items.transaction)" "$(stored errors)"
+printf '  %-13s stored: transactions %d, error events %d (a resend keeps its event_id)\n' "events" "$(stored items.transaction)" "$(stored errors)"
 ((invalid == 0)) || { log "FAIL: the sink saw $invalid invalid envelopes"; failed=1; }
 ((KILLS > 0)) || { log "FAIL: the collector was never killed (CRASH_DURATION too short)"; failed=1; }
 ((failed == 0)) || exit 1
