@@ -255,7 +255,12 @@ deploy-test:
 ## faults: all five (about 21 minutes when they pass), failing at the end if any failed.
 ## status: the exporter's component status through the health endpoint while one project's Sentry
 ## answers 401, then 503, then 200 (scripts/status.sh; about 2 minutes).
-.PHONY: brownout partition heal flap chaos faults status
+.PHONY: brownout partition heal flap chaos faults status crash
+## crash: the collector with a persistent queue (file_storage) killed with SIGKILL at random moments
+## under mixed traffic, Sentry up, hung and refusing in turn, restarted each time: every acknowledged
+## item stored at least once or counted, duplicates reported (scripts/crash.sh; docs/durability.md).
+crash: otelcol sink
+	./scripts/crash.sh
 status: otelcol sink
 	./scripts/status.sh
 brownout: otelcol sink

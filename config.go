@@ -300,6 +300,9 @@ func (cfg *Config) Validate() error {
 	if a := cfg.Assembly; a.Wait > 0 && cfg.Memory.MaxBytes >= minMemoryBytes && a.MaxBytes > cfg.Memory.MaxBytes/2 {
 		errs = append(errs, fmt.Errorf("`assembly::max_bytes` (%d) must be at most half of `memory::max_bytes` (%d): held spans count against it, and envelopes need the rest", a.MaxBytes, cfg.Memory.MaxBytes))
 	}
+	if err := cfg.validateDurable(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

@@ -171,6 +171,8 @@ func TestConfigRejected(t *testing.T) {
 		{"bad_dsn.yaml", "stream_state_too_small", "metrics: `max_stream_bytes` must be at least 65536 (64 KiB)"},
 		{"bad_dsn.yaml", "memory_too_small", "memory: `max_bytes` must be at least 1048576 (1 MiB)"},
 		{"bad_dsn.yaml", "assembly_over_half_memory", "`assembly::max_bytes` (67108864) must be at most half of `memory::max_bytes` (67108864)"},
+		{"bad_dsn.yaml", "durable_with_assembly", "`sending_queue::storage` needs `assembly::wait: 0`: held spans live only in memory"},
+		{"bad_dsn.yaml", "durable_with_dedupe", "`sending_queue::storage` needs `error_events::dedupe_window: 0` (it is 5s): held error events live only in memory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {

@@ -141,8 +141,8 @@ func createDefaultConfig() component.Config {
 }
 
 func (s *sharedExporters) createTraces(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {
-	t, stop, err := newPipeline(s, set, cfg, cfg.(*Config).QueueConfig, func(e *sentryExporter, opts []exporterhelper.Option) (exporter.Traces, error) {
-		return exporterhelper.NewTraces(ctx, set, cfg, e.pushTraces, opts...)
+	t, stop, err := newPipeline(s, set, cfg, cfg.(*Config).QueueConfig, func(p *pipeline, opts []exporterhelper.Option) (exporter.Traces, error) {
+		return exporterhelper.NewTraces(ctx, set, cfg, settled(p, p.shared.exp.pushTraces), opts...)
 	})
 	if err != nil {
 		return nil, err
@@ -154,8 +154,8 @@ func (s *sharedExporters) createTraces(ctx context.Context, set exporter.Setting
 }
 
 func (s *sharedExporters) createLogs(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
-	l, stop, err := newPipeline(s, set, cfg, cfg.(*Config).QueueConfig, func(e *sentryExporter, opts []exporterhelper.Option) (exporter.Logs, error) {
-		return exporterhelper.NewLogs(ctx, set, cfg, e.pushLogs, opts...)
+	l, stop, err := newPipeline(s, set, cfg, cfg.(*Config).QueueConfig, func(p *pipeline, opts []exporterhelper.Option) (exporter.Logs, error) {
+		return exporterhelper.NewLogs(ctx, set, cfg, settled(p, p.shared.exp.pushLogs), opts...)
 	})
 	if err != nil {
 		return nil, err
@@ -167,8 +167,8 @@ func (s *sharedExporters) createLogs(ctx context.Context, set exporter.Settings,
 }
 
 func (s *sharedExporters) createMetrics(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Metrics, error) {
-	m, stop, err := newPipeline(s, set, cfg, cfg.(*Config).QueueConfig, func(e *sentryExporter, opts []exporterhelper.Option) (exporter.Metrics, error) {
-		return exporterhelper.NewMetrics(ctx, set, cfg, e.pushMetrics, opts...)
+	m, stop, err := newPipeline(s, set, cfg, cfg.(*Config).QueueConfig, func(p *pipeline, opts []exporterhelper.Option) (exporter.Metrics, error) {
+		return exporterhelper.NewMetrics(ctx, set, cfg, settled(p, p.shared.exp.pushMetrics), opts...)
 	})
 	if err != nil {
 		return nil, err
@@ -180,8 +180,8 @@ func (s *sharedExporters) createMetrics(ctx context.Context, set exporter.Settin
 }
 
 func (s *sharedExporters) createProfiles(ctx context.Context, set exporter.Settings, cfg component.Config) (xexporter.Profiles, error) {
-	p, stop, err := newPipeline(s, set, cfg, unbatched(cfg.(*Config).QueueConfig), func(e *sentryExporter, opts []exporterhelper.Option) (xexporter.Profiles, error) {
-		return xexporterhelper.NewProfiles(ctx, set, cfg, e.pushProfiles, opts...)
+	p, stop, err := newPipeline(s, set, cfg, unbatched(cfg.(*Config).QueueConfig), func(p *pipeline, opts []exporterhelper.Option) (xexporter.Profiles, error) {
+		return xexporterhelper.NewProfiles(ctx, set, cfg, settled(p, p.shared.exp.pushProfiles), opts...)
 	})
 	if err != nil {
 		return nil, err
@@ -214,15 +214,15 @@ func unbatched(q configoptional.Optional[exporterhelper.QueueBatchConfig]) confi
 // one; profiles' without its batcher, unbatched), and the pipeline's own start and
 // shutdown (shared.go), so that each pipeline is counted on its own.
 func newPipeline[E component.Component](s *sharedExporters, set exporter.Settings, cfg component.Config,
-	queue configoptional.Optional[exporterhelper.QueueBatchConfig], build func(*sentryExporter, []exporterhelper.Option) (E, error),
+	queue configoptional.Optional[exporterhelper.QueueBatchConfig], build func(*pipeline, []exporterhelper.Option) (E, error),
 ) (E, stopFirst, error) {
 	var none E
 	e, err := s.acquire(cfg.(*Config), set)
 	if err != nil {
 		return none, stopFirst{}, err
 	}
-	p := &pipeline{shared: e}
-	c, err := build(e.exp, p.options(queue))
+	p := &pipeline{shared: e, stopped: make(chan struct{})}
+	c, err := build(p, p.options(queue))
 	if err != nil {
 		return none, stopFirst{}, err
 	}

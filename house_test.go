@@ -32,7 +32,7 @@ var houseFloors = []struct {
 	{"shape errors: payload edits; the trace index", []string{"internal/errorshape", "internal/traceindex"}},
 	{"translate: OTLP to Sentry JSON (spans and logs; metrics; profiles)", []string{"internal/translate", "internal/tracemetric", "internal/profilechunk"}},
 	{"assembly of pdata batches: held spans regrouped per project", []string{"internal/assemblepdata"}},
-	{"gate and account: the services every later stage calls", []string{"internal/gate", "internal/concurrency", "internal/membudget", "internal/account"}},
+	{"gate and account: the services every later stage calls", []string{"internal/gate", "internal/concurrency", "internal/membudget", "internal/account", "internal/settle"}},
 	{"assemble, route's look-ups and split, stack traces, log spacing", []string{"internal/assemble", "internal/discovery", "internal/dsn", "internal/split", "internal/stacktrace", "internal/logthrottle", "internal/profilers"}},
 	{"who we are on the wire", []string{"internal/sdkinfo"}},
 	{"the protocol's vocabulary, and the generated telemetry", []string{"envelope", "ratelimit", "internal/metadata"}},
@@ -43,7 +43,7 @@ var houseFloors = []struct {
 // also through what they import: small, pure, table-tested.
 var purePackages = []string{
 	"ratelimit", "envelope", "internal/jsonstr", "internal/bufpool", "internal/assemble", "internal/gate", "internal/concurrency", "internal/membudget",
-	"internal/stacktrace", "internal/sdkinfo", "internal/dsn", "internal/discovery", "internal/logthrottle", "internal/profilers",
+	"internal/settle", "internal/stacktrace", "internal/sdkinfo", "internal/dsn", "internal/discovery", "internal/logthrottle", "internal/profilers",
 }
 
 // besideTheHouse are packages the component never imports: the test and

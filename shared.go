@@ -55,6 +55,7 @@ type pipeline struct {
 	shared   *sharedExporter
 	started  bool
 	stopping bool
+	stopped  chan struct{} // closed when stopping is set: pushes waiting for their envelopes return (durable.go)
 }
 
 // start starts the exporter with the first pipeline that starts.
@@ -87,6 +88,7 @@ func (p *pipeline) beginShutdown() {
 		return
 	}
 	p.stopping = true
+	close(p.stopped)
 	s.live--
 	if s.live == 0 {
 		s.exp.beginShutdown()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/otel-sentry/sentryexporter/internal/account"
 	"github.com/otel-sentry/sentryexporter/internal/encode"
+	"github.com/otel-sentry/sentryexporter/internal/settle"
 )
 
 // job is one envelope on its way through a lane: queued, waiting to retry,
@@ -13,6 +14,7 @@ import (
 type job struct {
 	out  encode.Outgoing // detached: it owns its payloads
 	held int64           // bytes counted against the memory budget for it
+	push *settle.Group   // the push that handed it on, told when it settles (nil: nobody waits)
 
 	// Retry state.
 	first     time.Time      // the first attempt's time, for retry_on_failure's max_elapsed_time

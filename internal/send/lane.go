@@ -11,6 +11,7 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/gate"
 	"github.com/otel-sentry/sentryexporter/internal/membudget"
+	"github.com/otel-sentry/sentryexporter/internal/settle"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 
@@ -71,11 +72,13 @@ type Lane struct {
 // An envelope that cannot be taken is settled at once: rate limited
 // (ratelimit_backoff), no room in the memory budget and no project past its
 // share with anything left to drop (queue_overflow), or the stage shut down
-// (network_error).
+// (network_error). Each envelope taken is counted in the settle.Group that
+// ctx carries, if any, until it settles.
 func (l *Lane) Offer(ctx context.Context, out []encode.Outgoing, release func()) {
 	if release != nil {
 		defer release()
 	}
+	push := settle.From(ctx)
 	now := time.Now()
 	limits := l.limits.Load()
 	for i := range out {
@@ -87,7 +90,7 @@ func (l *Lane) Offer(ctx context.Context, out []encode.Outgoing, release func())
 		case o.Gate.Limited(limits, now):
 			why = account.ReasonRateLimitBackoff
 		default:
-			j := &job{out: *o, held: envelopeSize(&o.Env), seed: l.stage.jitter.seed()}
+			j := &job{out: *o, held: envelopeSize(&o.Env), seed: l.stage.jitter.seed(), push: push}
 			if !l.stage.makeRoom(l, j.held) {
 				why = account.ReasonQueueOverflow
 				break
@@ -112,6 +115,7 @@ func (l *Lane) enqueue(j *job) bool {
 	}
 	l.ready.push(j)
 	l.jobs++
+	j.push.Add(1)
 	l.callWorkerLocked()
 	return true
 }

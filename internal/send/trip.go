@@ -114,7 +114,7 @@ func (l *Lane) split(j *job) {
 	halves := j.out.Halves()
 	jobs := [2]*job{}
 	for i := range halves {
-		jobs[i] = &job{out: halves[i], held: envelopeSize(&halves[i].Env), isHalf: true, seed: j.seed + uint64(i) + 1}
+		jobs[i] = &job{out: halves[i], held: envelopeSize(&halves[i].Env), isHalf: true, seed: j.seed + uint64(i) + 1, push: j.push}
 	}
 	// What the halves hold is within the reservation; the container's
 	// bytes go with it.
@@ -123,6 +123,7 @@ func (l *Lane) split(j *job) {
 	l.ready.pushFront(jobs[1])
 	l.ready.pushFront(jobs[0])
 	l.jobs++
+	j.push.Add(1) // two halves in the container's place
 	l.callWorkerLocked()
 	l.mu.Unlock()
 }
@@ -201,11 +202,12 @@ func (l *Lane) settle(j *job, res Result) {
 	l.release(j)
 }
 
-// release lets go of a settled job's bytes.
+// release lets go of a settled job's bytes, and tells its push.
 func (l *Lane) release(j *job) {
 	l.mem.Add(-j.held)
 	l.mu.Lock()
 	l.jobs--
 	l.notifyLocked()
 	l.mu.Unlock()
+	j.push.Done()
 }

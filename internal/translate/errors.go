@@ -43,7 +43,8 @@ type errInput struct {
 	req               frag // the segment's request object in s.frag; empty: none
 	code              int  // the segment's response status code; 0: none
 	attrs             pcommon.Map
-	unlinked          bool // the trace or span id was generated (refs.go)
+	unlinked          bool      // the trace or span id was generated (refs.go)
+	seed              eventSeed // what identifies it: its event id (ids.go)
 }
 
 const (
@@ -71,6 +72,7 @@ func (s *state) spanErrors(r *TracesResult, want bool) {
 				op: sr.sem.op, status: sr.sem.status, tx: s.spans[s.segs[sr.seg].root].sem.name,
 				mechanism: mechanismSpan, origin: "auto.otel", logger: s.scopes[sr.scopeIdx].sc.Name(), attrs: e.Attributes(),
 			}
+			in.seed = eventSeed{kind: seedSpanError, trace: sr.traceID, span: sr.id, ts: uint64(e.Timestamp()), n: uint64(j)}
 			if in.ts == 0 {
 				in.ts = sr.start
 			}
@@ -136,9 +138,10 @@ func thrownOf(attrs pcommon.Map, lang string) thrown {
 // renderings, and reports whether it fit.
 func (s *state) errorEvent(in *errInput, ri int32) bool {
 	a := s.out.len()
-	ev := s.eventID()
-	trace := s.arenaHex(in.traceID[:])
 	th := thrownOf(in.attrs, in.ri.lang)
+	in.seed.typ, in.seed.msg = th.typ, th.msg
+	ev := s.derivedEventID(&in.seed)
+	trace := s.arenaHex(in.traceID[:])
 	for lvl := range levels {
 		s.out.truncate(a)
 		s.writeError(in, ev, lvl, &th)

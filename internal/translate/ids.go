@@ -1,6 +1,11 @@
 package translate
 
-import "github.com/otel-sentry/sentryexporter/internal/jsonstr"
+import (
+	"crypto/sha256"
+	"encoding/binary"
+
+	"github.com/otel-sentry/sentryexporter/internal/jsonstr"
+)
 
 // Id repair: Relay rejects ids that are not exactly 32 (trace, event) or 16
 // (span) hex digits, and removes all-zero ones. Every id written here comes from
@@ -28,6 +33,47 @@ func (s *state) newSpanID() (id [8]byte) {
 func (s *state) eventID() span32 {
 	id := s.newTraceID()
 	return s.arenaHex(id[:])
+}
+
+// An event's id is derived from what identifies it in the input, so that a
+// resend of the same span or log record (a persistent queue's batch sent
+// again after a crash, an SDK's retried export) gets the same event_id and
+// Sentry keeps one (docs/durability.md). What has nothing that identifies
+// it gets a fresh id.
+
+// eventSeed is what identifies an event in its input.
+type eventSeed struct {
+	kind     byte     // what the event is (seedTransaction, seedSpanError, seedLogError)
+	trace    [16]byte // its trace id as received (all zero: none)
+	span     [8]byte  // its span id as received (the transaction's head; all zero: none)
+	ts, n    uint64   // a time and an ordinal within the span or record
+	typ, msg string   // an error's exception type and message
+	none     bool     // nothing identifies it: a fresh id
+}
+
+const (
+	seedTransaction byte = 't'
+	seedSpanError   byte = 'e'
+	seedLogError    byte = 'l'
+)
+
+// derivedEventID appends the event id of seed to the string arena and
+// returns its range: the first 16 bytes of SHA-256 over the seed.
+func (s *state) derivedEventID(seed *eventSeed) span32 {
+	if seed.none {
+		return s.eventID()
+	}
+	b := append(s.idBuf[:0], seed.kind)
+	b = append(b, seed.trace[:]...)
+	b = append(b, seed.span[:]...)
+	b = binary.BigEndian.AppendUint64(b, seed.ts)
+	b = binary.BigEndian.AppendUint64(b, seed.n)
+	b = append(b, seed.typ...)
+	b = append(b, 0)
+	b = append(b, seed.msg...)
+	s.idBuf = b
+	sum := sha256.Sum256(b)
+	return s.arenaHex(sum[:16])
 }
 
 // span32 is a range of the string arena, turned into a string at the end of a call.

@@ -250,6 +250,10 @@ func (s *state) logError(lr plog.LogRecord, ri int32, scope string, traceID [16]
 		traceID: traceID, spanID: lr.SpanID(),
 		mechanism: mechanismLog, origin: originLog, logger: scope, attrs: lr.Attributes(),
 		unlinked: lr.TraceID() == ([16]byte{}) || lr.SpanID() == ([8]byte{}),
+		seed: eventSeed{
+			kind: seedLogError, trace: lr.TraceID(), span: lr.SpanID(), ts: uint64(lr.Timestamp()), n: uint64(lr.ObservedTimestamp()),
+			none: lr.Timestamp() == 0 && lr.ObservedTimestamp() == 0, // records alike in all but their place in a batch stay apart
+		},
 	}
 	if in.spanID == ([8]byte{}) {
 		in.spanID = s.newSpanID() // contexts.trace needs a span id

@@ -12,6 +12,7 @@ type state struct {
 	tmp      jw     // nested serializations (maps as typed strings)
 	frag     jw     // per-resource fragments rendered once and copied
 	arena    []byte // strings returned to the caller (ids, names), converted once
+	idBuf    []byte // the input of a derived event id (ids.go)
 	seen     seenSet
 	scrub    bool    // members applies scrubFor: span attributes (scrub.go)
 	server   bool    // the attributes are a server span's (scrubFor: the peer is the client)

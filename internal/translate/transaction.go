@@ -47,7 +47,7 @@ func (s *state) segmentTransactions(r *TracesResult, si int32) {
 	head, i := members[0], 1
 	for {
 		a := s.out.len()
-		ev := s.eventID()
+		ev := s.derivedEventID(&eventSeed{kind: seedTransaction, trace: root.traceID, span: s.spans[head].id})
 		if ra, rb, ok := s.fitTxHeader(head, root, ev, req, code); ok {
 			var n int
 			i, n = s.txChildren(members, i, s.spans[head].scopeIdx, a)
