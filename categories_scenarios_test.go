@@ -91,7 +91,7 @@ func (tt categoryLimit) run(t *testing.T) {
 		time.Sleep(time.Second)
 	}
 	assert.False(t, h.allLimited(), "no all-category limit")
-	assert.Positive(t, h.gaugeFloat("otelcol_exporter_sentry_rate_limit_remaining", "1", tt.category))
+	assert.Positive(t, h.limitRemaining(tt.category))
 	h.shutdown()
 	h.sentry.requireNoInvalid()
 
@@ -119,12 +119,12 @@ func (tt categoryLimit) run(t *testing.T) {
 
 // allLimited: the gauge shows an all-category limit for project 1.
 func (h *harness) allLimited() bool {
-	return h.gaugeFloat("otelcol_exporter_sentry_rate_limit_remaining", "1", "all") > 0
+	return h.limitRemaining("all") > 0
 }
 
 // TestScenarioTraceMetricByteQuota is issue 40's run: Relay answers the first
 // trace_metric envelope with 429 and a trace_metric_byte quota (as it does to
-// an organisation over its metrics byte quota), and a transaction and a
+// an organization over its metrics byte quota), and a transaction and a
 // delta counter are sent every second. Every transaction is stored, the
 // metrics are dropped and counted in trace_metric and trace_metric_byte, and
 // the client report reaches Sentry within the second that follows a drop.
@@ -140,7 +140,7 @@ func testScenarioTraceMetricByteQuota(t *testing.T) {
 	h.sentry.setRespond(q.respond)
 	start := time.Now()
 	for i := range 7 {
-		h.consumeMetrics(deltaCounter(start.Add(time.Duration(i)*time.Second), 5))
+		h.consumeMetrics(deltaCounter(start.Add(time.Duration(i) * time.Second)))
 		h.consumeTraces(i, 1, false)
 		time.Sleep(time.Second)
 	}
@@ -171,7 +171,7 @@ func testScenarioReportUnderOtherLimit(t *testing.T) {
 	h.sentry.setRespond(q.respond)
 	start := time.Now()
 	for i := range 35 {
-		h.consumeMetrics(deltaCounter(start.Add(time.Duration(i)*time.Second), 5))
+		h.consumeMetrics(deltaCounter(start.Add(time.Duration(i) * time.Second)))
 		time.Sleep(time.Second)
 	}
 	var reports []time.Duration
@@ -204,7 +204,7 @@ func testScenarioUnknownCategory429(t *testing.T) {
 		h.consumeRound(i, start)
 		time.Sleep(time.Second)
 	}
-	remaining := h.gaugeFloat("otelcol_exporter_sentry_rate_limit_remaining", "1", "transaction")
+	remaining := h.limitRemaining("transaction")
 	assert.InDelta(t, 20-5, remaining, 0.001, "the header's 20 s, not Retry-After's 60 s")
 	assert.False(t, h.allLimited())
 	h.shutdown()
@@ -217,9 +217,9 @@ func testScenarioUnknownCategory429(t *testing.T) {
 	assert.Equal(t, h.localDrops(), h.sentry.discards())
 }
 
-// deltaCounter is one delta counter point of value at at, as a service
+// deltaCounter is one delta counter point (of 5) at at, as a service
 // exporting delta temporality sends it.
-func deltaCounter(at time.Time, value int64) pmetric.Metrics {
+func deltaCounter(at time.Time) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	rm := md.ResourceMetrics().AppendEmpty()
 	rm.Resource().Attributes().PutStr("service.name", "checkout")
@@ -231,7 +231,7 @@ func deltaCounter(at time.Time, value int64) pmetric.Metrics {
 	p := s.DataPoints().AppendEmpty()
 	p.SetStartTimestamp(pcommon.NewTimestampFromTime(at.Add(-time.Second)))
 	p.SetTimestamp(pcommon.NewTimestampFromTime(at))
-	p.SetIntValue(value)
+	p.SetIntValue(5)
 	p.Attributes().PutStr("region", "eu")
 	return md
 }
@@ -245,10 +245,10 @@ func testScenarioBare429StillAll(t *testing.T) {
 	h := newHarness(t, nil)
 	h.sentry.setRespond(firstThenOK(answer{status: http.StatusTooManyRequests}))
 	start := time.Now()
-	h.consumeMetrics(deltaCounter(start, 5))
+	h.consumeMetrics(deltaCounter(start))
 	h.consumeTraces(0, 1, false)
 	assert.Zero(t, h.sentry.countType(envelope.ItemTypeTransaction))
-	assert.InDelta(t, 60, h.gaugeFloat("otelcol_exporter_sentry_rate_limit_remaining", "1", "all"), 0.001)
+	assert.InDelta(t, 60, h.limitRemaining("all"), 0.001)
 	h.shutdown()
 }
 
@@ -263,8 +263,8 @@ func testScenarioTraceMetricByteOn200(t *testing.T) {
 	h := newHarness(t, nil)
 	h.sentry.setRespond(firstThenOK(answer{status: http.StatusOK, headers: map[string]string{"X-Sentry-Rate-Limits": "30:trace_metric_byte:organization"}}))
 	start := time.Now()
-	h.consumeMetrics(deltaCounter(start, 5)) // stored, and announces the limit
-	h.consumeMetrics(deltaCounter(start.Add(time.Second), 5))
+	h.consumeMetrics(deltaCounter(start)) // stored, and announces the limit
+	h.consumeMetrics(deltaCounter(start.Add(time.Second)))
 	h.consumeTraces(0, 1, false)
 	h.shutdown()
 	assert.EqualValues(t, 1, h.sent("trace_metric"))

@@ -502,16 +502,16 @@ func (h *harness) gauge(name, project string) int64 {
 	return -1
 }
 
-// gaugeFloat reads a float gauge of a project and category; -1 when absent.
-func (h *harness) gaugeFloat(name, project, category string) float64 {
-	m, err := h.tel.GetMetric(name)
+// limitRemaining reads otelcol_exporter_sentry_rate_limit_remaining of project 1 and a category; -1 when absent.
+func (h *harness) limitRemaining(category string) float64 {
+	m, err := h.tel.GetMetric("otelcol_exporter_sentry_rate_limit_remaining")
 	if err != nil {
 		return -1
 	}
 	for _, dp := range m.Data.(metricdata.Gauge[float64]).DataPoints {
 		p, _ := dp.Attributes.Value("project")
 		c, _ := dp.Attributes.Value("category")
-		if p.AsString() == project && c.AsString() == category {
+		if p.AsString() == "1" && c.AsString() == category {
 			return dp.Value
 		}
 	}

@@ -297,7 +297,7 @@ func testScenarioRealTimeRetryAfter(t *testing.T) {
 	rh.consumeTraces(1, 1, false)
 	require.Len(t, sentry.envelopes(), 1, "inside the window nothing is sent")
 	reading := time.Now()
-	remaining := rh.gaugeFloat("otelcol_exporter_sentry_rate_limit_remaining", "1", "all")
+	remaining := rh.limitRemaining("all")
 	read := time.Now()
 	assert.LessOrEqual(t, remaining, 60-reading.Sub(after).Seconds()+0.001, "the window started when Sentry answered")
 	assert.GreaterOrEqual(t, remaining, 60-read.Sub(before).Seconds()-0.001)
