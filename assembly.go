@@ -22,11 +22,9 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/assemblepdata"
 )
 
-// newAssembly is the assembly of cfg, a share of it per project; nil when
-// assembly::wait is 0.
-func newAssembly(cfg *Config) *assemblepdata.Assembly[*project] {
-	a := cfg.Assembly
-	return assemblepdata.New[*project](assemblepdata.Config{Wait: a.Wait, MaxBytes: a.MaxBytes, Owners: cfg.Routing.MaxProjects})
+// newAssembly is the assembly of cfg; nil when assembly::wait is 0.
+func newAssembly(cfg AssemblyConfig) *assemblepdata.Assembly[*project] {
+	return assemblepdata.New[*project](assemblepdata.Config{Wait: cfg.Wait, MaxBytes: cfg.MaxBytes})
 }
 
 // expireHeld sends the held spans whose wait is over.
