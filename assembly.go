@@ -2,8 +2,7 @@
 // (internal/assemblepdata) is shared by all projects, after routing and
 // before translation, so that assembly::max_bytes bounds them all, each
 // project within its share; a project's spans are assembled only with its
-// own. What
-// comes out goes on at once through its own project's pipeline
+// own. What comes out goes on at once through its own project's pipeline
 // (project.go), so that rate limits, accounting and error extraction apply
 // when a span is released. A project is the assembly's owner: it keeps its
 // share of the bytes held (the gauge) and counts its fragments.
