@@ -2,8 +2,7 @@
 // (internal/assemblepdata) is shared by all projects, after routing and
 // before translation, so that assembly::max_bytes bounds them all, each
 // project within its share; a project's spans are assembled only with its
-// own. What
-// comes out goes on at once through its own project's pipeline
+// own. What comes out goes on at once through its own project's pipeline
 // (project.go), so that rate limits, accounting and error extraction apply
 // when a span is released. A project is the assembly's owner: it keeps its
 // share of the bytes held (the gauge) and counts its fragments.
@@ -22,11 +21,9 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/assemblepdata"
 )
 
-// newAssembly is the assembly of cfg, a share of it per project; nil when
-// assembly::wait is 0.
-func newAssembly(cfg *Config) *assemblepdata.Assembly[*project] {
-	a := cfg.Assembly
-	return assemblepdata.New[*project](assemblepdata.Config{Wait: a.Wait, MaxBytes: a.MaxBytes, Owners: cfg.Routing.MaxProjects})
+// newAssembly is the assembly of cfg; nil when assembly::wait is 0.
+func newAssembly(cfg AssemblyConfig) *assemblepdata.Assembly[*project] {
+	return assemblepdata.New[*project](assemblepdata.Config{Wait: cfg.Wait, MaxBytes: cfg.MaxBytes})
 }
 
 // expireHeld sends the held spans whose wait is over.

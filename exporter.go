@@ -96,10 +96,9 @@ func newExporter(cfg *Config, set exporter.Settings) (*sentryExporter, error) {
 	e.buildTranslators()
 	if ee := cfg.ErrorEvents; ee.FromSpanExceptions && ee.FromLogs && ee.DedupeWindow > 0 {
 		e.dedupe = dedupe.New[*project](ee.DedupeWindow)
-		e.dedupe.Projects = cfg.Routing.MaxProjects // each project's share of the window
-		e.dedupe.Mem = e.stage.NewHolder()          // the window reserves before it holds, and gives back what it releases
+		e.dedupe.Mem = e.stage.NewHolder() // the window reserves before it holds, and gives back what it releases
 	}
-	if e.assembly = newAssembly(cfg); e.assembly != nil {
+	if e.assembly = newAssembly(cfg.Assembly); e.assembly != nil {
 		e.assemblyMem = e.stage.NewHolder()
 	}
 	if e.dedupe != nil && e.assembly != nil {
@@ -165,7 +164,7 @@ func (e *sentryExporter) buildTranslators() {
 		Environment: cfg.Environment, Release: cfg.Release, SDKName: sdkinfo.Name, SDKVersion: sdkinfo.Version,
 		ResourceAttributes: append([]string{}, cfg.Metrics.ResourceAttributes...), // never nil: [] means none
 	})
-	e.streams = tracemetric.NewPool(min(cfg.Metrics.MaxStreamBytes, cfg.Memory.MaxBytes/4), cfg.Routing.MaxProjects, uint64(time.Now().UnixNano()))
+	e.streams = tracemetric.NewPool(min(cfg.Metrics.MaxStreamBytes, cfg.Memory.MaxBytes/4), uint64(time.Now().UnixNano()))
 	e.streamMem = e.stage.NewHolder()
 	inApp, _ := profilechunk.NewInApp(cfg.Profiles.InAppInclude, cfg.Profiles.InAppExclude) // Validate has rejected what fails
 	e.profiles = profilechunk.NewTranslator(profilechunk.Options{Environment: cfg.Environment, Release: cfg.Release, InApp: inApp})

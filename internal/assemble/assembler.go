@@ -11,13 +11,10 @@ type Config struct {
 	Wait time.Duration
 	// MaxBytes bounds the bytes held (as the caller sizes its payloads),
 	// over all owners. A span that does not fit pushes out, as fragments, the
-	// oldest held spans of the owner furthest past its share.
+	// oldest held spans of the owner holding most. Owners have equal shares,
+	// so that is the one furthest past its share: one owner's spans never
+	// push out those of an owner within its share (MaxBytes / owners).
 	MaxBytes int64
-	// Owners is how many owners share MaxBytes: each may hold its share
-	// (MaxBytes / Owners) whatever the others hold, and more while there is
-	// room; one owner's spans never push out those of an owner within its
-	// share. 0 is one.
-	Owners int
 	// Remember is how many sent span ids (per generation) are remembered to
 	// recognize a late child. 0 remembers none: a late child waits until
 	// its wait is over.
@@ -235,8 +232,8 @@ func (a *Assembler[T]) heldLocked(k spanKey) bool {
 	return ok
 }
 
-// hold keeps one span, then makes room under MaxBytes: the owner furthest
-// past its share gives way, oldest first.
+// hold keeps one span, then makes room under MaxBytes: the owner holding
+// most gives way, oldest first.
 func (a *Assembler[T]) hold(out []Released[T], r *Ref, p T, size int64, now time.Time) []Released[T] {
 	key := traceKey{r.Owner, r.Trace}
 	t := a.traces[key]
@@ -255,7 +252,7 @@ func (a *Assembler[T]) hold(out []Released[T], r *Ref, p T, size int64, now time
 	o.bytes += size
 	a.bytes += size
 	for a.bytes > a.cfg.MaxBytes {
-		oldest := a.furthestOver().front()
+		oldest := a.holdingMost().front()
 		if oldest == nil {
 			break
 		}
@@ -275,18 +272,14 @@ func (a *Assembler[T]) owner(id uint32) *owner[T] {
 	return o
 }
 
-// furthestOver is the owner furthest past its share, of those that hold
-// anything; the first such in order on a tie.
-func (a *Assembler[T]) furthestOver() *owner[T] {
-	share := a.cfg.MaxBytes / int64(max(a.cfg.Owners, 1))
-	var v *owner[T]
-	for _, o := range a.order {
-		if o.bytes > 0 && (v == nil || o.bytes-share > v.bytes-share) {
+// holdingMost is the owner holding the most bytes, the first in order on a
+// tie.
+func (a *Assembler[T]) holdingMost() *owner[T] {
+	v := a.order[0]
+	for _, o := range a.order[1:] {
+		if o.bytes > v.bytes {
 			v = o
 		}
-	}
-	if v == nil {
-		return &owner[T]{}
 	}
 	return v
 }

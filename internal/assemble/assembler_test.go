@@ -445,7 +445,7 @@ func TestOwnersNeverAssembleTogether(t *testing.T) {
 // oldest are pushed out. When the quiet one grows to its share, the churner
 // gives way to it.
 func TestChurnPushesOutOnlyItsOwn(t *testing.T) {
-	a := New[int](Config{Wait: time.Hour, MaxBytes: 1000, Owners: 2, Remember: 100})
+	a := New[int](Config{Wait: time.Hour, MaxBytes: 1000, Remember: 100})
 	v := make([]Verdict, 1)
 	admit := func(owner uint32, i int) (pushed []int) {
 		r := Ref{Owner: owner, Trace: [16]byte{byte(i), byte(i >> 8)}, ID: [8]byte{2}, Parent: [8]byte{1}}
@@ -479,5 +479,26 @@ func TestChurnPushesOutOnlyItsOwn(t *testing.T) {
 	}
 	if a.Bytes() > 1000 {
 		t.Fatalf("%d bytes held", a.Bytes())
+	}
+}
+
+// TestTieGivesWayFirstArrived: two owners holding as much as each other
+// when the bound is passed: the one that first held a span gives way.
+func TestTieGivesWayFirstArrived(t *testing.T) {
+	a := New[int](Config{Wait: time.Hour, MaxBytes: 1100, Remember: 100})
+	v := make([]Verdict, 1)
+	admit := func(owner uint32, i int) []Released[int] {
+		r := Ref{Owner: owner, Trace: [16]byte{byte(i)}, ID: [8]byte{2}, Parent: [8]byte{1}}
+		return a.Admit(t0, []Ref{r}, v, func(int) (int, int64) { return int(owner)*1000 + i, 100 })
+	}
+	for i := range 6 {
+		admit(1, i)
+	}
+	for i := range 5 {
+		admit(2, i)
+	}
+	rel := admit(2, 5) // 1,200 bytes, 600 each
+	if len(rel) != 1 || rel[0].Items[0] != 1000 {
+		t.Fatalf("released %v; want owner 1's oldest", rel)
 	}
 }

@@ -27,11 +27,9 @@ type Owner interface {
 type Config struct {
 	// Wait is how long a span waits for its local root; 0 turns assembly off.
 	Wait time.Duration
-	// MaxBytes bounds the estimated bytes of the spans held, over all owners.
+	// MaxBytes bounds the estimated bytes of the spans held, over all
+	// owners, in equal shares (assemble.Config).
 	MaxBytes int64
-	// Owners is how many owners share MaxBytes (routing::max_projects):
-	// each may hold its share whatever the others hold (assemble.Config).
-	Owners int
 }
 
 // rememberSentIDs is how many sent span ids per generation assembly
@@ -71,7 +69,7 @@ func New[P Owner](cfg Config) *Assembly[P] {
 		return nil
 	}
 	return &Assembly[P]{
-		asm: assemble.New[heldSpan[P]](assemble.Config{Wait: cfg.Wait, MaxBytes: cfg.MaxBytes, Owners: cfg.Owners, Remember: rememberSentIDs}),
+		asm: assemble.New[heldSpan[P]](assemble.Config{Wait: cfg.Wait, MaxBytes: cfg.MaxBytes, Remember: rememberSentIDs}),
 		ids: map[P]uint32{},
 	}
 }

@@ -125,7 +125,7 @@ func TestAdmitPushesOutAnotherOwners(t *testing.T) {
 	size := back.held
 	back.held = 0
 
-	a := New[*owner](Config{Wait: time.Minute, MaxBytes: size * 5 / 2, Owners: 2})
+	a := New[*owner](Config{Wait: time.Minute, MaxBytes: size * 5 / 2})
 	_, some, _ := a.Admit(ctx, now, back, batch("back", [2]byte{11, 10}))
 	require.False(t, some)
 	_, some, _ = a.Admit(ctx, now, back, batch("back", [2]byte{12, 10}))

@@ -6,8 +6,8 @@
 // it sends without their local root (fragments, by reason).
 //
 // An owner's spans are assembled only with its own. They can come out in
-// another owner's Admit, pushed out by the byte bound (the owner furthest
-// past its share gives way): the batches of other owners are returned, for
+// another owner's Admit, pushed out by the byte bound (the owner holding
+// most gives way): the batches of other owners are returned, for
 // the caller to send through their owners' pipelines.
 //
 // The package must not translate, send, gate or drop a span: every span it

@@ -11,10 +11,10 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
-// Bounds of what the dedupe window holds, across all projects, shared fairly
-// (see Window.Projects). An event that would pass either is sent at once,
-// not held (and counted in overflow), unless its project is within its
-// share: then the project furthest past its share gives way.
+// Bounds of what the dedupe window holds, across all projects, in equal
+// shares. An event that would pass either is sent at once, not held (and
+// counted in overflow), unless another project holds more than its own
+// would with it: then that project gives way.
 const (
 	maxHeldErrors     = 2_000
 	maxHeldErrorBytes = 32 << 20
@@ -31,16 +31,14 @@ const (
 // shutdown. Held events are copies: nothing refers to pdata or to a
 // translator buffer.
 type Window[P comparable] struct {
-	Length              time.Duration // error_events::dedupe_window
-	MaxEvents, MaxBytes int           // maxHeldErrors, maxHeldErrorBytes; lowered by tests
-	// Projects is how many projects share the bounds (routing::max_projects):
-	// each may hold its share (MaxEvents and MaxBytes / Projects) whatever
-	// the others hold, and more while the bounds have room. When they are
-	// full, an event of a project within its share makes the project
-	// furthest past its share send its oldest held events early (due at the
-	// next Due); any other event is sent at once (Overflow). One project's
-	// burst of errors never costs another the deduplication of its own.
-	Projects int
+	Length time.Duration // error_events::dedupe_window
+	// MaxEvents, MaxBytes are shared equally by the projects: when full, an
+	// event of a project holding less than another makes the project holding
+	// most (the one furthest past its share) send its oldest held events
+	// early, at the next Due; any other event is sent at once (Overflow). One
+	// project's burst of errors never costs another, within its share, the
+	// deduplication of its own.
+	MaxEvents, MaxBytes int // maxHeldErrors, maxHeldErrorBytes; lowered by tests
 
 	mu        sync.Mutex
 	held      map[key[P]]*list.Element // of *heldError
@@ -91,7 +89,7 @@ type Released[P comparable] struct {
 
 // New is a window of length; nothing is held until Offer.
 func New[P comparable](length time.Duration) *Window[P] {
-	return &Window[P]{Length: length, MaxEvents: maxHeldErrors, MaxBytes: maxHeldErrorBytes, Projects: 1, held: map[key[P]]*list.Element{}, byProject: map[P]*usage{}}
+	return &Window[P]{Length: length, MaxEvents: maxHeldErrors, MaxBytes: maxHeldErrorBytes, held: map[key[P]]*list.Element{}, byProject: map[P]*usage{}}
 }
 
 // Result says what to do with an offered event.
@@ -178,28 +176,26 @@ func (d *Window[P]) fits(n int) bool {
 }
 
 // giveWay makes room for an event of n bytes of p when the bounds are
-// full: the project furthest past its share (p counted with the event)
-// hands its oldest held events to the next Due until the event fits. False,
-// and nothing given way, when that project is p itself. d.mu is held.
+// full: the project holding most of the full bound (p counted with the
+// event) hands its oldest held events to the next Due until the event fits.
+// False, and nothing given way, when that project is p itself. d.mu is held.
 func (d *Window[P]) giveWay(p P, n int) bool {
-	shares := max(d.Projects, 1)
-	eventShare, byteShare := d.MaxEvents/shares, d.MaxBytes/shares
 	for !d.fits(n) {
 		byEvents := len(d.held) >= d.MaxEvents
-		over := func(q P, u *usage) int {
+		holds := func(q P, u *usage) int {
 			events, bytes := u.events, u.bytes
 			if q == p {
 				events, bytes = events+1, bytes+n
 			}
 			if byEvents {
-				return events - eventShare
+				return events
 			}
-			return bytes - byteShare
+			return bytes
 		}
-		victim, most := p, over(p, d.usage(p))
+		victim, most := p, holds(p, d.usage(p))
 		for q, u := range d.byProject {
-			if o := over(q, u); o > most && u.events > 0 {
-				victim, most = q, o
+			if h := holds(q, u); h > most {
+				victim, most = q, h
 			}
 		}
 		if victim == p {

@@ -268,7 +268,7 @@ func runHeldSpanCase(t *testing.T, tt heldSpanCase) {
 // once. Nothing is dropped.
 func TestBurstCostsOnlyItsOwnShare(t *testing.T) {
 	d := New[*project](time.Minute)
-	d.MaxEvents, d.Projects = 10, 2
+	d.MaxEvents = 10
 	burst, quiet := &project{1}, &project{2}
 	offer := func(p *project, fp uint64, fromLog bool) Result {
 		ev := errorshapetest.SpanEvent(false)

@@ -15,29 +15,26 @@ const StreamBytes = 160
 // rarely wait for each other.
 const numShards = 16
 
-// Pool bounds the stream state of every project, and shares it fairly, as
-// the exporter's memory budget is shared: each project's [Streams] may hold
-// its share (the pool's streams / projects) whatever the others hold, and
-// more while the pool has room. When the pool is full, a new stream evicts
-// the least recently used stream of the project furthest past its share:
-// one project's churn evicts its own streams, never those of a project
-// within its share. It is safe for concurrent use.
+// Pool bounds the stream state of every project, in equal shares: while the
+// pool has room any project's [Streams] may grow; when it is full, a new
+// stream evicts the least recently used stream of the project holding most
+// (the one furthest past its share). One project's churn evicts its own
+// streams, never those of a project within its share (the pool / the
+// projects). It is safe for concurrent use.
 type Pool struct {
-	max, share int64  // streams
-	since      uint64 // ns: streams that start later are new to everyone
-	held       atomic.Int64
+	max   int64  // streams
+	since uint64 // ns: streams that start later are new to everyone
+	held  atomic.Int64
 
 	mu      sync.Mutex
 	members []*Streams
 }
 
-// NewPool holds at most maxBytes of stream state, for up to projects
-// projects; since (ns since the epoch, the exporter's start) tells a stream
-// that began after it, whose first point is all new, from one that may have
-// been sent before.
-func NewPool(maxBytes int64, projects int, since uint64) *Pool {
-	n := max(maxBytes/StreamBytes, 1)
-	return &Pool{max: n, share: max(n/int64(max(projects, 1)), 1), since: since}
+// NewPool holds at most maxBytes of stream state; since (ns since the
+// epoch, the exporter's start) tells a stream that began after it, whose
+// first point is all new, from one that may have been sent before.
+func NewPool(maxBytes int64, since uint64) *Pool {
+	return &Pool{max: max(maxBytes/StreamBytes, 1), since: since}
 }
 
 // NewStreams is one more project's part of the pool, holding nothing yet.
@@ -71,7 +68,7 @@ type Streams struct {
 // NewStreams is the streams of a pool of its own: at most maxBytes (see
 // [NewPool]).
 func NewStreams(maxBytes int64, since uint64) *Streams {
-	return NewPool(maxBytes, 1, since).NewStreams()
+	return NewPool(maxBytes, since).NewStreams()
 }
 
 // Held is the bytes of stream state held now.
@@ -150,8 +147,8 @@ func advance(prev *cum, p cum, fFalls bool) (cum, outcome) {
 }
 
 // room counts one more stream for s, true when the pool grew: while the
-// pool has room it grows; when full, the project furthest past its share
-// (s counted with its new stream; s itself on a tie) evicts its least
+// pool has room it grows; when full, the project holding most (s counted
+// with its new stream; s itself on a tie) evicts its least
 // recently used stream, from shard prefer first when it is s. Should no
 // stream be left to evict (they were just taken), the pool grows by this
 // one stream past its bound.
@@ -167,7 +164,7 @@ func (p *Pool) room(s *Streams, prefer int) bool {
 		}
 	}
 	for range numShards {
-		v := p.furthestOver(s)
+		v := p.holdingMost(s)
 		from := prefer
 		if v != s {
 			from = int(v.next.Add(1))
@@ -182,15 +179,15 @@ func (p *Pool) room(s *Streams, prefer int) bool {
 	return true
 }
 
-// furthestOver is the project furthest past its share, s counted with one
-// more stream; s when no other is further.
-func (p *Pool) furthestOver(s *Streams) *Streams {
+// holdingMost is the project holding most streams, s counted with one
+// more; s when no other holds more.
+func (p *Pool) holdingMost(s *Streams) *Streams {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	v, over := s, s.held.Load()+1-p.share
+	v, most := s, s.held.Load()+1
 	for _, m := range p.members {
-		if o := m.held.Load() - p.share; o > over {
-			v, over = m, o
+		if h := m.held.Load(); h > most {
+			v, most = m, h
 		}
 	}
 	return v

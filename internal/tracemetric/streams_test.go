@@ -101,7 +101,7 @@ func TestStreamsHeapWithinHeld(t *testing.T) {
 // project then grows to its share, the churner gives way to it.
 func TestChurnEvictsOnlyItsOwnStreams(t *testing.T) {
 	const bound, quietStreams, churn = 10_000 * StreamBytes, 2_000, 1_000_000
-	pool := NewPool(bound, 2, started)
+	pool := NewPool(bound, started)
 	quiet, churner := pool.NewStreams(), pool.NewStreams()
 	point := func(s *Streams, k uint64, i int64) outcome {
 		_, o, _ := s.delta(k*0x9e3779b97f4a7c15, cum{start: started - sec, time: t0 + uint64(i)*sec, i: i}, false)
@@ -147,7 +147,7 @@ func TestGivingWayShrinksTheHeap(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	pool := NewPool(n*StreamBytes, 10, started)
+	pool := NewPool(n*StreamBytes, started)
 	streams := []*Streams{pool.NewStreams()}
 	for k := range uint64(n) {
 		streams[0].delta(k*0x9e3779b97f4a7c15, cum{start: started - sec, time: t0, i: 1}, false)
@@ -174,7 +174,7 @@ func TestGivingWayShrinksTheHeap(t *testing.T) {
 // of its projects', and within its bound.
 func TestPoolConcurrent(t *testing.T) {
 	const bound = 1_000 * StreamBytes
-	pool := NewPool(bound, 4, started)
+	pool := NewPool(bound, started)
 	var wg sync.WaitGroup
 	members := make([]*Streams, 4)
 	for m := range members {
