@@ -71,128 +71,142 @@ func TestHostileSenders(t *testing.T) {
 
 func hostileSenderRows() []hostileSenderRow {
 	return []hostileSenderRow{
-		{
-			// The profile: ~130 KB, one location of 256 lines, each
-			// naming one function whose name and path are 64 KiB each, in 3
-			// samples (a window never cut). Eight such requests, four at a
-			// time. Rendered whole, each chunk was 48 MiB.
-			name: "a profile naming 64 KiB names at 256 lines",
-			requests: func(t *testing.T) func(*harness) {
-				pd := hostileProfile("evil", 256, 3)
-				return func(h *harness) {
-					concurrently(t, 8, 4, func() error { return h.profiles.ConsumeProfiles(t.Context(), pd) })
-				}
-			},
-			check: func(t *testing.T, h *harness) {
-				h.exp.settle()
-				assert.Positive(t, h.sent("profile_chunk"), "the chunks, their names cut, are sent")
-			},
-		},
-		{
-			// A span's exception.stacktrace of 1 MiB of one-frame Python
-			// tracebacks, eight requests four at a time; each error event
-			// keeps 16 exceptions.
-			name: "1 MiB stack traces of small exceptions",
-			configure: func(c *Config, _ *fakeSentry) {
-				c.ErrorEvents.DedupeWindow = 0 // no event waits for a counterpart: each is sent at once
-			},
-			requests: func(t *testing.T) func(*harness) {
-				td := spanWithException("evil", strings.Repeat("Traceback (most recent call last):\n  File \"/a.py\", line 1, in f\nE: x\n\n", (1<<20)/70), 1)
-				return func(h *harness) {
-					concurrently(t, 8, 4, func() error { return h.traces.ConsumeTraces(t.Context(), td) })
-				}
-			},
-			check: func(t *testing.T, h *harness) {
-				h.exp.settle()
-				assert.Equal(t, int64(8), h.sent("error")+h.droppedAll("error"), "every error event sent or counted")
-				assert.Positive(t, h.sent("error"))
-			},
-		},
-		{
-			// One span with a thousand 16 KiB attributes (~64 KiB written),
-			// then 4,000 small spans: their buffer is sized from the push
-			// before.
-			name: "a push of huge spans, then one of many small ones",
-			requests: func(t *testing.T) func(*harness) {
-				huge := ptrace.NewTraces()
-				sp := newSpan(huge, "evil", 1)
-				for i := range 1000 {
-					sp.Attributes().PutStr(fmt.Sprint("attr.", i), strings.Repeat("x", 16<<10))
-				}
-				small := ptrace.NewTraces()
-				for i := range 4000 {
-					newSpan(small, "evil", i+2)
-				}
-				return func(h *harness) {
-					require.NoError(t, h.traces.ConsumeTraces(t.Context(), huge))
-					require.NoError(t, h.traces.ConsumeTraces(t.Context(), small))
-				}
-			},
-			heapFor: 32 << 20, // the huge span's output buffer, kept for reuse (bufpool)
-		},
-		func() hostileSenderRow {
-			// 100 projects holding nothing, each sent ~1 MiB of logs (~750
-			// KiB compressed) while Sentry hangs: each project's share is
-			// 164 KiB, and the budget holds no more than its maximum. (The
-			// stage's room check lets a project holding nothing past its
-			// share only where the total has room; TestMakeRoom in
-			// internal/send has the case where all else is in flight.)
-			hang := make(chan struct{})
-			return hostileSenderRow{
-				name: "projects holding nothing sent large envelopes while Sentry hangs",
-				configure: func(c *Config, s *fakeSentry) {
-					c.DSN = ""
-					c.Routing.DSNs = map[string]configopaque.String{}
-					for i := range 100 {
-						c.Routing.DSNs[fmt.Sprint("svc", i)] = configopaque.String(s.dsnFor(fmt.Sprint(i + 1)))
-					}
-					s.setRespond(func(*envelope.Envelope) answer { <-hang; return answer{status: 200} })
-				},
-				requests: func(t *testing.T) func(*harness) {
-					return func(h *harness) {
-						// Sentry hangs: return once offered. Each request is built
-						// in turn, so the test holds one at a time.
-						raw := h.logs.(settlingLogs).Logs
-						for i := range 100 {
-							require.NoError(t, raw.ConsumeLogs(t.Context(), randomLogs(fmt.Sprint("svc", i), 100, 10<<10)))
-						}
-					}
-				},
-				check: func(t *testing.T, h *harness) {
-					assert.LessOrEqual(t, h.exp.stage.Memory().Held(), int64(hostileBudget), "held within the budget")
-					close(hang)
-					h.exp.settle()
-					assert.Positive(t, h.dropped("log_item", "queue_overflow"), "what did not fit was dropped, counted")
-				},
+		hostileProfileRow(), hostileStackTraceRow(), hostileBufferHintRow(),
+		hostileEmptyProjectsRow(), hostileNearLimitsRow(),
+	}
+}
+
+func hostileProfileRow() hostileSenderRow {
+	return hostileSenderRow{
+		// The profile: ~130 KB, one location of 256 lines, each
+		// naming one function whose name and path are 64 KiB each, in 3
+		// samples (a window never cut). Eight such requests, four at a
+		// time. Rendered whole, each chunk was 48 MiB.
+		name: "a profile naming 64 KiB names at 256 lines",
+		requests: func(t *testing.T) func(*harness) {
+			pd := hostileProfile("evil", 256, 3)
+			return func(h *harness) {
+				concurrently(t, 8, 4, func() error { return h.profiles.ConsumeProfiles(t.Context(), pd) })
 			}
-		}(),
-		{
-			// Near the translators' limits: a log record with 100,000
-			// attributes, a body nested 10,000 deep, a span with 500
-			// exception events.
-			name: "huge attribute counts, deep nesting, many exception events",
-			requests: func(t *testing.T) func(*harness) {
-				ld := bigLogs("evil", 1, 10)
-				lr := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
-				attrs := make(map[string]any, 100_000)
-				for i := range 100_000 {
-					attrs[fmt.Sprint("a", i)] = "v"
-				}
-				require.NoError(t, lr.Attributes().FromRaw(attrs))
-				m := lr.Body().SetEmptyMap()
-				for range 10_000 {
-					m = m.PutEmptyMap("k")
-				}
-				td := spanWithException("evil", "Traceback (most recent call last):\n  File \"/a.py\", line 1, in f\nE: x\n", 500)
-				return func(h *harness) {
-					require.NoError(t, h.logs.ConsumeLogs(t.Context(), ld))
-					require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
-				}
-			},
+		},
+		check: func(t *testing.T, h *harness) {
+			h.exp.settle()
+			assert.Positive(t, h.sent("profile_chunk"), "the chunks, their names cut, are sent")
 		},
 	}
 }
 
+func hostileStackTraceRow() hostileSenderRow {
+	return hostileSenderRow{
+		// A span's exception.stacktrace of 1 MiB of one-frame Python
+		// tracebacks, eight requests four at a time; each error event
+		// keeps 16 exceptions.
+		name: "1 MiB stack traces of small exceptions",
+		configure: func(c *Config, _ *fakeSentry) {
+			c.ErrorEvents.DedupeWindow = 0 // no event waits for a counterpart: each is sent at once
+		},
+		requests: func(t *testing.T) func(*harness) {
+			td := spanWithException("evil", strings.Repeat("Traceback (most recent call last):\n  File \"/a.py\", line 1, in f\nE: x\n\n", (1<<20)/70), 1)
+			return func(h *harness) {
+				concurrently(t, 8, 4, func() error { return h.traces.ConsumeTraces(t.Context(), td) })
+			}
+		},
+		check: func(t *testing.T, h *harness) {
+			h.exp.settle()
+			assert.Equal(t, int64(8), h.sent("error")+h.droppedAll("error"), "every error event sent or counted")
+			assert.Positive(t, h.sent("error"))
+		},
+	}
+}
+
+func hostileBufferHintRow() hostileSenderRow {
+	return hostileSenderRow{
+		// One span with a thousand 16 KiB attributes (~64 KiB written),
+		// then 4,000 small spans: their buffer is sized from the push
+		// before.
+		name: "a push of huge spans, then one of many small ones",
+		requests: func(t *testing.T) func(*harness) {
+			huge := ptrace.NewTraces()
+			sp := newSpan(huge, "evil", 1)
+			for i := range 1000 {
+				sp.Attributes().PutStr(fmt.Sprint("attr.", i), strings.Repeat("x", 16<<10))
+			}
+			small := ptrace.NewTraces()
+			for i := range 4000 {
+				newSpan(small, "evil", i+2)
+			}
+			return func(h *harness) {
+				require.NoError(t, h.traces.ConsumeTraces(t.Context(), huge))
+				require.NoError(t, h.traces.ConsumeTraces(t.Context(), small))
+			}
+		},
+		heapFor: 32 << 20, // the huge span's output buffer, kept for reuse (bufpool)
+	}
+}
+
+func hostileEmptyProjectsRow() hostileSenderRow {
+	// 100 projects holding nothing, each sent ~1 MiB of logs (~750
+	// KiB compressed) while Sentry hangs: each project's share is
+	// 164 KiB, and the budget holds no more than its maximum. (The
+	// stage's room check lets a project holding nothing past its
+	// share only where the total has room; TestMakeRoom in
+	// internal/send has the case where all else is in flight.)
+	hang := make(chan struct{})
+	return hostileSenderRow{
+		name: "projects holding nothing sent large envelopes while Sentry hangs",
+		configure: func(c *Config, s *fakeSentry) {
+			c.DSN = ""
+			c.Routing.DSNs = map[string]configopaque.String{}
+			for i := range 100 {
+				c.Routing.DSNs[fmt.Sprint("svc", i)] = configopaque.String(s.dsnFor(fmt.Sprint(i + 1)))
+			}
+			s.setRespond(func(*envelope.Envelope) answer { <-hang; return answer{status: 200} })
+		},
+		requests: func(t *testing.T) func(*harness) {
+			return func(h *harness) {
+				// Sentry hangs: return once offered. Each request is built
+				// in turn, so the test holds one at a time.
+				raw := h.logs.(settlingLogs).Logs
+				for i := range 100 {
+					require.NoError(t, raw.ConsumeLogs(t.Context(), randomLogs(fmt.Sprint("svc", i), 100, 10<<10)))
+				}
+			}
+		},
+		check: func(t *testing.T, h *harness) {
+			assert.LessOrEqual(t, h.exp.stage.Memory().Held(), int64(hostileBudget), "held within the budget")
+			close(hang)
+			h.exp.settle()
+			assert.Positive(t, h.dropped("log_item", "queue_overflow"), "what did not fit was dropped, counted")
+		},
+	}
+}
+
+func hostileNearLimitsRow() hostileSenderRow {
+	return hostileSenderRow{
+		// Near the translators' limits: a log record with 100,000
+		// attributes, a body nested 10,000 deep, a span with 500
+		// exception events.
+		name: "huge attribute counts, deep nesting, many exception events",
+		requests: func(t *testing.T) func(*harness) {
+			ld := bigLogs("evil", 1, 10)
+			lr := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+			attrs := make(map[string]any, 100_000)
+			for i := range 100_000 {
+				attrs[fmt.Sprint("a", i)] = "v"
+			}
+			require.NoError(t, lr.Attributes().FromRaw(attrs))
+			m := lr.Body().SetEmptyMap()
+			for range 10_000 {
+				m = m.PutEmptyMap("k")
+			}
+			td := spanWithException("evil", "Traceback (most recent call last):\n  File \"/a.py\", line 1, in f\nE: x\n", 500)
+			return func(h *harness) {
+				require.NoError(t, h.logs.ConsumeLogs(t.Context(), ld))
+				require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
+			}
+		},
+	}
+}
 func runHostileSender(t *testing.T, row hostileSenderRow) {
 	sentry := newFakeSentry(t)
 	h := newHarnessWith(t, sentry, func(c *Config) {
