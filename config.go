@@ -154,6 +154,14 @@ type DiscoveryConfig struct {
 	Team string `mapstructure:"team"`
 	// CacheTTL is how long a resolved DSN is kept before it is looked up again. Default 10m.
 	CacheTTL time.Duration `mapstructure:"cache_ttl"`
+	// AllowInsecureHTTP lets `url` be plain http://: the auth token (with
+	// project:write) would cross the network in clear. Default false.
+	AllowInsecureHTTP bool `mapstructure:"allow_insecure_http"`
+	// ClientConfig is the management API's own HTTP client (timeout, tls,
+	// proxy_url, headers, auth...): never the envelopes' settings, so that
+	// neither their `headers` nor their `auth` reach sentry.io. `endpoint`
+	// is not used (`url` is).
+	ClientConfig confighttp.ClientConfig `mapstructure:",squash"`
 
 	_ struct{}
 }
@@ -361,6 +369,11 @@ func (d *DiscoveryConfig) Validate() error {
 	var p problems
 	if u, err := url.Parse(d.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		p.add("`url` must be an http or https URL")
+	} else if u.Scheme == "http" && !d.AllowInsecureHTTP {
+		p.add("`url` is plain http: the auth token would cross the network in clear (use https, or set `allow_insecure_http: true`)")
+	}
+	if d.ClientConfig.Endpoint != "" {
+		p.add("`endpoint` is not used by discovery: set `url`")
 	}
 	if d.OrgSlug == "" {
 		p.add("`org_slug` is required")

@@ -255,11 +255,11 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 	return nil
 }
 
-// newDiscoveryClient is the management API's client: the same TLS, proxy and
-// auth settings as the envelopes', without request compression (its bodies
-// are tiny JSON).
+// newDiscoveryClient is the management API's client, from discovery's own
+// HTTP settings (never the envelopes' `headers` or `auth`), without request
+// compression (its bodies are tiny JSON).
 func (e *sentryExporter) newDiscoveryClient(ctx context.Context, host component.Host) (*http.Client, error) {
-	apiCfg := e.cfg.ClientConfig
+	apiCfg := e.cfg.Routing.Discovery.Get().ClientConfig
 	apiCfg.Compression = ""
 	return send.NewClient(ctx, apiCfg, host, e.set.TelemetrySettings)
 }

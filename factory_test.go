@@ -38,7 +38,7 @@ func TestCreateDefaultConfig(t *testing.T) {
 		Routing: RoutingConfig{
 			Attribute:   "service.name",
 			MaxProjects: 100,
-			Discovery:   configoptional.Default(DiscoveryConfig{URL: "https://sentry.io", CacheTTL: 10 * time.Minute}),
+			Discovery:   configoptional.Default(DiscoveryConfig{URL: "https://sentry.io", CacheTTL: 10 * time.Minute, ClientConfig: defaultDiscoveryClient()}),
 		},
 		TracesAs:              TracesAsTransactions, // accepted by every Sentry
 		MaxConcurrentRequests: 128,
