@@ -66,6 +66,7 @@ type sentryExporter struct {
 	resolver        *discovery.Resolver // routing::discovery; nil without
 	discoveryClient *http.Client        // the resolver's, built at start
 	unroutable      *account.Accountant // drops of items that have no project
+	refused         *project            // route's answer for a project the sender may not write to (sender.go); never pushed to
 
 	mu       sync.Mutex
 	byDSN    map[string]*project // every project, static or discovered, by DSN
@@ -82,13 +83,14 @@ func newExporter(cfg *Config, set exporter.Settings) (*sentryExporter, error) {
 		return nil, err
 	}
 	e := &sentryExporter{
-		cfg:    cfg,
-		set:    set,
-		logger: set.Logger,
-		tb:     tb,
-		index:  traceindex.New(),
-		byDSN:  map[string]*project{},
-		static: map[string]*project{},
+		cfg:     cfg,
+		set:     set,
+		logger:  set.Logger,
+		tb:      tb,
+		index:   traceindex.New(),
+		byDSN:   map[string]*project{},
+		static:  map[string]*project{},
+		refused: &project{},
 	}
 	e.index.NoSpanIDs = !cfg.ErrorEvents.FromSpanExceptions && !cfg.ErrorEvents.FromLogs
 	e.index.NoRequests = !cfg.ErrorEvents.FromLogs

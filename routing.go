@@ -26,31 +26,35 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
-// routed reports whether resources can go to more than the `dsn` project.
+// routed reports whether resources can go to more than the `dsn` project,
+// or must be checked against their sender's projects.
 func (e *sentryExporter) routed() bool {
-	return len(e.static) > 0 || e.cfg.Routing.Discovery.HasValue()
+	return len(e.static) > 0 || e.cfg.Routing.Discovery.HasValue() || e.cfg.Routing.Sender.on()
 }
 
-// route picks the project of one resource: routing::dsns by the attribute's
-// value, else discovery by the value's slug, else the `dsn` project. nil means
-// no project: the resource's items are dropped and counted as unroutable.
+// route picks the project of one resource: routing::dsns by the routing
+// value, else discovery by the value's slug, else the `dsn` project. nil
+// means no project: the resource's items are dropped and counted as
+// unroutable; e.refused means its sender may not write there (not_allowed).
 // discovered holds the batch's discovery answers by value, so that a batch
 // asks (and, when the management API is slow, waits) once per value.
-func (e *sentryExporter) route(ctx context.Context, res pcommon.Resource, discovered map[string]*project) *project {
-	v, ok := res.Attributes().Get(e.cfg.Routing.Attribute)
+func (e *sentryExporter) route(ctx context.Context, res pcommon.Resource, from *sender, discovered map[string]*project) *project {
+	value, ok := from.value(res, e.cfg.Routing.Attribute)
 	if !ok {
-		return e.def
+		return from.only(value, "", e.def, e.refused)
 	}
-	value := v.AsString()
 	if p, ok := e.static[value]; ok {
-		return p
+		return from.only(value, "", p, e.refused)
 	}
-	if e.resolver == nil {
-		return e.def
+	var slug string
+	if e.resolver != nil {
+		slug = discovery.Slug(value)
 	}
-	slug := discovery.Slug(value)
 	if slug == "" {
-		return e.def
+		return from.only(value, "", e.def, e.refused)
+	}
+	if !from.mayWrite(value, slug) {
+		return e.refused // no look-up for a project the sender may not write to
 	}
 	if p, ok := discovered[slug]; ok {
 		return p
@@ -120,41 +124,46 @@ func (e *sentryExporter) pushProfiles(ctx context.Context, pd pprofile.Profiles)
 // counted (unroutable). Without routing, or when every resource goes to one
 // project, the batch is pushed as it is, without a copy.
 func pushRouted[B any](ctx context.Context, e *sentryExporter, s split.Signal[B], batch B,
-	push func(*project, context.Context, B) error, unroutable func(context.Context, B),
+	push func(*project, context.Context, B) error, unroutable func(context.Context, B, account.Reason),
 ) {
 	if !e.routed() {
-		pushPart(ctx, e.def, batch, push, unroutable)
+		pushPart(ctx, e, e.def, batch, push, unroutable)
 		return
 	}
 	var discovered map[string]*project
 	if e.resolver != nil {
 		discovered = map[string]*project{}
 	}
-	parts := split.By(s, batch, func(r pcommon.Resource) *project { return e.route(ctx, r, discovered) })
+	from := e.senderOf(ctx)
+	parts := split.By(s, batch, func(r pcommon.Resource) *project { return e.route(ctx, r, &from, discovered) })
 	if len(parts) == 1 {
-		pushPart(ctx, parts[0].To, parts[0].Batch, push, unroutable)
+		pushPart(ctx, e, parts[0].To, parts[0].Batch, push, unroutable)
 		return
 	}
 	var wg sync.WaitGroup
 	for _, part := range parts {
-		wg.Go(func() { pushPart(ctx, part.To, part.Batch, push, unroutable) })
+		wg.Go(func() { pushPart(ctx, e, part.To, part.Batch, push, unroutable) })
 	}
 	wg.Wait()
 }
 
-// pushPart pushes b through p's pipeline; with no project, b is only counted.
-func pushPart[B any](ctx context.Context, p *project, b B, push func(*project, context.Context, B) error, unroutable func(context.Context, B)) {
-	if p == nil {
-		unroutable(ctx, b)
-		return
+// pushPart pushes b through p's pipeline; with no project (or one its
+// sender may not write to), b is only counted.
+func pushPart[B any](ctx context.Context, e *sentryExporter, p *project, b B, push func(*project, context.Context, B) error, drop func(context.Context, B, account.Reason)) {
+	switch p {
+	case nil:
+		drop(ctx, b, account.ReasonUnroutable)
+	case e.refused:
+		drop(ctx, b, account.ReasonNotAllowed)
+	default:
+		_ = push(p, ctx, b)
 	}
-	_ = push(p, ctx, b)
 }
 
 // unroutableTraces counts what td would have been sent as, serializing nothing.
-func (e *sentryExporter) unroutableTraces(ctx context.Context, td ptrace.Traces) {
+func (e *sentryExporter) unroutableTraces(ctx context.Context, td ptrace.Traces, why account.Reason) {
 	res := e.translator.Traces(td, translate.TracesWant{})
-	e.unroutable.Dropped(ctx, account.ReasonUnroutable, e.skippedTraces(&res))
+	e.unroutable.Dropped(ctx, why, e.skippedTraces(&res))
 }
 
 // skippedTraces is what res did not serialize: its spans, its exception
@@ -170,9 +179,9 @@ func (e *sentryExporter) skippedTraces(res *translate.TracesResult) account.Coun
 }
 
 // unroutableLogs counts what ld would have been sent as, serializing nothing.
-func (e *sentryExporter) unroutableLogs(ctx context.Context, ld plog.Logs) {
+func (e *sentryExporter) unroutableLogs(ctx context.Context, ld plog.Logs, why account.Reason) {
 	res := e.translator.Logs(ld, translate.LogsWant{})
-	e.unroutable.Dropped(ctx, account.ReasonUnroutable, skippedLogs(&res))
+	e.unroutable.Dropped(ctx, why, skippedLogs(&res))
 }
 
 // skippedLogs is what res did not serialize: its log records (and their
@@ -186,18 +195,18 @@ func skippedLogs(res *translate.LogsResult) account.Counts {
 
 // unroutableMetrics counts what each data point of md would have become;
 // no stream advances.
-func (e *sentryExporter) unroutableMetrics(ctx context.Context, md pmetric.Metrics) {
+func (e *sentryExporter) unroutableMetrics(ctx context.Context, md pmetric.Metrics, why account.Reason) {
 	res := e.metrics.Metrics(md, nil, uint64(time.Now().UnixNano()), tracemetric.Want{})
-	e.unroutable.Dropped(ctx, account.ReasonUnroutable, account.Counts{account.CatTraceMetric: res.Skipped + res.Invalid + res.NoBaseline + res.Unchanged})
+	e.unroutable.Dropped(ctx, why, account.Counts{account.CatTraceMetric: res.Skipped + res.Invalid + res.NoBaseline + res.Unchanged})
 }
 
 // unroutableProfiles counts what pd would have been sent as (its chunks and
 // their milliseconds, in Sentry's units), serializing nothing; a profile
 // that repeats another's samples is counted deduplicated, as with a project.
-func (e *sentryExporter) unroutableProfiles(ctx context.Context, pd pprofile.Profiles) {
+func (e *sentryExporter) unroutableProfiles(ctx context.Context, pd pprofile.Profiles, why account.Reason) {
 	res := e.profiles.Profiles(pd, profilechunk.Want{})
 	for _, c := range []account.Counts{res.Skipped, res.Invalid, res.NoTimestamps, res.Unsupported} {
-		e.unroutable.Dropped(ctx, account.ReasonUnroutable, c)
+		e.unroutable.Dropped(ctx, why, c)
 	}
 	e.unroutable.Dropped(ctx, account.ReasonDeduplicated, res.Duplicate)
 }
