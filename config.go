@@ -225,6 +225,16 @@ type DiscoveryConfig struct {
 	Team string `mapstructure:"team"`
 	// CacheTTL is how long a resolved DSN is kept before it is looked up again. Default 10m.
 	CacheTTL time.Duration `mapstructure:"cache_ttl"`
+	// LookupsPerMinute bounds, per sender (routing::sender), the look-ups
+	// that reach the management API; past it that sender's new values are
+	// counted unroutable for a while, and the API's own rate limit, which
+	// stops discovery for every sender, is not reached. Default 60.
+	LookupsPerMinute int `mapstructure:"lookups_per_minute"`
+	// MaxCreatedPerHour and MaxCreated bound the projects
+	// auto_create_projects creates, per hour and over the exporter's
+	// lifetime; each creation is logged. Defaults 10 and 100.
+	MaxCreatedPerHour int `mapstructure:"max_created_per_hour"`
+	MaxCreated        int `mapstructure:"max_created"`
 	// AllowInsecureHTTP lets `url` be plain http://: the auth token (with
 	// project:write) would cross the network in clear. Default false.
 	AllowInsecureHTTP bool `mapstructure:"allow_insecure_http"`
@@ -457,6 +467,9 @@ func (d *DiscoveryConfig) Validate() error {
 	}
 	if d.CacheTTL <= 0 {
 		p.add("`cache_ttl` must be positive")
+	}
+	if d.LookupsPerMinute < 1 || d.MaxCreatedPerHour < 0 || d.MaxCreated < 0 {
+		p.add("`lookups_per_minute` must be at least 1, `max_created_per_hour` and `max_created` not negative")
 	}
 	return p.err()
 }

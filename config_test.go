@@ -73,7 +73,7 @@ func TestUnmarshalFullConfig(t *testing.T) {
 			Discovery: configoptional.Some(DiscoveryConfig{
 				URL: "https://sentry.example.com", OrgSlug: "my-org", AuthToken: "sntrys_token",
 				AutoCreateProjects: true, Team: "platform", CacheTTL: 5 * time.Minute,
-				ClientConfig: defaultDiscoveryClient(),
+				ClientConfig: defaultDiscoveryClient(), LookupsPerMinute: 60, MaxCreatedPerHour: 10, MaxCreated: 100,
 			}),
 		},
 		Environment:           "staging",
@@ -140,7 +140,7 @@ func TestUnmarshalRoutingConfig(t *testing.T) {
 	assert.Equal(t, DiscoveryConfig{
 		URL: "https://sentry.io", OrgSlug: "my-org", AuthToken: "sntrys_token",
 		AutoCreateProjects: true, Team: "platform", CacheTTL: 5 * time.Minute,
-		ClientConfig: defaultDiscoveryClient(),
+		ClientConfig: defaultDiscoveryClient(), LookupsPerMinute: 60, MaxCreatedPerHour: 10, MaxCreated: 100,
 	}, *d.Discovery.Get())
 	insecure := load("discovery_insecure").Routing.Discovery.Get()
 	assert.Equal(t, "http://sentry.internal", insecure.URL, "plain http, explicitly allowed")

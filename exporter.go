@@ -244,6 +244,11 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 		e.resolver = discovery.New(client, discovery.Config{
 			URL: d.URL, OrgSlug: d.OrgSlug, AuthToken: string(d.AuthToken), Team: d.Team,
 			AutoCreateProjects: d.AutoCreateProjects, TTL: d.CacheTTL,
+			LookupsPerMinute: d.LookupsPerMinute, MaxCreatedPerHour: d.MaxCreatedPerHour, MaxCreated: d.MaxCreated,
+			OnCreate: func(slug string, total int) {
+				e.logger.Info("Sentry project created by discovery", zap.String("project_slug", slug),
+					zap.Int("created", total), zap.Int("max_created", d.MaxCreated))
+			},
 		}, time.Now)
 	}
 	if e.dedupe != nil {

@@ -38,6 +38,11 @@ const (
 	defaultDiscoveryURL          = "https://sentry.io"
 	defaultDiscoveryTTL          = 10 * time.Minute
 	defaultDiscoveryTimeout      = 10 * time.Second // one management API call; a look-up makes a few, within 30 s
+	// A sender's look-ups: a service's restart of a few dozen new names in a minute, far
+	// below the management API's own limit (its 429 would stop discovery for everyone).
+	defaultLookupsPerMinute  = 60
+	defaultMaxCreatedPerHour = 10                 // a team's new services of a day, not a sender's invented names
+	defaultMaxCreated        = defaultMaxProjects // no more than the exporter could route at once
 	// defaultDedupeWindow covers a traces and a logs pipeline flushing their
 	// batches at different times (the batcher's flush_timeout is 200 ms; an
 	// SDK's batch span processor and log processor export every 1-5 s).
@@ -124,7 +129,7 @@ func createDefaultConfig() component.Config {
 			// Applied when a `discovery` block is given: sentry.io, and
 			// resolved DSNs kept 10 minutes (a project's DSN rarely changes; a
 			// new project is found within that).
-			Discovery: configoptional.Default(DiscoveryConfig{URL: defaultDiscoveryURL, CacheTTL: defaultDiscoveryTTL, ClientConfig: defaultDiscoveryClient()}),
+			Discovery: configoptional.Default(defaultDiscovery()),
 		},
 		TracesAs:              TracesAsTransactions,
 		MaxConcurrentRequests: defaultMaxConcurrentRequests,
@@ -138,6 +143,14 @@ func createDefaultConfig() component.Config {
 		ClientConfig:          client,
 		QueueConfig:           configoptional.Some(queue),
 		RetryConfig:           retry,
+	}
+}
+
+// defaultDiscovery is what a `discovery` block starts from.
+func defaultDiscovery() DiscoveryConfig {
+	return DiscoveryConfig{
+		URL: defaultDiscoveryURL, CacheTTL: defaultDiscoveryTTL, ClientConfig: defaultDiscoveryClient(),
+		LookupsPerMinute: defaultLookupsPerMinute, MaxCreatedPerHour: defaultMaxCreatedPerHour, MaxCreated: defaultMaxCreated,
 	}
 }
 

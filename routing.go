@@ -9,6 +9,7 @@ package sentryexporter
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -59,14 +60,74 @@ func (e *sentryExporter) route(ctx context.Context, res pcommon.Resource, from *
 	if p, ok := discovered[slug]; ok {
 		return p
 	}
-	p := e.discover(ctx, slug)
+	p := e.discover(ctx, from.name, slug)
 	discovered[slug] = p
 	return p
 }
 
-// discover resolves slug through the management API; nil when it cannot.
-func (e *sentryExporter) discover(ctx context.Context, slug string) *project {
-	rawDSN, err := e.resolve(ctx, slug)
+// lookupSlug is the slug route would look up for res: "" when it needs
+// no look-up (no discovery, a routing::dsns entry, no value, or one its
+// sender may not write to).
+func (e *sentryExporter) lookupSlug(res pcommon.Resource, from *sender) string {
+	value, ok := from.value(res, e.cfg.Routing.Attribute)
+	if !ok {
+		return ""
+	}
+	if _, ok := e.static[value]; ok {
+		return ""
+	}
+	slug := discovery.Slug(value)
+	if slug == "" || !from.mayWrite(value, slug) {
+		return ""
+	}
+	return slug
+}
+
+// maxConcurrentLookups bounds the look-ups one push runs at once.
+const maxConcurrentLookups = 16
+
+// discoverAll resolves the slugs of every resource of a batch before it is
+// routed: concurrently, all within one discoveryWait, so that a batch of
+// many new names holds its queue consumer discoveryWait at most, not that
+// per name. The answers (nil: none) are by slug, for route.
+func discoverAll[B any](ctx context.Context, e *sentryExporter, s split.Signal[B], batch B, from *sender) map[string]*project {
+	var slugs []string
+	seen := map[string]bool{}
+	for i := range s.Len(batch) {
+		if slug := e.lookupSlug(s.Resource(batch, i), from); slug != "" && !seen[slug] {
+			seen[slug] = true
+			slugs = append(slugs, slug)
+		}
+	}
+	found := make([]*project, len(slugs))
+	ctx, cancel := e.lookupContext(ctx)
+	defer cancel()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(slugs), maxConcurrentLookups) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(slugs); i = int(next.Add(1) - 1) {
+				found[i] = e.discover(ctx, from.name, slugs[i])
+			}
+		})
+	}
+	wg.Wait()
+	discovered := make(map[string]*project, len(slugs))
+	for i, slug := range slugs {
+		discovered[slug] = found[i]
+	}
+	return discovered
+}
+
+// discover resolves slug through the management API, charged to spender
+// (the sender's name); nil when it cannot.
+func (e *sentryExporter) discover(ctx context.Context, spender, slug string) *project {
+	if ctx.Value(lookupDeadline{}) == nil {
+		var cancel context.CancelFunc
+		ctx, cancel = e.lookupContext(ctx)
+		defer cancel()
+	}
+	rawDSN, err := e.resolver.ResolveFor(ctx, spender, slug)
 	if err != nil {
 		e.logLimiter.Log(e.logger, "resolve:"+slug, "Sentry project could not be resolved; its items are dropped",
 			zap.String("project_slug", slug), zap.String("error", err.Error()))
@@ -81,21 +142,26 @@ func (e *sentryExporter) discover(ctx context.Context, slug string) *project {
 	return p
 }
 
-// discoveryWait is the longest a push waits for a project look-up. A slow or
-// hanging management API must not hold the queue consumers that carry the
-// other projects' data: past it the resource's items are counted unroutable,
-// and the look-up goes on in the background, so later pushes find it cached.
+// discoveryWait is the longest a push waits for its look-ups, all of them
+// together. A slow or hanging management API must not hold the queue
+// consumers that carry the other projects' data: past it the resources'
+// items are counted unroutable, and the look-ups go on in the background,
+// so later pushes find them cached.
 const discoveryWait = 2 * time.Second
 
-// resolve asks discovery for slug's DSN, waiting at most discoveryWait, and
-// giving up when the drain time after shutdown is over: a hanging management
-// API can hold neither the other projects' data nor the shutdown.
-func (e *sentryExporter) resolve(ctx context.Context, slug string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, discoveryWait)
-	defer cancel()
+// lookupDeadline marks a context that already carries a push's look-up deadline.
+type lookupDeadline struct{}
+
+// lookupContext is ctx for a push's look-ups: done after discoveryWait, or
+// when the drain time after shutdown is over: a hanging management API can
+// hold neither the other projects' data nor the shutdown.
+func (e *sentryExporter) lookupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, lookupDeadline{}, true), discoveryWait)
 	stop := context.AfterFunc(e.stage.Running(), cancel)
-	defer stop()
-	return e.resolver.Resolve(ctx, slug)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
 }
 
 func (e *sentryExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
@@ -130,11 +196,11 @@ func pushRouted[B any](ctx context.Context, e *sentryExporter, s split.Signal[B]
 		pushPart(ctx, e, e.def, batch, push, unroutable)
 		return
 	}
+	from := e.senderOf(ctx)
 	var discovered map[string]*project
 	if e.resolver != nil {
-		discovered = map[string]*project{}
+		discovered = discoverAll(ctx, e, s, batch, &from)
 	}
-	from := e.senderOf(ctx)
 	parts := split.By(s, batch, func(r pcommon.Resource) *project { return e.route(ctx, r, &from, discovered) })
 	if len(parts) == 1 {
 		pushPart(ctx, e, parts[0].To, parts[0].Batch, push, unroutable)

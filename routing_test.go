@@ -411,3 +411,29 @@ func TestDiscoveryCredentialsStayWithTheirHost(t *testing.T) {
 			map[string]string{"project": "unroutable", "category": "span", "reason": "unroutable"}))
 	})
 }
+
+// A batch of many new names waits discoveryWait once, not once per name:
+// its look-ups run concurrently, all within one deadline.
+func TestDiscoveryManyNamesOneWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sentry := newMemSentry(t)
+		mgmt := newFakeManagement(t, sentry, func() int64 { return 0 })
+		mgmt.gate = make(chan struct{})
+		h := newHarnessWith(t, sentry, func(c *Config) {
+			c.DSN = ""
+			c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: mgmt.url, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
+		})
+		names := make([]string, 40)
+		for i := range names {
+			names[i] = fmt.Sprintf("preview-%d", i)
+		}
+		td, _ := gatewayBatch(names...)
+		start := time.Now()
+		require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
+		assert.Equal(t, discoveryWait, time.Since(start), "one wait for the whole batch")
+		assert.EqualValues(t, 40*6, h.sum("otelcol_exporter_sentry_dropped_items",
+			map[string]string{"project": "unroutable", "category": "span", "reason": "unroutable"}))
+		close(mgmt.gate)
+		h.shutdown()
+	})
+}
