@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -170,4 +171,44 @@ func TestConfigSenderSurvivesTheQueue(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.wantErr)
 		})
 	}
+}
+
+// The binding survives the sending queue's batcher: partitioned by the
+// sender's metadata key (which config validation requires), requests of two
+// senders are batched apart, each batch keeps its sender's key, and the
+// spoofer's resources still reach nothing of the other's project.
+func TestSenderSurvivesBatching(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sentry := newMemSentry(t)
+		h := newHarnessWith(t, sentry, func(c *Config) {
+			c.DSN = ""
+			c.Routing.DSNs = map[string]configopaque.String{
+				"payments": configopaque.String(sentry.dsnFor("2")),
+				"search":   configopaque.String(sentry.dsnFor("3")),
+			}
+			c.Routing.Sender.MetadataKey = "x-tenant"
+			c.Routing.Sender.Projects = map[string][]string{"team-pay": {"payments"}, "team-search": {"search"}}
+			q := exporterhelper.NewDefaultQueueConfig()
+			q.Sizer = exporterhelper.RequestSizerTypeItems
+			b := exporterhelper.NewDefaultBatchConfig()
+			b.Sizer, b.MinSize = exporterhelper.RequestSizerTypeItems, 1_000
+			b.Partition.MetadataKeys = []string{"x-tenant"}
+			q.Batch = configoptional.Some(b)
+			c.QueueConfig = configoptional.Some(q)
+			require.NoError(t, c.senderSurvivesQueue())
+		})
+		for range 3 {
+			td, _ := gatewayBatch("payments")
+			require.NoError(t, h.traces.ConsumeTraces(fromTenant(t.Context(), "team-pay"), td))
+			td, _ = gatewayBatch("search", "payments")
+			require.NoError(t, h.traces.ConsumeTraces(fromTenant(t.Context(), "team-search"), td))
+		}
+		time.Sleep(time.Second) // the batcher's flush_timeout (virtual time)
+		h.shutdown()
+		got := byProject(sentry)
+		assert.Equal(t, map[string]int{"transaction": 6, "event": 6}, got["2"], "payments: team-pay's only")
+		assert.Equal(t, map[string]int{"transaction": 6, "event": 6}, got["3"], "search: team-search's own")
+		assert.EqualValues(t, 3*6, h.sum("otelcol_exporter_sentry_dropped_items",
+			map[string]string{"project": "unroutable", "category": "span", "reason": "not_allowed"}))
+	})
 }
