@@ -37,8 +37,8 @@ func (e *sentryExporter) routed() bool {
 // value, else discovery by the value's slug, else the `dsn` project. nil
 // means no project: the resource's items are dropped and counted as
 // unroutable; e.refused means its sender may not write there (not_allowed).
-// discovered holds the batch's discovery answers by value, so that a batch
-// asks (and, when the management API is slow, waits) once per value.
+// discovered holds the batch's discovery answers by slug (discoverAll), so
+// that a batch asks (and, when the management API is slow, waits) once.
 func (e *sentryExporter) route(ctx context.Context, res pcommon.Resource, from *sender, discovered map[string]*project) *project {
 	value, ok := from.value(res, e.cfg.Routing.Attribute)
 	if !ok {
@@ -98,6 +98,9 @@ func discoverAll[B any](ctx context.Context, e *sentryExporter, s split.Signal[B
 			seen[slug] = true
 			slugs = append(slugs, slug)
 		}
+	}
+	if len(slugs) == 0 {
+		return map[string]*project{}
 	}
 	found := make([]*project, len(slugs))
 	ctx, cancel := e.lookupContext(ctx)
