@@ -187,28 +187,6 @@ func (s *SenderConfig) Validate() error {
 	return p.err()
 }
 
-// senderSurvivesQueue checks that the sender's name reaches the push: the
-// batcher merges requests keeping only the metadata keys it partitions by,
-// and a persistent queue keeps metadata but not the auth extension's data.
-func (cfg *Config) senderSurvivesQueue() error {
-	s := cfg.Routing.Sender
-	if !s.on() || !cfg.QueueConfig.HasValue() {
-		return nil
-	}
-	q := cfg.QueueConfig.Get()
-	batched := q.Batch.HasValue()
-	if s.AuthAttribute != "" {
-		if batched || q.StorageID != nil {
-			return errors.New("`routing::sender::auth_attribute` does not survive `sending_queue::batch` or `sending_queue::storage` (they keep only client metadata): turn both off, or name the sender by `metadata_key`")
-		}
-		return nil
-	}
-	if batched && !slices.ContainsFunc(q.Batch.Get().Partition.MetadataKeys, func(k string) bool { return strings.EqualFold(k, s.MetadataKey) }) {
-		return fmt.Errorf("`routing::sender::metadata_key` (%s) must be in `sending_queue::batch::partition::metadata_keys`: otherwise a batch merges senders and loses the key", s.MetadataKey)
-	}
-	return nil
-}
-
 // DiscoveryConfig resolves a project slug (the attribute value, slugified)
 // to its DSN through Sentry's management API, as the contrib exporter does.
 type DiscoveryConfig struct {
@@ -384,6 +362,28 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("`assembly::max_bytes` (%d) must be at most half of `memory::max_bytes` (%d): held spans count against it, and envelopes need the rest", a.MaxBytes, cfg.Memory.MaxBytes))
 	}
 	return errors.Join(errs...)
+}
+
+// senderSurvivesQueue checks that the sender's name reaches the push: the
+// batcher merges requests keeping only the metadata keys it partitions by,
+// and a persistent queue keeps metadata but not the auth extension's data.
+func (cfg *Config) senderSurvivesQueue() error {
+	s := cfg.Routing.Sender
+	if !s.on() || !cfg.QueueConfig.HasValue() {
+		return nil
+	}
+	q := cfg.QueueConfig.Get()
+	batched := q.Batch.HasValue()
+	if s.AuthAttribute != "" {
+		if batched || q.StorageID != nil {
+			return errors.New("`routing::sender::auth_attribute` does not survive `sending_queue::batch` or `sending_queue::storage` (they keep only client metadata): turn both off, or name the sender by `metadata_key`")
+		}
+		return nil
+	}
+	if batched && !slices.ContainsFunc(q.Batch.Get().Partition.MetadataKeys, func(k string) bool { return strings.EqualFold(k, s.MetadataKey) }) {
+		return fmt.Errorf("`routing::sender::metadata_key` (%s) must be in `sending_queue::batch::partition::metadata_keys`: otherwise a batch merges senders and loses the key", s.MetadataKey)
+	}
+	return nil
 }
 
 // Validate checks the error-event keys.

@@ -390,7 +390,7 @@ func TestDiscoveryCredentialsStayWithTheirHost(t *testing.T) {
 			mu.Lock()
 			seen = append(seen, r.Header.Clone())
 			mu.Unlock()
-			http.Redirect(w, r, "http://"+memThiefHost+r.URL.Path, http.StatusFound)
+			http.Redirect(w, r, "http://"+memThiefHost+"/api/0/", http.StatusFound)
 		}))
 		var stolen atomic.Int64
 		sentry.net.serve(memThiefHost, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { stolen.Add(1) }))

@@ -121,8 +121,10 @@ func TestConfigSenderSurvivesTheQueue(t *testing.T) {
 		set     func(*Config)
 		wantErr string
 	}{
-		{"metadata key, batches not partitioned", func(c *Config) { c.Routing.Sender.MetadataKey = "x-tenant" },
-			"`routing::sender::metadata_key` (x-tenant) must be in `sending_queue::batch::partition::metadata_keys`"},
+		{
+			"metadata key, batches not partitioned", func(c *Config) { c.Routing.Sender.MetadataKey = "x-tenant" },
+			"`routing::sender::metadata_key` (x-tenant) must be in `sending_queue::batch::partition::metadata_keys`",
+		},
 		{"metadata key, batches partitioned by it", func(c *Config) {
 			c.Routing.Sender.MetadataKey = "x-tenant"
 			c.QueueConfig.Get().Batch.Get().Partition.MetadataKeys = []string{"X-Tenant"}
@@ -132,8 +134,10 @@ func TestConfigSenderSurvivesTheQueue(t *testing.T) {
 			c.QueueConfig.Get().Batch = configoptional.None[exporterhelper.BatchConfig]()
 			c.QueueConfig.Get().StorageID = &storage
 		}, ""},
-		{"auth attribute, batched", func(c *Config) { c.Routing.Sender.AuthAttribute = "subject" },
-			"`routing::sender::auth_attribute` does not survive `sending_queue::batch` or `sending_queue::storage`"},
+		{
+			"auth attribute, batched", func(c *Config) { c.Routing.Sender.AuthAttribute = "subject" },
+			"`routing::sender::auth_attribute` does not survive `sending_queue::batch` or `sending_queue::storage`",
+		},
 		{"auth attribute, persistent queue", func(c *Config) {
 			c.Routing.Sender.AuthAttribute = "subject"
 			c.QueueConfig.Get().Batch = configoptional.None[exporterhelper.BatchConfig]()
@@ -147,8 +151,10 @@ func TestConfigSenderSurvivesTheQueue(t *testing.T) {
 			c.Routing.Sender.MetadataKey, c.Routing.Sender.AuthAttribute = "x-tenant", "subject"
 			c.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
 		}, "set one of `metadata_key` and `auth_attribute`, not both"},
-		{"projects, no key", func(c *Config) { c.Routing.Sender.Projects = map[string][]string{"team": {"a"}} },
-			"`projects` needs `metadata_key` or `auth_attribute`"},
+		{
+			"projects, no key", func(c *Config) { c.Routing.Sender.Projects = map[string][]string{"team": {"a"}} },
+			"`projects` needs `metadata_key` or `auth_attribute`",
+		},
 		{"an empty list", func(c *Config) {
 			c.Routing.Sender.MetadataKey = "x-tenant"
 			c.Routing.Sender.Projects = map[string][]string{"team": {}}

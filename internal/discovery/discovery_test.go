@@ -845,8 +845,8 @@ func TestFailuresNeverEvictADSN(t *testing.T) {
 	_, err := r.Resolve(ctx, "a")
 	require.NoError(t, err)
 	for i := range 5 {
-		_, err := r.Resolve(ctx, fmt.Sprintf("invented-%d", i))
-		require.ErrorIs(t, err, ErrUnresolved)
+		_, ierr := r.Resolve(ctx, fmt.Sprintf("invented-%d", i))
+		require.ErrorIs(t, ierr, ErrUnresolved)
 	}
 	calls := r.Lookups()
 	_, err = r.Resolve(ctx, "a")

@@ -34,7 +34,7 @@ func TestRedirectKeepsCredentialsOnTheirHost(t *testing.T) {
 	sentry := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/away/":
-			http.SetCookie(w, &http.Cookie{Name: "session", Value: "s3cret"})
+			http.SetCookie(w, &http.Cookie{Name: "session", Value: "s3cret", Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 			http.Redirect(w, r, other.URL+"/api/1/envelope/", http.StatusTemporaryRedirect)
 		case "/here/":
 			http.Redirect(w, r, "/api/1/envelope/", http.StatusTemporaryRedirect)
@@ -55,14 +55,14 @@ func TestRedirectKeepsCredentialsOnTheirHost(t *testing.T) {
 	require.NoError(t, err)
 
 	post := func(path string) error {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, sentry.URL+path, strings.NewReader("{}\n"))
-		require.NoError(t, err)
+		req, nerr := http.NewRequestWithContext(t.Context(), http.MethodPost, sentry.URL+path, strings.NewReader("{}\n"))
+		require.NoError(t, nerr)
 		req.Header.Set("X-Sentry-Auth", "Sentry sentry_key=publickey, sentry_version=7")
-		resp, err := client.Do(req)
-		if err == nil {
+		resp, derr := client.Do(req)
+		if derr == nil {
 			resp.Body.Close()
 		}
-		return err
+		return derr
 	}
 	err = post("/away/")
 	require.ErrorIs(t, err, errCrossHostRedirect)
