@@ -78,7 +78,8 @@ sink:
 demo: otelcol sink
 	./scripts/demo.sh
 
-## gateway: five services through the built collector, routed to four projects (one over its error quota, one hung; one service unroutable) and checked.
+## gateway: five services through the built collector, routed to four projects (one over its error quota, one hung; one service unroutable) and checked;
+## then two basicauth tenants bound to their projects (testdata/gateway-tenants.yaml), one spoofing the other's service.name.
 gateway: otelcol sink
 	./scripts/gateway.sh
 

@@ -140,8 +140,57 @@ type RoutingConfig struct {
 	// each with its limits, client reports and connection pool, and its
 	// share (1 / max_projects) of every bound they share. Default 100.
 	MaxProjects int `mapstructure:"max_projects"`
+	// Sender binds each request's sender to the projects it may write to
+	// (docs/routing.md#senders). Off unless a key is set.
+	Sender SenderConfig `mapstructure:"sender"`
 
 	_ struct{}
+}
+
+// SenderConfig names each request's sender, from what the receiver and its
+// auth extension established, never from the data: a resource attribute
+// is whatever the sender wrote.
+type SenderConfig struct {
+	// MetadataKey is the client metadata key that names the sender (a
+	// header the receiver keeps with `include_metadata: true`, set or
+	// checked by what stands in front of it). The sending queue's batches
+	// must be partitioned by it (sending_queue::batch::partition::metadata_keys),
+	// and a persistent queue keeps it.
+	MetadataKey string `mapstructure:"metadata_key"`
+	// AuthAttribute is the attribute of the receiver's auth extension that
+	// names the sender (oidc's `subject`, basicauth's `username`...). It
+	// survives neither batching nor a persistent queue: with it, the
+	// sending queue must have neither `batch` nor `storage`.
+	AuthAttribute string `mapstructure:"auth_attribute"`
+	// Projects lists, per sender, the routing values (routing::attribute's
+	// values, or their project slugs) it may write to; "*" allows any. A
+	// resource outside its sender's list, and every resource of a request
+	// with no sender or one not listed, is dropped (not_allowed). Empty:
+	// the sender's name itself is the routing value, and resources'
+	// attributes are not read.
+	Projects map[string][]string `mapstructure:"projects"`
+
+	_ struct{}
+}
+
+// on reports whether senders are bound.
+func (s *SenderConfig) on() bool { return s.MetadataKey != "" || s.AuthAttribute != "" }
+
+// Validate checks the sender keys.
+func (s *SenderConfig) Validate() error {
+	var p problems
+	if s.MetadataKey != "" && s.AuthAttribute != "" {
+		p.add("set one of `metadata_key` and `auth_attribute`, not both")
+	}
+	if !s.on() && len(s.Projects) > 0 {
+		p.add("`projects` needs `metadata_key` or `auth_attribute` to name the sender")
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Projects)) {
+		if len(s.Projects[name]) == 0 {
+			p.add(fmt.Sprintf("`projects::%s` is empty: list its values, or leave the sender out", name))
+		}
+	}
+	return p.err()
 }
 
 // DiscoveryConfig resolves a project slug (the attribute value, slugified)
@@ -160,6 +209,24 @@ type DiscoveryConfig struct {
 	Team string `mapstructure:"team"`
 	// CacheTTL is how long a resolved DSN is kept before it is looked up again. Default 10m.
 	CacheTTL time.Duration `mapstructure:"cache_ttl"`
+	// LookupsPerMinute bounds, per sender (routing::sender), the look-ups
+	// that reach the management API; past it that sender's new values are
+	// counted unroutable for a while, and the API's own rate limit, which
+	// stops discovery for every sender, is not reached. Default 60.
+	LookupsPerMinute int `mapstructure:"lookups_per_minute"`
+	// MaxCreatedPerHour and MaxCreated bound the projects
+	// auto_create_projects creates, per hour and over the exporter's
+	// lifetime; each creation is logged. Defaults 10 and 100.
+	MaxCreatedPerHour int `mapstructure:"max_created_per_hour"`
+	MaxCreated        int `mapstructure:"max_created"`
+	// AllowInsecureHTTP lets `url` be plain http://: the auth token (with
+	// project:write) would cross the network in clear. Default false.
+	AllowInsecureHTTP bool `mapstructure:"allow_insecure_http"`
+	// ClientConfig is the management API's own HTTP client (timeout, tls,
+	// proxy_url, headers, auth...): never the envelopes' settings, so that
+	// neither their `headers` nor their `auth` reach sentry.io. `endpoint`
+	// is not used (`url` is).
+	ClientConfig confighttp.ClientConfig `mapstructure:",squash"`
 
 	_ struct{}
 }
@@ -297,6 +364,9 @@ func (cfg *Config) Validate() error {
 	if cfg.MaxConcurrentRequests < 1 {
 		errs = append(errs, errors.New("`max_concurrent_requests` must be at least 1"))
 	}
+	if err := cfg.senderSurvivesQueue(); err != nil {
+		errs = append(errs, err)
+	}
 	if a := cfg.Assembly; a.Wait > 0 && cfg.Memory.MaxBytes >= minMemoryBytes && a.MaxBytes > cfg.Memory.MaxBytes/2 {
 		errs = append(errs, fmt.Errorf("`assembly::max_bytes` (%d) must be at most half of `memory::max_bytes` (%d): held spans count against it, and envelopes need the rest", a.MaxBytes, cfg.Memory.MaxBytes))
 	}
@@ -304,6 +374,28 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// senderSurvivesQueue checks that the sender's name reaches the push: the
+// batcher merges requests keeping only the metadata keys it partitions by,
+// and a persistent queue keeps metadata but not the auth extension's data.
+func (cfg *Config) senderSurvivesQueue() error {
+	s := cfg.Routing.Sender
+	if !s.on() || !cfg.QueueConfig.HasValue() {
+		return nil
+	}
+	q := cfg.QueueConfig.Get()
+	batched := q.Batch.HasValue()
+	if s.AuthAttribute != "" {
+		if batched || q.StorageID != nil {
+			return errors.New("`routing::sender::auth_attribute` does not survive `sending_queue::batch` or `sending_queue::storage` (they keep only client metadata): turn both off, or name the sender by `metadata_key`")
+		}
+		return nil
+	}
+	if batched && !slices.ContainsFunc(q.Batch.Get().Partition.MetadataKeys, func(k string) bool { return strings.EqualFold(k, s.MetadataKey) }) {
+		return fmt.Errorf("`routing::sender::metadata_key` (%s) must be in `sending_queue::batch::partition::metadata_keys`: otherwise a batch merges senders and loses the key", s.MetadataKey)
+	}
+	return nil
 }
 
 // Validate checks the error-event keys.
@@ -392,6 +484,11 @@ func (d *DiscoveryConfig) Validate() error {
 	var p problems
 	if u, err := url.Parse(d.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		p.add("`url` must be an http or https URL")
+	} else if u.Scheme == "http" && !d.AllowInsecureHTTP {
+		p.add("`url` is plain http: the auth token would cross the network in clear (use https, or set `allow_insecure_http: true`)")
+	}
+	if d.ClientConfig.Endpoint != "" {
+		p.add("`endpoint` is not used by discovery: set `url`")
 	}
 	if d.OrgSlug == "" {
 		p.add("`org_slug` is required")
@@ -401,6 +498,9 @@ func (d *DiscoveryConfig) Validate() error {
 	}
 	if d.CacheTTL <= 0 {
 		p.add("`cache_ttl` must be positive")
+	}
+	if d.LookupsPerMinute < 1 || d.MaxCreatedPerHour < 0 || d.MaxCreated < 0 {
+		p.add("`lookups_per_minute` must be at least 1, `max_created_per_hour` and `max_created` not negative")
 	}
 	return p.err()
 }

@@ -73,6 +73,7 @@ func TestUnmarshalFullConfig(t *testing.T) {
 			Discovery: configoptional.Some(DiscoveryConfig{
 				URL: "https://sentry.example.com", OrgSlug: "my-org", AuthToken: "sntrys_token",
 				AutoCreateProjects: true, Team: "platform", CacheTTL: 5 * time.Minute,
+				ClientConfig: defaultDiscoveryClient(), LookupsPerMinute: 60, MaxCreatedPerHour: 10, MaxCreated: 100,
 			}),
 		},
 		Environment:           "staging",
@@ -140,7 +141,12 @@ func TestUnmarshalRoutingConfig(t *testing.T) {
 	assert.Equal(t, DiscoveryConfig{
 		URL: "https://sentry.io", OrgSlug: "my-org", AuthToken: "sntrys_token",
 		AutoCreateProjects: true, Team: "platform", CacheTTL: 5 * time.Minute,
+		ClientConfig: defaultDiscoveryClient(), LookupsPerMinute: 60, MaxCreatedPerHour: 10, MaxCreated: 100,
 	}, *d.Discovery.Get())
+	insecure := load("discovery_insecure").Routing.Discovery.Get()
+	assert.Equal(t, "http://sentry.internal", insecure.URL, "plain http, explicitly allowed")
+	assert.Equal(t, configopaque.MapList{{Name: "X-Org-Gate", Value: "discovery-only"}}, insecure.ClientConfig.Headers,
+		"discovery's own headers, not the envelopes'")
 	assert.Equal(t, "service.name", d.Attribute, "default attribute")
 }
 
@@ -167,6 +173,8 @@ func TestConfigRejected(t *testing.T) {
 		{"bad_dsn.yaml", "discovery_incomplete", "routing::discovery: `url` must be an http or https URL"},
 		{"bad_dsn.yaml", "discovery_incomplete", "`org_slug` is required"},
 		{"bad_dsn.yaml", "discovery_incomplete", "`auth_token` is required"},
+		{"bad_dsn.yaml", "discovery_plain_http", "routing::discovery: `url` is plain http: the auth token would cross the network in clear (use https, or set `allow_insecure_http: true`)"},
+		{"bad_dsn.yaml", "discovery_endpoint", "routing::discovery: `endpoint` is not used by discovery: set `url`"},
 		{"bad_dsn.yaml", "pending_zero", "pending: `drain_timeout` must not be negative; `max_requests_in_flight` must be at least 1"},
 		{"bad_dsn.yaml", "stream_state_too_small", "metrics: `max_stream_bytes` must be at least 65536 (64 KiB)"},
 		{"bad_dsn.yaml", "memory_too_small", "memory: `max_bytes` must be at least 1048576 (1 MiB)"},

@@ -66,6 +66,7 @@ type sentryExporter struct {
 	resolver        *discovery.Resolver // routing::discovery; nil without
 	discoveryClient *http.Client        // the resolver's, built at start
 	unroutable      *account.Accountant // drops of items that have no project
+	refused         *project            // route's answer for a project the sender may not write to (sender.go); never pushed to
 
 	mu       sync.Mutex
 	byDSN    map[string]*project // every project, static or discovered, by DSN
@@ -82,13 +83,14 @@ func newExporter(cfg *Config, set exporter.Settings) (*sentryExporter, error) {
 		return nil, err
 	}
 	e := &sentryExporter{
-		cfg:    cfg,
-		set:    set,
-		logger: set.Logger,
-		tb:     tb,
-		index:  traceindex.New(),
-		byDSN:  map[string]*project{},
-		static: map[string]*project{},
+		cfg:     cfg,
+		set:     set,
+		logger:  set.Logger,
+		tb:      tb,
+		index:   traceindex.New(),
+		byDSN:   map[string]*project{},
+		static:  map[string]*project{},
+		refused: &project{},
 	}
 	e.index.NoSpanIDs = !cfg.ErrorEvents.FromSpanExceptions && !cfg.ErrorEvents.FromLogs
 	e.index.NoRequests = !cfg.ErrorEvents.FromLogs
@@ -246,6 +248,11 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 		e.resolver = discovery.New(client, discovery.Config{
 			URL: d.URL, OrgSlug: d.OrgSlug, AuthToken: string(d.AuthToken), Team: d.Team,
 			AutoCreateProjects: d.AutoCreateProjects, TTL: d.CacheTTL,
+			LookupsPerMinute: d.LookupsPerMinute, MaxCreatedPerHour: d.MaxCreatedPerHour, MaxCreated: d.MaxCreated,
+			OnCreate: func(slug string, total int) {
+				e.logger.Info("Sentry project created by discovery", zap.String("project_slug", slug),
+					zap.Int("created", total), zap.Int("max_created", d.MaxCreated))
+			},
 		}, time.Now)
 	}
 	if e.dedupe != nil {
@@ -259,11 +266,11 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 	return nil
 }
 
-// newDiscoveryClient is the management API's client: the same TLS, proxy and
-// auth settings as the envelopes', without request compression (its bodies
-// are tiny JSON).
+// newDiscoveryClient is the management API's client, from discovery's own
+// HTTP settings (never the envelopes' `headers` or `auth`), without request
+// compression (its bodies are tiny JSON).
 func (e *sentryExporter) newDiscoveryClient(ctx context.Context, host component.Host) (*http.Client, error) {
-	apiCfg := e.cfg.ClientConfig
+	apiCfg := e.cfg.Routing.Discovery.Get().ClientConfig
 	apiCfg.Compression = ""
 	return send.NewClient(ctx, apiCfg, host, e.set.TelemetrySettings)
 }

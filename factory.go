@@ -37,6 +37,12 @@ const (
 	defaultMaxProjects           = 100 // each project: limits, client reports, a connection pool (see README)
 	defaultDiscoveryURL          = "https://sentry.io"
 	defaultDiscoveryTTL          = 10 * time.Minute
+	defaultDiscoveryTimeout      = 10 * time.Second // one management API call; a look-up makes a few, within 30 s
+	// A sender's look-ups: a service's restart of a few dozen new names in a minute, far
+	// below the management API's own limit (its 429 would stop discovery for everyone).
+	defaultLookupsPerMinute  = 60
+	defaultMaxCreatedPerHour = 10                 // a team's new services of a day, not a sender's invented names
+	defaultMaxCreated        = defaultMaxProjects // no more than the exporter could route at once
 	// defaultDedupeWindow covers a traces and a logs pipeline flushing their
 	// batches at different times (the batcher's flush_timeout is 200 ms; an
 	// SDK's batch span processor and log processor export every 1-5 s).
@@ -123,7 +129,7 @@ func createDefaultConfig() component.Config {
 			// Applied when a `discovery` block is given: sentry.io, and
 			// resolved DSNs kept 10 minutes (a project's DSN rarely changes; a
 			// new project is found within that).
-			Discovery: configoptional.Default(DiscoveryConfig{URL: defaultDiscoveryURL, CacheTTL: defaultDiscoveryTTL}),
+			Discovery: configoptional.Default(defaultDiscovery()),
 		},
 		TracesAs:              TracesAsTransactions,
 		MaxConcurrentRequests: defaultMaxConcurrentRequests,
@@ -138,6 +144,22 @@ func createDefaultConfig() component.Config {
 		QueueConfig:           configoptional.Some(queue),
 		RetryConfig:           retry,
 	}
+}
+
+// defaultDiscovery is what a `discovery` block starts from.
+func defaultDiscovery() DiscoveryConfig {
+	return DiscoveryConfig{
+		URL: defaultDiscoveryURL, CacheTTL: defaultDiscoveryTTL, ClientConfig: defaultDiscoveryClient(),
+		LookupsPerMinute: defaultLookupsPerMinute, MaxCreatedPerHour: defaultMaxCreatedPerHour, MaxCreated: defaultMaxCreated,
+	}
+}
+
+// defaultDiscoveryClient is the management API's client: confighttp's
+// defaults, with the one timeout of a look-up's call.
+func defaultDiscoveryClient() confighttp.ClientConfig {
+	c := confighttp.NewDefaultClientConfig()
+	c.Timeout = defaultDiscoveryTimeout
+	return c
 }
 
 func (s *sharedExporters) createTraces(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {

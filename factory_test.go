@@ -38,7 +38,10 @@ func TestCreateDefaultConfig(t *testing.T) {
 		Routing: RoutingConfig{
 			Attribute:   "service.name",
 			MaxProjects: 100,
-			Discovery:   configoptional.Default(DiscoveryConfig{URL: "https://sentry.io", CacheTTL: 10 * time.Minute}),
+			Discovery: configoptional.Default(DiscoveryConfig{
+				URL: "https://sentry.io", CacheTTL: 10 * time.Minute, ClientConfig: defaultDiscoveryClient(),
+				LookupsPerMinute: 60, MaxCreatedPerHour: 10, MaxCreated: 100,
+			}),
 		},
 		TracesAs:              TracesAsTransactions, // accepted by every Sentry
 		MaxConcurrentRequests: 128,

@@ -109,6 +109,7 @@ const (
 	memSentryHost = "127.0.0.1:1" // the fake Sentry
 	memSickHost   = "127.0.0.1:2" // a second fake Sentry
 	memAPIHost    = "127.0.0.1:3" // the fake management API
+	memThiefHost  = "127.0.0.1:4" // a host a redirect points to, which must get nothing
 )
 
 // newMemSentry is a fake Sentry on an in-memory network, for tests in a
@@ -411,6 +412,9 @@ func newHarnessWith(t *testing.T, sentry *fakeSentry, configure func(*Config)) *
 	}
 	if configure != nil {
 		configure(cfg)
+	}
+	if d := &cfg.Routing.Discovery; sentry.net != nil && d.HasValue() && len(d.Get().ClientConfig.Middlewares) == 0 {
+		useMemNet(&d.Get().ClientConfig) // discovery's client has its own settings: it reaches the memNet too
 	}
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()

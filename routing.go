@@ -9,6 +9,7 @@ package sentryexporter
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -26,43 +27,110 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/translate"
 )
 
-// routed reports whether resources can go to more than the `dsn` project.
+// routed reports whether resources can go to more than the `dsn` project,
+// or must be checked against their sender's projects.
 func (e *sentryExporter) routed() bool {
-	return len(e.static) > 0 || e.cfg.Routing.Discovery.HasValue()
+	return len(e.static) > 0 || e.cfg.Routing.Discovery.HasValue() || e.cfg.Routing.Sender.on()
 }
 
-// route picks the project of one resource: routing::dsns by the attribute's
-// value, else discovery by the value's slug, else the `dsn` project. nil means
-// no project: the resource's items are dropped and counted as unroutable.
-// discovered holds the batch's discovery answers by value, so that a batch
-// asks (and, when the management API is slow, waits) once per value.
-func (e *sentryExporter) route(ctx context.Context, res pcommon.Resource, discovered map[string]*project) *project {
-	v, ok := res.Attributes().Get(e.cfg.Routing.Attribute)
+// route picks the project of one resource: routing::dsns by the routing
+// value, else discovery by the value's slug, else the `dsn` project. nil
+// means no project: the resource's items are dropped and counted as
+// unroutable; e.refused means its sender may not write there (not_allowed).
+// discovered holds the batch's discovery answers by slug (discoverAll), so
+// that a batch asks (and, when the management API is slow, waits) once.
+func (e *sentryExporter) route(ctx context.Context, res pcommon.Resource, from *sender, discovered map[string]*project) *project {
+	value, ok := from.value(res, e.cfg.Routing.Attribute)
 	if !ok {
-		return e.def
+		return from.only(value, "", e.def, e.refused)
 	}
-	value := v.AsString()
 	if p, ok := e.static[value]; ok {
-		return p
+		return from.only(value, "", p, e.refused)
 	}
-	if e.resolver == nil {
-		return e.def
+	var slug string
+	if e.resolver != nil {
+		slug = discovery.Slug(value)
 	}
-	slug := discovery.Slug(value)
 	if slug == "" {
-		return e.def
+		return from.only(value, "", e.def, e.refused)
+	}
+	if !from.mayWrite(value, slug) {
+		return e.refused // no look-up for a project the sender may not write to
 	}
 	if p, ok := discovered[slug]; ok {
 		return p
 	}
-	p := e.discover(ctx, slug)
+	p := e.discover(ctx, from.name, slug)
 	discovered[slug] = p
 	return p
 }
 
-// discover resolves slug through the management API; nil when it cannot.
-func (e *sentryExporter) discover(ctx context.Context, slug string) *project {
-	rawDSN, err := e.resolve(ctx, slug)
+// lookupSlug is the slug route would look up for res: "" when it needs
+// no look-up (no discovery, a routing::dsns entry, no value, or one its
+// sender may not write to).
+func (e *sentryExporter) lookupSlug(res pcommon.Resource, from *sender) string {
+	value, ok := from.value(res, e.cfg.Routing.Attribute)
+	if !ok {
+		return ""
+	}
+	if _, ok := e.static[value]; ok {
+		return ""
+	}
+	slug := discovery.Slug(value)
+	if slug == "" || !from.mayWrite(value, slug) {
+		return ""
+	}
+	return slug
+}
+
+// maxConcurrentLookups bounds the look-ups one push runs at once.
+const maxConcurrentLookups = 16
+
+// discoverAll resolves the slugs of every resource of a batch before it is
+// routed: concurrently, all within one discoveryWait, so that a batch of
+// many new names holds its queue consumer discoveryWait at most, not that
+// per name. The answers (nil: none) are by slug, for route.
+func discoverAll[B any](ctx context.Context, e *sentryExporter, s split.Signal[B], batch B, from *sender) map[string]*project {
+	var slugs []string
+	seen := map[string]bool{}
+	for i := range s.Len(batch) {
+		if slug := e.lookupSlug(s.Resource(batch, i), from); slug != "" && !seen[slug] {
+			seen[slug] = true
+			slugs = append(slugs, slug)
+		}
+	}
+	if len(slugs) == 0 {
+		return map[string]*project{}
+	}
+	found := make([]*project, len(slugs))
+	ctx, cancel := e.lookupContext(ctx)
+	defer cancel()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(slugs), maxConcurrentLookups) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(slugs); i = int(next.Add(1) - 1) {
+				found[i] = e.discover(ctx, from.name, slugs[i])
+			}
+		})
+	}
+	wg.Wait()
+	discovered := make(map[string]*project, len(slugs))
+	for i, slug := range slugs {
+		discovered[slug] = found[i]
+	}
+	return discovered
+}
+
+// discover resolves slug through the management API, charged to spender
+// (the sender's name); nil when it cannot.
+func (e *sentryExporter) discover(ctx context.Context, spender, slug string) *project {
+	if ctx.Value(lookupDeadline{}) == nil {
+		var cancel context.CancelFunc
+		ctx, cancel = e.lookupContext(ctx)
+		defer cancel()
+	}
+	rawDSN, err := e.resolver.ResolveFor(ctx, spender, slug)
 	if err != nil {
 		e.logLimiter.Log(e.logger, "resolve:"+slug, "Sentry project could not be resolved; its items are dropped",
 			zap.String("project_slug", slug), zap.String("error", err.Error()))
@@ -77,21 +145,26 @@ func (e *sentryExporter) discover(ctx context.Context, slug string) *project {
 	return p
 }
 
-// discoveryWait is the longest a push waits for a project look-up. A slow or
-// hanging management API must not hold the queue consumers that carry the
-// other projects' data: past it the resource's items are counted unroutable,
-// and the look-up goes on in the background, so later pushes find it cached.
+// discoveryWait is the longest a push waits for its look-ups, all of them
+// together. A slow or hanging management API must not hold the queue
+// consumers that carry the other projects' data: past it the resources'
+// items are counted unroutable, and the look-ups go on in the background,
+// so later pushes find them cached.
 const discoveryWait = 2 * time.Second
 
-// resolve asks discovery for slug's DSN, waiting at most discoveryWait, and
-// giving up when the drain time after shutdown is over: a hanging management
-// API can hold neither the other projects' data nor the shutdown.
-func (e *sentryExporter) resolve(ctx context.Context, slug string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, discoveryWait)
-	defer cancel()
+// lookupDeadline marks a context that already carries a push's look-up deadline.
+type lookupDeadline struct{}
+
+// lookupContext is ctx for a push's look-ups: done after discoveryWait, or
+// when the drain time after shutdown is over: a hanging management API can
+// hold neither the other projects' data nor the shutdown.
+func (e *sentryExporter) lookupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, lookupDeadline{}, true), discoveryWait)
 	stop := context.AfterFunc(e.stage.Running(), cancel)
-	defer stop()
-	return e.resolver.Resolve(ctx, slug)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
 }
 
 func (e *sentryExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
@@ -120,41 +193,46 @@ func (e *sentryExporter) pushProfiles(ctx context.Context, pd pprofile.Profiles)
 // counted (unroutable). Without routing, or when every resource goes to one
 // project, the batch is pushed as it is, without a copy.
 func pushRouted[B any](ctx context.Context, e *sentryExporter, s split.Signal[B], batch B,
-	push func(*project, context.Context, B) error, unroutable func(context.Context, B),
+	push func(*project, context.Context, B) error, unroutable func(context.Context, B, account.Reason),
 ) {
 	if !e.routed() {
-		pushPart(ctx, e.def, batch, push, unroutable)
+		pushPart(ctx, e, e.def, batch, push, unroutable)
 		return
 	}
+	from := e.senderOf(ctx)
 	var discovered map[string]*project
 	if e.resolver != nil {
-		discovered = map[string]*project{}
+		discovered = discoverAll(ctx, e, s, batch, &from)
 	}
-	parts := split.By(s, batch, func(r pcommon.Resource) *project { return e.route(ctx, r, discovered) })
+	parts := split.By(s, batch, func(r pcommon.Resource) *project { return e.route(ctx, r, &from, discovered) })
 	if len(parts) == 1 {
-		pushPart(ctx, parts[0].To, parts[0].Batch, push, unroutable)
+		pushPart(ctx, e, parts[0].To, parts[0].Batch, push, unroutable)
 		return
 	}
 	var wg sync.WaitGroup
 	for _, part := range parts {
-		wg.Go(func() { pushPart(ctx, part.To, part.Batch, push, unroutable) })
+		wg.Go(func() { pushPart(ctx, e, part.To, part.Batch, push, unroutable) })
 	}
 	wg.Wait()
 }
 
-// pushPart pushes b through p's pipeline; with no project, b is only counted.
-func pushPart[B any](ctx context.Context, p *project, b B, push func(*project, context.Context, B) error, unroutable func(context.Context, B)) {
-	if p == nil {
-		unroutable(ctx, b)
-		return
+// pushPart pushes b through p's pipeline; with no project (or one its
+// sender may not write to), b is only counted.
+func pushPart[B any](ctx context.Context, e *sentryExporter, p *project, b B, push func(*project, context.Context, B) error, drop func(context.Context, B, account.Reason)) {
+	switch p {
+	case nil:
+		drop(ctx, b, account.ReasonUnroutable)
+	case e.refused:
+		drop(ctx, b, account.ReasonNotAllowed)
+	default:
+		_ = push(p, ctx, b)
 	}
-	_ = push(p, ctx, b)
 }
 
 // unroutableTraces counts what td would have been sent as, serializing nothing.
-func (e *sentryExporter) unroutableTraces(ctx context.Context, td ptrace.Traces) {
+func (e *sentryExporter) unroutableTraces(ctx context.Context, td ptrace.Traces, why account.Reason) {
 	res := e.translator.Traces(td, translate.TracesWant{})
-	e.unroutable.Dropped(ctx, account.ReasonUnroutable, e.skippedTraces(&res))
+	e.unroutable.Dropped(ctx, why, e.skippedTraces(&res))
 }
 
 // skippedTraces is what res did not serialize: its spans, its exception
@@ -170,9 +248,9 @@ func (e *sentryExporter) skippedTraces(res *translate.TracesResult) account.Coun
 }
 
 // unroutableLogs counts what ld would have been sent as, serializing nothing.
-func (e *sentryExporter) unroutableLogs(ctx context.Context, ld plog.Logs) {
+func (e *sentryExporter) unroutableLogs(ctx context.Context, ld plog.Logs, why account.Reason) {
 	res := e.translator.Logs(ld, translate.LogsWant{})
-	e.unroutable.Dropped(ctx, account.ReasonUnroutable, skippedLogs(&res))
+	e.unroutable.Dropped(ctx, why, skippedLogs(&res))
 }
 
 // skippedLogs is what res did not serialize: its log records (and their
@@ -186,9 +264,9 @@ func skippedLogs(res *translate.LogsResult) account.Counts {
 
 // unroutableMetrics counts what each data point of md would have become;
 // no stream advances.
-func (e *sentryExporter) unroutableMetrics(ctx context.Context, md pmetric.Metrics) {
+func (e *sentryExporter) unroutableMetrics(ctx context.Context, md pmetric.Metrics, why account.Reason) {
 	res := e.metrics.Metrics(md, nil, uint64(time.Now().UnixNano()), tracemetric.Want{})
-	e.unroutable.Dropped(ctx, account.ReasonUnroutable, account.Counts{
+	e.unroutable.Dropped(ctx, why, account.Counts{
 		account.CatTraceMetric: res.Skipped + res.Invalid + res.NoBaseline + res.Unchanged, account.CatTraceMetricByte: res.SkippedBytes,
 	})
 }
@@ -196,10 +274,10 @@ func (e *sentryExporter) unroutableMetrics(ctx context.Context, md pmetric.Metri
 // unroutableProfiles counts what pd would have been sent as (its chunks and
 // their milliseconds, in Sentry's units), serializing nothing; a profile
 // that repeats another's samples is counted deduplicated, as with a project.
-func (e *sentryExporter) unroutableProfiles(ctx context.Context, pd pprofile.Profiles) {
+func (e *sentryExporter) unroutableProfiles(ctx context.Context, pd pprofile.Profiles, why account.Reason) {
 	res := e.profiles.Profiles(pd, profilechunk.Want{})
 	for _, c := range []account.Counts{res.Skipped, res.Invalid, res.NoTimestamps, res.Unsupported} {
-		e.unroutable.Dropped(ctx, account.ReasonUnroutable, c)
+		e.unroutable.Dropped(ctx, why, c)
 	}
 	e.unroutable.Dropped(ctx, account.ReasonDeduplicated, res.Duplicate)
 }

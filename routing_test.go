@@ -376,3 +376,64 @@ func TestDiscoverySlowAPIHoldsAPushBriefly(t *testing.T) {
 		sentry.requireNoInvalid()
 	})
 }
+
+// Discovery's client is its own: the envelopes' `headers` (a Relay's token
+// here, and an Authorization that would replace the auth token) never reach
+// the management API, and a management API that redirects to another host
+// gets no call there: the auth token stays on its host.
+func TestDiscoveryCredentialsStayWithTheirHost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sentry := newMemSentry(t)
+		var seen []http.Header
+		var mu sync.Mutex
+		api := serveAPI(t, sentry, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			seen = append(seen, r.Header.Clone())
+			mu.Unlock()
+			http.Redirect(w, r, "http://"+memThiefHost+"/api/0/", http.StatusFound)
+		}))
+		var stolen atomic.Int64
+		sentry.net.serve(memThiefHost, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { stolen.Add(1) }))
+		h := newHarnessWith(t, sentry, func(c *Config) {
+			c.DSN = ""
+			c.ClientConfig.Headers = configopaque.MapList{{Name: "Authorization", Value: "Bearer relay-token"}, {Name: "X-Relay", Value: "relay-secret"}}
+			c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: api, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
+		})
+		require.NoError(t, h.traces.ConsumeTraces(t.Context(), makeTraces(0, 1, false)))
+		h.shutdown()
+		assert.Zero(t, stolen.Load(), "the redirect to another host was not followed")
+		require.NotEmpty(t, seen)
+		for _, hdr := range seen {
+			assert.Equal(t, "Bearer sntrys_token", hdr.Get("Authorization"), "the auth token, not the envelopes' header")
+			assert.Empty(t, hdr.Get("X-Relay"), "the envelopes' headers stay with the envelopes")
+		}
+		assert.EqualValues(t, 3, h.sum("otelcol_exporter_sentry_dropped_items",
+			map[string]string{"project": "unroutable", "category": "span", "reason": "unroutable"}))
+	})
+}
+
+// A batch of many new names waits discoveryWait once, not once per name:
+// its look-ups run concurrently, all within one deadline.
+func TestDiscoveryManyNamesOneWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sentry := newMemSentry(t)
+		mgmt := newFakeManagement(t, sentry, func() int64 { return 0 })
+		mgmt.gate = make(chan struct{})
+		h := newHarnessWith(t, sentry, func(c *Config) {
+			c.DSN = ""
+			c.Routing.Discovery = configoptional.Some(DiscoveryConfig{URL: mgmt.url, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL})
+		})
+		names := make([]string, 40)
+		for i := range names {
+			names[i] = fmt.Sprintf("preview-%d", i)
+		}
+		td, _ := gatewayBatch(names...)
+		start := time.Now()
+		require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
+		assert.Equal(t, discoveryWait, time.Since(start), "one wait for the whole batch")
+		assert.EqualValues(t, 40*6, h.sum("otelcol_exporter_sentry_dropped_items",
+			map[string]string{"project": "unroutable", "category": "span", "reason": "unroutable"}))
+		close(mgmt.gate)
+		h.shutdown()
+	})
+}

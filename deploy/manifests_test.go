@@ -333,19 +333,22 @@ func configVolume(t *testing.T, tr *tier) *corev1.Volume {
 	return nil
 }
 
-// validate runs the built collector's `validate` on a configuration, with a DSN that
-// names no real project (the configurations read ${env:SENTRY_DSN}).
+// validate runs the built collector's `validate` on a configuration, with DSNs that
+// name no real project (the configurations read ${env:SENTRY_DSN} and, for
+// testdata/gateway-tenants.yaml, ${env:SENTRY_DSN_PAYMENTS}, ${env:SENTRY_DSN_SEARCH} and
+// ${env:SENDERS_HTPASSWD_FILE}).
 func validate(t *testing.T, bin, config string) ([]byte, error) {
 	t.Helper()
 	cmd := exec.Command(bin, "validate", "--config="+config)
-	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "SENTRY_DSN=") }),
-		"SENTRY_DSN=https://public@sentry.invalid/1")
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "SENTRY_DSN") }),
+		"SENTRY_DSN=https://public@sentry.invalid/1", "SENTRY_DSN_PAYMENTS=https://public@sentry.invalid/2",
+		"SENTRY_DSN_SEARCH=https://public@sentry.invalid/3", "SENDERS_HTPASSWD_FILE=/etc/otelcol/senders.htpasswd")
 	return cmd.CombinedOutput()
 }
 
 func TestCollectorConfigValidates(t *testing.T) {
 	bin := otelcol(t)
-	for _, c := range []string{collectorConfig, "testdata/gateway.yaml"} {
+	for _, c := range []string{collectorConfig, "testdata/gateway.yaml", "testdata/gateway-tenants.yaml"} {
 		if out, err := validate(t, bin, filepath.Join(root, c)); err != nil {
 			t.Errorf("otelcol-sentry validate --config=%s: %v\n%s", c, err, out)
 		}

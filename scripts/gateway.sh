@@ -27,7 +27,11 @@
 #   - the collector stops within 10 s of SIGTERM, and every span, log and error of
 #     project 14 is counted (its final client report, which it cannot send, is logged), its
 #     profile chunks too.
-# Exits non-zero on the first difference. Everything listens on 127.0.0.1 only.
+# Then two tenants through a second collector with testdata/gateway-tenants.yaml's binding
+# (basicauth users, routing::sender): one spoofs the other's service.name, and nothing of it
+# reaches the other's project (counted not_allowed); requests without valid credentials are
+# refused by the receiver.
+# Exits non-zero after all checks if any failed. Everything listens on 127.0.0.1 only.
 #
 # Environment: GATEWAY_DURATION (20s), GATEWAY_RATE (spans/s, 300), KEEP_WORKDIR=1.
 set -euo pipefail
@@ -216,8 +220,87 @@ check "$UNROUTED: trace metrics counted unroutable" "$(metric_sum "$M" otelcol_e
 check "$UNROUTED: profile chunks counted unroutable" "$(metric_sum "$M" otelcol_exporter_sentry_dropped_items "$u" 'category="profile_chunk"' 'reason="unroutable"')" "$(gen "$UNROUTED" profile_chunks)"
 echo
 
+# 6. tenants: testdata/gateway-tenants.yaml's binding (basicauth users, routing::sender), two
+# teams through a second collector; team-search also sends spans named as payments'.
+echo "=== two tenants, one spoofing the other's service.name: nothing of the spoofer reaches the other's project"
+start sink "$WORKDIR/sink-tenants.log" "$SINK" --listen 127.0.0.1:0 --addr-file "$WORKDIR/sink-tenants.addr" \
+	--quiet --stats-every 0 --summary-file "$WORKDIR/sink-tenants.json"
+wait_addr_file "$WORKDIR/sink-tenants.addr" "$PID_sink" "$WORKDIR/sink-tenants.log"
+TENANT_SINK=$PID_sink
+tsink=$(<"$WORKDIR/sink-tenants.addr")
+printf 'team-payments:pay-secret\nteam-search:search-secret\n' >"$WORKDIR/senders.htpasswd"
+read -r T_HTTP T_METRICS <<<"$(free_ports 2)"
+cat >"$WORKDIR/tenants.yaml" <<EOF
+extensions:
+  basicauth/senders:
+    htpasswd:
+      file: $WORKDIR/senders.htpasswd
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:$T_HTTP
+        auth:
+          authenticator: basicauth/senders
+exporters:
+  sentry:
+    routing:
+      dsns:
+        payments: http://public@$tsink/21
+        search: http://public@$tsink/22
+      sender:
+        auth_attribute: username
+        projects:
+          team-payments: [payments]
+          team-search: [search]
+    sending_queue:
+      batch:
+        enabled: false
+service:
+  extensions: [basicauth/senders]
+$(telemetry_yaml "$T_METRICS")
+  pipelines:
+    traces:
+      receivers: [otlp]
+      exporters: [sentry]
+EOF
+start collector "$WORKDIR/tenants.log" "$OTELCOL" --config "$WORKDIR/tenants.yaml"
+wait_port "$T_HTTP" "$PID_collector" "the tenants' collector (see $WORKDIR/tenants.log)" 60
+wait_port "$T_METRICS" "$PID_collector" "the tenants' collector's metrics endpoint" 30
+# spans USER:PASSWORD SERVICE N FIRST: N one-span traces of SERVICE, as OTLP/JSON; prints the HTTP status.
+spans() {
+	local creds=$1 svc=$2 n=$3 first=$4 i body="" now auth=()
+	now=$(date +%s%N)
+	[[ -z "$creds" ]] || auth=(-u "$creds")
+	for ((i = first; i < first + n; i++)); do
+		body+="${body:+,}{\"traceId\":\"$(printf '%032x' $((i + 1)))\",\"spanId\":\"$(printf '%016x' $((i + 1)))\",\"name\":\"GET /\",\"kind\":2,\"startTimeUnixNano\":\"$now\",\"endTimeUnixNano\":\"$((now + 1000000))\"}"
+	done
+	curl -s -o /dev/null -w '%{http_code}' "${auth[@]}" -H 'Content-Type: application/json' \
+		--data-binary "{\"resourceSpans\":[{\"resource\":{\"attributes\":[{\"key\":\"service.name\",\"value\":{\"stringValue\":\"$svc\"}}]},\"scopeSpans\":[{\"spans\":[$body]}]}]}" \
+		"http://127.0.0.1:$T_HTTP/v1/traces"
+}
+check "team-payments sends 20 payments spans" "$(spans team-payments:pay-secret payments 20 0)" 200
+check "team-search sends 10 search spans" "$(spans team-search:search-secret search 10 100)" 200
+check "team-search sends 15 spans named payments (spoofed)" "$(spans team-search:search-secret payments 15 200)" 200
+check "no credentials: refused by the receiver" "$(spans "" payments 5 300)" 401
+check "a wrong password: refused by the receiver" "$(spans team-payments:guess payments 5 400)" 401
+tq() { "$SINK" --query "$WORKDIR/sink-tenants.json" "$1" 2>/dev/null || echo 0; }
+for ((i = 0; i < 100; i++)); do
+	[[ "$(tq by_project.21.spans)/$(tq by_project.22.spans)" != "20/10" ]] || break
+	sleep 0.1
+done
+sleep 1 # what else might still arrive
+scrape "$T_METRICS" "$WORKDIR/tenants.prom"
+stop_pid "$PID_collector" 30
+stop_pid "$TENANT_SINK" 10
+check "project 21 (payments): spans = team-payments' only" "$(tq by_project.21.spans)" 20
+check "project 22 (search): spans = team-search's own" "$(tq by_project.22.spans)" 10
+check "spoofed spans counted not_allowed" "$(metric_sum "$WORKDIR/tenants.prom" otelcol_exporter_sentry_dropped_items 'category="span"' 'reason="not_allowed"')" 15
+check "tenants: invalid envelopes" "$(tq invalid_envelopes)" 0
+echo
+
 if ((failures > 0)); then
 	log "FAIL: $failures checks failed (logs in $WORKDIR)"
 	exit 1
 fi
-log "OK: three projects got exactly their own data; the error quota on one touched only its errors; a hung project held nothing else up and was counted; the unroutable service was counted"
+log "OK: three projects got exactly their own data; the error quota on one touched only its errors; a hung project held nothing else up and was counted; the unroutable service was counted; a tenant spoofing another's service.name reached nothing of it"

@@ -64,6 +64,7 @@ var reported = map[account.Reason]bool{
 	account.ReasonQueueOverflow:    true,
 	account.ReasonNoBaseline:       false,
 	account.ReasonUnchanged:        false,
+	account.ReasonNotAllowed:       false,
 }
 
 func TestReasonWireNames(t *testing.T) {
@@ -73,7 +74,7 @@ func TestReasonWireNames(t *testing.T) {
 		account.ReasonInvalid:    "invalid",
 		account.ReasonUnroutable: "unroutable", account.ReasonDeduplicated: "deduplicated",
 		account.ReasonQueueOverflow: "queue_overflow", account.ReasonNoBaseline: "no_baseline",
-		account.ReasonUnchanged: "unchanged",
+		account.ReasonUnchanged: "unchanged", account.ReasonNotAllowed: "not_allowed",
 	}
 	require.Len(t, want, int(account.NumReasons))
 	for why, name := range want {

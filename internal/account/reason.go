@@ -41,20 +41,24 @@ const (
 	// nothing for a counter nobody incremented, and Sentry bills every item,
 	// so it is not sent. Nothing was lost: it never goes into a client report.
 	ReasonUnchanged
+	// ReasonNotAllowed: the item's resource asks for a project its sender
+	// (routing::sender) may not write to, or its request names no sender
+	// the exporter knows. It goes to no project, so it is never reported.
+	ReasonNotAllowed
 	NumReasons
 )
 
 // Wire is the name in metrics and client reports.
 func (r Reason) Wire() string {
 	return [NumReasons]string{
-		"ratelimit_backoff", "rate_limited", "send_error", "network_error", "invalid", "unroutable", "deduplicated", "queue_overflow", "no_baseline", "unchanged",
+		"ratelimit_backoff", "rate_limited", "send_error", "network_error", "invalid", "unroutable", "deduplicated", "queue_overflow", "no_baseline", "unchanged", "not_allowed",
 	}[r]
 }
 
 // Reported tells whether the reason goes into client reports: the party that
 // drops an item records it, and for a 429 that party is Relay; unroutable
-// items have no project to report to; deduplicated, no_baseline and
-// unchanged items were not lost.
+// and not_allowed items have no project to report to; deduplicated,
+// no_baseline and unchanged items were not lost.
 func (r Reason) Reported() bool {
-	return r != ReasonRateLimited && r != ReasonUnroutable && r != ReasonDeduplicated && r != ReasonNoBaseline && r != ReasonUnchanged
+	return r != ReasonRateLimited && r != ReasonUnroutable && r != ReasonNotAllowed && r != ReasonDeduplicated && r != ReasonNoBaseline && r != ReasonUnchanged
 }

@@ -42,8 +42,9 @@
 // that finds the project gone (404 without auto-create) or without an active
 // key drops the DSN.
 //
-// The cache holds at most [MaxCacheEntries] slugs; when full, the entry
-// stored (or refreshed) longest ago is evicted.
+// The cache holds at most [MaxCacheEntries] DSNs and, apart, as many
+// failures; when one is full, its entry stored (or refreshed) longest ago is
+// evicted. Failures never evict a DSN.
 //
 // Response bodies are read up to 1 MiB. Errors must never contain the auth
 // token or a DSN; they name the slug, the request path and the HTTP status.
@@ -103,6 +104,15 @@ type Config struct {
 	// NegativeTTL is how long a failure is cached (data for that project
 	// is dropped meanwhile); DefaultNegativeTTL when 0.
 	NegativeTTL time.Duration
+	// LookupsPerMinute is each spender's budget of lookups that reach the
+	// API (budget.go); 0: unbounded.
+	LookupsPerMinute int
+	// MaxCreatedPerHour and MaxCreated bound the projects created, per
+	// hour and in the Resolver's lifetime; 0: unbounded.
+	MaxCreatedPerHour, MaxCreated int
+	// OnCreate, when set, is called (without locks held) after each project
+	// the Resolver created, with the total so far.
+	OnCreate func(slug string, total int)
 }
 
 // ErrUnresolved is wrapped by every error Resolve returns.
@@ -125,13 +135,21 @@ type Resolver struct {
 	cancelLookup context.CancelFunc
 	lookupWG     sync.WaitGroup
 
-	mu        sync.Mutex
-	closed    bool                     // Shutdown began: no lookup starts
-	cache     map[string]*list.Element // of *entry
-	order     *list.List               // front = oldest
-	inflight  map[string]*call
-	rateUntil time.Time // no API call before this
-	team      string    // team discovered from the organization
+	mu     sync.Mutex
+	closed bool                     // Shutdown began: no lookup starts
+	cache  map[string]*list.Element // of *entry, each with a DSN
+	order  *list.List               // front = oldest
+	// failed holds the failures apart, in a bound of their own, so that
+	// slugs that do not resolve (invented names, say) never evict a DSN in use.
+	failed      map[string]*list.Element
+	failedOrder *list.List
+	inflight    map[string]*call
+	rateUntil   time.Time // no API call before this
+	team        string    // team discovered from the organization
+
+	spenders     map[string]*list.Element // of *bucket (budget.go)
+	spenderOrder *list.List               // front = seen longest ago
+	creations    creations
 }
 
 type entry struct {
@@ -169,7 +187,11 @@ func New(client *http.Client, cfg Config, now func() time.Time) *Resolver {
 		maxEntries:   MaxCacheEntries,
 		cache:        make(map[string]*list.Element),
 		order:        list.New(),
+		failed:       make(map[string]*list.Element),
+		failedOrder:  list.New(),
 		inflight:     make(map[string]*call),
+		spenders:     make(map[string]*list.Element),
+		spenderOrder: list.New(),
 	}
 	u, err := url.Parse(strings.TrimRight(cfg.URL, "/"))
 	switch {
@@ -193,6 +215,13 @@ func New(client *http.Client, cfg Config, now func() time.Time) *Resolver {
 // NegativeTTL (or until the API's rate-limit reset, whichever is later).
 // The slug must already be in the form Slug returns.
 func (r *Resolver) Resolve(ctx context.Context, slug string) (string, error) {
+	return r.ResolveFor(ctx, "", slug)
+}
+
+// ResolveFor is Resolve, charging a lookup that reaches the API to spender
+// (a sender's name): past its Config.LookupsPerMinute, the slug is not
+// looked up (a cached DSN, even a stale one, is still served).
+func (r *Resolver) ResolveFor(ctx context.Context, spender, slug string) (string, error) {
 	if slug == "" || Slug(slug) != slug {
 		return "", fmt.Errorf("discovery: project %q: %w: invalid project slug", slug, ErrUnresolved)
 	}
@@ -207,10 +236,13 @@ func (r *Resolver) Resolve(ctx context.Context, slug string) (string, error) {
 		e := el.Value.(*entry)
 		if now.Before(e.expires) {
 			r.mu.Unlock()
-			return e.dsn, e.err
+			return e.dsn, nil
 		}
-		if e.dsn != "" {
-			stale = e
+		stale = e
+	} else if el, ok := r.failed[slug]; ok {
+		if e := el.Value.(*entry); now.Before(e.expires) {
+			r.mu.Unlock()
+			return "", e.err
 		}
 	}
 	c, ok := r.inflight[slug]
@@ -234,6 +266,13 @@ func (r *Resolver) Resolve(ctx context.Context, slug string) (string, error) {
 		if err := ctx.Err(); err != nil {
 			r.mu.Unlock()
 			return "", fmt.Errorf("discovery: project %q: %w: %w", slug, ErrUnresolved, err)
+		}
+		if !r.spend(spender, now) {
+			r.mu.Unlock()
+			if stale != nil {
+				return stale.dsn, nil
+			}
+			return "", fmt.Errorf("discovery: project %q: %w: its sender's lookups are over %d a minute", slug, ErrUnresolved, r.cfg.LookupsPerMinute)
 		}
 		c = &call{done: make(chan struct{})}
 		r.inflight[slug] = c
@@ -321,19 +360,37 @@ func (r *Resolver) run(ctx context.Context, slug string, c *call) {
 	close(c.done)
 }
 
-// store inserts or replaces e as the newest cache entry, evicting the
-// oldest beyond maxEntries. r.mu must be held.
+// store inserts or replaces e as the newest entry of its cache (DSNs, or
+// failures), out of the other, evicting the oldest of its cache beyond
+// maxEntries. r.mu must be held.
 func (r *Resolver) store(e *entry) {
-	if el, ok := r.cache[e.slug]; ok {
-		el.Value = e
-		r.order.MoveToBack(el)
+	if e.dsn != "" {
+		forget(r.failed, r.failedOrder, e.slug)
+		put(r.cache, r.order, e, r.maxEntries)
 		return
 	}
-	r.cache[e.slug] = r.order.PushBack(e)
-	for r.order.Len() > r.maxEntries {
-		oldest := r.order.Front()
-		r.order.Remove(oldest)
-		delete(r.cache, oldest.Value.(*entry).slug)
+	forget(r.cache, r.order, e.slug)
+	put(r.failed, r.failedOrder, e, r.maxEntries)
+}
+
+func put(m map[string]*list.Element, order *list.List, e *entry, maxEntries int) {
+	if el, ok := m[e.slug]; ok {
+		el.Value = e
+		order.MoveToBack(el)
+		return
+	}
+	m[e.slug] = order.PushBack(e)
+	for order.Len() > maxEntries {
+		oldest := order.Front()
+		order.Remove(oldest)
+		delete(m, oldest.Value.(*entry).slug)
+	}
+}
+
+func forget(m map[string]*list.Element, order *list.List, slug string) {
+	if el, ok := m[slug]; ok {
+		order.Remove(el)
+		delete(m, slug)
 	}
 }
 
@@ -367,9 +424,18 @@ func (r *Resolver) lookup(ctx context.Context, slug string) (string, *lookupErro
 	if lerr != nil {
 		return "", lerr
 	}
+	r.mu.Lock()
+	ok := r.mayCreate(r.now())
+	r.mu.Unlock()
+	if !ok {
+		return "", lerrf("project creation budget spent (%d an hour, %d in all)", r.cfg.MaxCreatedPerHour, r.cfg.MaxCreated)
+	}
 	lerr = r.createProject(ctx, team, slug)
 	if lerr != nil {
 		return "", lerr
+	}
+	if r.cfg.OnCreate != nil {
+		r.cfg.OnCreate(slug, r.Created())
 	}
 	dsn, found, lerr = r.fetchKeys(ctx, slug)
 	if lerr != nil {

@@ -833,3 +833,84 @@ func TestShutdownMidLookup(t *testing.T) {
 	f.srv.Close()
 	goleak.VerifyNone(t)
 }
+
+// Failures are cached apart from DSNs: any number of slugs that do not
+// resolve (invented service names) never evict a DSN in use.
+func TestFailuresNeverEvictADSN(t *testing.T) {
+	f := newFakeAPI(t)
+	f.addProject("a", []fakeKey{key("pa", 1, true)})
+	r := newResolver(f, newClock(), nil)
+	r.maxEntries = 2
+	ctx := t.Context()
+	_, err := r.Resolve(ctx, "a")
+	require.NoError(t, err)
+	for i := range 5 {
+		_, ierr := r.Resolve(ctx, fmt.Sprintf("invented-%d", i))
+		require.ErrorIs(t, ierr, ErrUnresolved)
+	}
+	calls := r.Lookups()
+	_, err = r.Resolve(ctx, "a")
+	require.NoError(t, err)
+	assert.Equal(t, calls, r.Lookups(), "a's DSN is still cached")
+	assert.Len(t, r.failed, 2, "the failures have a bound of their own")
+}
+
+// Each spender (a sender) has its own budget of lookups that reach the
+// API: one inventing names spends its own, refused at once and never
+// cached, while another still looks its projects up; the budget refills.
+func TestLookupBudgetPerSpender(t *testing.T) {
+	f := newFakeAPI(t)
+	f.addProject("a", []fakeKey{key("pa", 1, true)})
+	clk := newClock()
+	r := newResolver(f, clk, func(c *Config) { c.LookupsPerMinute = 3 })
+	ctx := t.Context()
+	var refused int
+	for i := range 5 {
+		_, err := r.ResolveFor(ctx, "noisy", fmt.Sprintf("invented-%d", i))
+		require.ErrorIs(t, err, ErrUnresolved)
+		if strings.Contains(err.Error(), "lookups are over 3 a minute") {
+			refused++
+		}
+	}
+	assert.Equal(t, 2, refused)
+	assert.EqualValues(t, 3, r.Lookups(), "only the budget's lookups reached the API")
+	_, err := r.ResolveFor(ctx, "quiet", "a")
+	require.NoError(t, err, "another sender's budget is its own")
+	clk.Advance(20 * time.Second) // one lookup's worth
+	_, err = r.ResolveFor(ctx, "noisy", "invented-4")
+	require.ErrorIs(t, err, ErrUnresolved)
+	assert.NotContains(t, err.Error(), "lookups are over", "refilled: looked up, not refused")
+	assert.EqualValues(t, 5, r.Lookups())
+}
+
+// Projects are created within a budget per hour and in all; each creation
+// is reported (OnCreate), and what is over the budget is not created.
+func TestCreationBounded(t *testing.T) {
+	f := newFakeAPI(t)
+	clk := newClock()
+	var reported []string
+	r := newResolver(f, clk, func(c *Config) {
+		c.AutoCreateProjects, c.Team = true, "backend"
+		c.MaxCreatedPerHour, c.MaxCreated = 2, 3
+		c.OnCreate = func(slug string, total int) { reported = append(reported, fmt.Sprintf("%s#%d", slug, total)) }
+	})
+	ctx := t.Context()
+	for _, s := range []string{"s1", "s2"} {
+		_, err := r.Resolve(ctx, s)
+		require.NoError(t, err)
+	}
+	_, err := r.Resolve(ctx, "s3")
+	require.ErrorIs(t, err, ErrUnresolved)
+	assert.Contains(t, err.Error(), "project creation budget spent (2 an hour, 3 in all)")
+	clk.Advance(time.Hour)
+	_, err = r.Resolve(ctx, "s3")
+	require.NoError(t, err, "a new hour, a new budget")
+	_, err = r.Resolve(ctx, "s4")
+	require.ErrorIs(t, err, ErrUnresolved, "3 in all")
+	clk.Advance(time.Hour)
+	_, err = r.Resolve(ctx, "s5")
+	require.ErrorIs(t, err, ErrUnresolved, "the total is never refilled")
+	assert.Equal(t, []string{"backend/s1", "backend/s2", "backend/s3"}, f.created)
+	assert.Equal(t, []string{"s1#1", "s2#2", "s3#3"}, reported)
+	assert.Equal(t, 3, r.Created())
+}

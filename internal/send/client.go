@@ -14,7 +14,8 @@ import (
 // cfg's endpoint is ignored (each request has its own URL), and otelhttp's
 // instrumentation is left out where it would record nothing
 // (instrument.go). Whatever wraps its transport, what one answer may make it
-// hold is bounded (answerlimits.go).
+// hold is bounded (answerlimits.go), and no redirect takes a request, with
+// its credentials, to another host (redirect.go).
 func NewClient(ctx context.Context, cfg confighttp.ClientConfig, host component.Host, tel component.TelemetrySettings) (*http.Client, error) {
 	cfg.Endpoint = ""
 	if !clientInstrumented(tel) {
@@ -23,5 +24,10 @@ func NewClient(ctx context.Context, cfg confighttp.ClientConfig, host component.
 		tel.TracerProvider = nil
 	}
 	cfg, extensions := withAnswerLimits(cfg, host.GetExtensions())
-	return cfg.ToClient(ctx, extensions, tel)
+	client, err := cfg.ToClient(ctx, extensions, tel)
+	if err != nil {
+		return nil, err
+	}
+	client.CheckRedirect = sameHostRedirects
+	return client, nil
 }

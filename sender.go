@@ -1,0 +1,93 @@
+// The sender of a request (routing::sender): who sent it, by what the
+// receiver and its auth extension established, and which routing values it
+// may write to. Read once per push, before any resource is routed.
+
+package sentryexporter
+
+import (
+	"context"
+	"slices"
+
+	"go.opentelemetry.io/collector/client"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// sender is one push's sender. Without routing::sender it is unbound, and
+// every resource is routed by its attribute.
+type sender struct {
+	bound bool     // routing::sender is set
+	name  string   // the sender's name; "" when the request names none
+	known bool     // the name is set and, with routing::sender::projects, listed
+	allow []string // its routing::sender::projects entry; nil: the name is the routing value
+}
+
+// senderOf reads the request's sender from its client info: one value of
+// the metadata key (none, or several, name no sender), or the auth
+// extension's attribute, when it is a string.
+func (e *sentryExporter) senderOf(ctx context.Context) sender {
+	cfg := &e.cfg.Routing.Sender
+	if !cfg.on() {
+		return sender{}
+	}
+	s := sender{bound: true}
+	info := client.FromContext(ctx)
+	switch {
+	case cfg.MetadataKey != "":
+		if v := info.Metadata.Get(cfg.MetadataKey); len(v) == 1 {
+			s.name = v[0]
+		}
+	case info.Auth != nil:
+		s.name, _ = info.Auth.GetAttribute(cfg.AuthAttribute).(string)
+	}
+	if s.name == "" {
+		return s
+	}
+	if len(cfg.Projects) == 0 {
+		s.known = true
+		return s
+	}
+	s.allow, s.known = cfg.Projects[s.name]
+	return s
+}
+
+// value is the routing value of res: the sender's name when it is the
+// routing value, else the resource's attribute; ok is false when there is
+// none.
+func (s *sender) value(res pcommon.Resource, attribute string) (string, bool) {
+	if s.bound && s.allow == nil {
+		return s.name, s.known
+	}
+	v, ok := res.Attributes().Get(attribute)
+	if !ok {
+		return "", false
+	}
+	return v.AsString(), true
+}
+
+// mayWrite reports whether the sender may write to the project of value:
+// any, unbound; with an allow-list, a value listed as it is, a discovered
+// project (slug is not "") listed by its slug, or any with "*". A slug
+// never stands for a routing::dsns entry: "Search" and "search" may be two
+// entries, two projects.
+func (s *sender) mayWrite(value, slug string) bool {
+	if !s.bound {
+		return true
+	}
+	if !s.known {
+		return false
+	}
+	if s.allow == nil {
+		return true
+	}
+	return slices.ContainsFunc(s.allow, func(a string) bool {
+		return a == "*" || (value != "" && a == value) || (slug != "" && a == slug)
+	})
+}
+
+// only is p when the sender may write to it, else refused.
+func (s *sender) only(value, slug string, p, refused *project) *project {
+	if s.mayWrite(value, slug) {
+		return p
+	}
+	return refused
+}
