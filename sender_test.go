@@ -114,13 +114,37 @@ func TestSenderNameIsTheRoutingValue(t *testing.T) {
 // The sender's name must reach the push: a metadata key through the
 // batcher (which keeps only the keys it partitions by), an auth attribute
 // through neither the batcher nor a persistent queue.
+// senderQueueCase is a configuration of routing::sender and the sending
+// queue, and the error it must give ("" for none).
+type senderQueueCase struct {
+	name    string
+	set     func(*Config)
+	wantErr string
+}
+
 func TestConfigSenderSurvivesTheQueue(t *testing.T) {
+	for _, tt := range senderQueueCases() {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := NewFactory().CreateDefaultConfig().(*Config)
+			cfg.DSN = "https://key@o1.ingest.sentry.io/1"
+			tt.set(cfg)
+			err := cfg.Validate()
+			if serr := cfg.Routing.Sender.Validate(); serr != nil {
+				err = serr
+			}
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.wantErr)
+		})
+	}
+}
+
+func senderQueueCases() []senderQueueCase {
 	storage := component.MustNewID("file_storage")
-	for _, tt := range []struct {
-		name    string
-		set     func(*Config)
-		wantErr string
-	}{
+	return []senderQueueCase{
 		{
 			"metadata key, batches not partitioned", func(c *Config) { c.Routing.Sender.MetadataKey = "x-tenant" },
 			"`routing::sender::metadata_key` (x-tenant) must be in `sending_queue::batch::partition::metadata_keys`",
@@ -133,6 +157,7 @@ func TestConfigSenderSurvivesTheQueue(t *testing.T) {
 			c.Routing.Sender.MetadataKey = "x-tenant"
 			c.QueueConfig.Get().Batch = configoptional.None[exporterhelper.BatchConfig]()
 			c.QueueConfig.Get().StorageID = &storage
+			c.Assembly.Wait, c.ErrorEvents.DedupeWindow = 0, 0 // a persistent queue's terms (docs/durability.md)
 		}, ""},
 		{
 			"auth attribute, batched", func(c *Config) { c.Routing.Sender.AuthAttribute = "subject" },
@@ -160,22 +185,6 @@ func TestConfigSenderSurvivesTheQueue(t *testing.T) {
 			c.Routing.Sender.Projects = map[string][]string{"team": {}}
 			c.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
 		}, "`projects::team` is empty"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg := NewFactory().CreateDefaultConfig().(*Config)
-			cfg.DSN = "https://key@o1.ingest.sentry.io/1"
-			tt.set(cfg)
-			err := cfg.Validate()
-			if serr := cfg.Routing.Sender.Validate(); serr != nil {
-				err = serr
-			}
-			if tt.wantErr == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.wantErr)
-		})
 	}
 }
 

@@ -231,53 +231,21 @@ func (r *Resolver) ResolveFor(ctx context.Context, spender, slug string) (string
 	now := r.now()
 
 	r.mu.Lock()
-	var stale *entry
-	if el, ok := r.cache[slug]; ok {
-		e := el.Value.(*entry)
-		if now.Before(e.expires) {
-			r.mu.Unlock()
-			return e.dsn, nil
-		}
-		stale = e
-	} else if el, ok := r.failed[slug]; ok {
-		if e := el.Value.(*entry); now.Before(e.expires) {
-			r.mu.Unlock()
-			return "", e.err
-		}
+	dsn, stale, done, err := r.cachedLocked(slug, now)
+	if done {
+		r.mu.Unlock()
+		return dsn, err
 	}
 	c, ok := r.inflight[slug]
 	if !ok {
-		if r.closed {
+		var staleOK bool
+		if c, staleOK, err = r.startLocked(ctx, spender, slug, now); err != nil {
 			r.mu.Unlock()
-			if stale != nil {
+			if staleOK && stale != nil {
 				return stale.dsn, nil
 			}
-			return "", fmt.Errorf("discovery: project %q: %w: the resolver is shut down", slug, ErrUnresolved)
+			return "", err
 		}
-		if now.Before(r.rateUntil) {
-			until := r.rateUntil
-			r.mu.Unlock()
-			if stale != nil {
-				return stale.dsn, nil
-			}
-			return "", fmt.Errorf("discovery: project %q: %w: management API rate limited for another %s",
-				slug, ErrUnresolved, until.Sub(now).Round(time.Second))
-		}
-		if err := ctx.Err(); err != nil {
-			r.mu.Unlock()
-			return "", fmt.Errorf("discovery: project %q: %w: %w", slug, ErrUnresolved, err)
-		}
-		if !r.spend(spender, now) {
-			r.mu.Unlock()
-			if stale != nil {
-				return stale.dsn, nil
-			}
-			return "", fmt.Errorf("discovery: project %q: %w: its sender's lookups are over %d a minute", slug, ErrUnresolved, r.cfg.LookupsPerMinute)
-		}
-		c = &call{done: make(chan struct{})}
-		r.inflight[slug] = c
-		// Added under r.mu, before Shutdown can set closed and wait.
-		r.lookupWG.Go(func() { r.run(r.lookupCtx, slug, c) })
 	}
 	r.mu.Unlock()
 
@@ -287,6 +255,46 @@ func (r *Resolver) ResolveFor(ctx context.Context, spender, slug string) (string
 	case <-ctx.Done():
 		return "", fmt.Errorf("discovery: project %q: %w: %w", slug, ErrUnresolved, context.Cause(ctx))
 	}
+}
+
+// cachedLocked answers slug from the caches when it can (done): a DSN not
+// yet expired, or a failure not yet expired. An expired DSN comes back as
+// stale, to answer with when no new look-up can be made. r.mu is held.
+func (r *Resolver) cachedLocked(slug string, now time.Time) (dsn string, stale *entry, done bool, err error) {
+	if el, ok := r.cache[slug]; ok {
+		e := el.Value.(*entry)
+		if now.Before(e.expires) {
+			return e.dsn, nil, true, nil
+		}
+		return "", e, false, nil
+	}
+	if el, ok := r.failed[slug]; ok {
+		if e := el.Value.(*entry); now.Before(e.expires) {
+			return "", nil, true, e.err
+		}
+	}
+	return "", nil, false, nil
+}
+
+// startLocked starts a look-up of slug, or says why none may start; staleOK
+// reports that an expired DSN may answer instead. r.mu is held.
+func (r *Resolver) startLocked(ctx context.Context, spender, slug string, now time.Time) (c *call, staleOK bool, err error) {
+	switch {
+	case r.closed:
+		return nil, true, fmt.Errorf("discovery: project %q: %w: the resolver is shut down", slug, ErrUnresolved)
+	case now.Before(r.rateUntil):
+		return nil, true, fmt.Errorf("discovery: project %q: %w: management API rate limited for another %s",
+			slug, ErrUnresolved, r.rateUntil.Sub(now).Round(time.Second))
+	case ctx.Err() != nil:
+		return nil, false, fmt.Errorf("discovery: project %q: %w: %w", slug, ErrUnresolved, ctx.Err())
+	case !r.spend(spender, now):
+		return nil, true, fmt.Errorf("discovery: project %q: %w: its sender's lookups are over %d a minute", slug, ErrUnresolved, r.cfg.LookupsPerMinute)
+	}
+	c = &call{done: make(chan struct{})}
+	r.inflight[slug] = c
+	// Added under r.mu, before Shutdown can set closed and wait.
+	r.lookupWG.Go(func() { r.run(r.lookupCtx, slug, c) })
+	return c, false, nil
 }
 
 // Shutdown cancels the lookups in flight and waits until they have returned,
