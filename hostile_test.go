@@ -207,6 +207,7 @@ func hostileNearLimitsRow() hostileSenderRow {
 		},
 	}
 }
+
 func runHostileSender(t *testing.T, row hostileSenderRow) {
 	sentry := newFakeSentry(t)
 	h := newHarnessWith(t, sentry, func(c *Config) {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pprofile"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -136,7 +135,7 @@ func testTransactionFindsTheEBPFProfiler(t *testing.T) {
 	require.Len(t, chunks, 3)
 	id := chunks[0]["profiler_id"]
 	got := h.sentry.txProfiles(t)
-	hexTrace := func(i int) string { x := traceID(i); return pcommon.TraceID(x).String() }
+	hexTrace := func(i int) string { return traceID(i).String() }
 	assert.Equal(t, [2]any{id, "91240"}, got[hexTrace(1)], "its span ran on OS thread 91240")
 	assert.Equal(t, [2]any{id, float64(3)}, got[hexTrace(2)], "its container's profiler; the span's own thread.id is not an OS one")
 	assert.Equal(t, [2]any{nil, float64(3)}, got[hexTrace(3)], "no profiled process in its container")

@@ -1,7 +1,6 @@
 package sentryexporter
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -103,7 +102,7 @@ func TestNoRequestDataCrossesProjects(t *testing.T) {
 		t.Run(order, inBubble(func(t *testing.T) {
 			sentry := newMemSentry(t)
 			h := newHarnessWith(t, sentry, twoTenants(sentry, nil))
-			spans := func() { require.NoError(t, h.traces.ConsumeTraces(context.Background(), checkoutPays(0))) }
+			spans := func() { require.NoError(t, h.traces.ConsumeTraces(t.Context(), checkoutPays(0))) }
 			logs := func() { h.consumeLogsData(fraudLogsException(0)) }
 			if order == "log first" {
 				spans, logs = logs, spans
@@ -213,8 +212,8 @@ func testBurstCostsOnlyItsOwnDedupeShare(t *testing.T) {
 	sentry := newMemSentry(t)
 	h := newHarnessWith(t, sentry, twoTenants(sentry, func(c *Config) { c.Routing.MaxProjects = 2 }))
 	h.exp.dedupe.MaxEvents = 10
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), makeTraces(0, 20, true)))
-	require.NoError(t, h.traces.ConsumeTraces(context.Background(), tracesOf("fraud", makeTraces(100, 5, true))))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), makeTraces(0, 20, true)))
+	require.NoError(t, h.traces.ConsumeTraces(t.Context(), tracesOf("fraud", makeTraces(100, 5, true))))
 	h.consumeLogsData(exceptionLogsOf("fraud", 100, 5))
 	time.Sleep(time.Minute)
 	h.shutdown()
@@ -301,7 +300,7 @@ func TestNoDataCrossesProjects(t *testing.T) {
 			h := newHarnessWith(t, sentry, twoTenants(sentry, func(c *Config) { c.TracesAs = mode }))
 			for _, svc := range [][3]string{{"checkout", "/cart/pay", "card=4111111111111111"}, {"fraud", "/score/risk", "fraud-token=s3cr3t"}} {
 				td, ld, md := tenantData(svc[0], svc[1], svc[2])
-				require.NoError(t, h.traces.ConsumeTraces(context.Background(), td))
+				require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
 				h.consumeLogsData(ld)
 				h.consumeMetrics(md)
 			}

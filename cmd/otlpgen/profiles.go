@@ -230,12 +230,18 @@ func profilerResource(r pcommon.Resource, s *service, i int) {
 // native library beside them, their source file, the executable, and the runtime's or a
 // library's frame under them.
 var runtimeOf = map[string]struct{ frameType, lib, file, exe, libFn, libFile string }{
-	"go": {"go", "/usr/lib/x86_64-linux-gnu/libc.so.6", "/app/server/handlers.go", "server",
-		"net/http.(*conn).serve", "/usr/local/go/src/net/http/server.go"},
-	"java": {"jvm", "/usr/lib/jvm/java-21-openjdk/lib/server/libjvm.so", "StockController.java", "java",
-		"void java.lang.Thread.run()", "Thread.java"},
-	"python": {"cpython", "/usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0", "/app/payments/views.py", "python3.12",
-		"WSGIHandler.__call__", "/usr/local/lib/python3.12/site-packages/django/core/handlers/wsgi.py"},
+	"go": {
+		"go", "/usr/lib/x86_64-linux-gnu/libc.so.6", "/app/server/handlers.go", "server",
+		"net/http.(*conn).serve", "/usr/local/go/src/net/http/server.go",
+	},
+	"java": {
+		"jvm", "/usr/lib/jvm/java-21-openjdk/lib/server/libjvm.so", "StockController.java", "java",
+		"void java.lang.Thread.run()", "Thread.java",
+	},
+	"python": {
+		"cpython", "/usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0", "/app/payments/views.py", "python3.12",
+		"WSGIHandler.__call__", "/usr/local/lib/python3.12/site-packages/django/core/handlers/wsgi.py",
+	},
 }
 
 // ownFunction is the name the eBPF profiler gives one of service s's functions: Go's

@@ -117,7 +117,8 @@ func checkApplicationFunctions(t *testing.T, pd pprofile.Profiles, chunks []prof
 		"python": regexp.MustCompile(`^` + own + `$`),
 	}
 	seen := map[string]bool{}
-	for _, c := range chunks {
+	for i := range chunks {
+		c := &chunks[i]
 		app, err := profiletest.ApplicationFunctions(c.Payload)
 		if err != nil {
 			t.Fatal(err)

@@ -16,8 +16,8 @@ import (
 // hostileProfile is the profile: one location of lines lines, each
 // naming one function whose name and path are 64 KiB of control characters
 // (6 bytes each in JSON), on a mapping whose file name is as long, in
-// samples samples of one stack on thread 7, 10 ms apart.
-func hostileProfile(lines, samples int) *pb {
+// three samples of one stack on thread 7, 10 ms apart (a window never cut).
+func hostileProfile(lines int) *pb {
 	b := newPB()
 	rp := b.resource(map[string]any{"service.name": "evil", "process.pid": int64(1), "telemetry.sdk.language": "go"})
 	p := b.profile(rp, "samples")
@@ -28,7 +28,7 @@ func hostileProfile(lines, samples int) *pb {
 		ls[i] = [2]int64{fn, int64(i + 1)}
 	}
 	loc := b.loc(0x401000, b.mapping("/"+long, "ab12"), "native", ls...)
-	ts := make([]uint64, samples)
+	ts := make([]uint64, 3)
 	for i := range ts {
 		ts[i] = ms(uint64(10 * i))
 	}
@@ -40,7 +40,7 @@ func hostileProfile(lines, samples int) *pb {
 // characters, so every frame stays within maxFrameBytes, the bound the
 // renderer reserves for it, and the chunk passes Relay.
 func TestFrameWithinItsBound(t *testing.T) {
-	res := NewTranslator(Options{}).Profiles(hostileProfile(256, 3).pd, both)
+	res := NewTranslator(Options{}).Profiles(hostileProfile(256).pd, both)
 	require.Len(t, res.Chunks, 1)
 	c := res.Chunks[0]
 	require.NoError(t, CheckRelay(c.Payload, c.Platform))
@@ -87,12 +87,12 @@ func (r *room) Give(n int64) { r.held -= n }
 func TestChunkReservedBeforeRendered(t *testing.T) {
 	tr := NewTranslator(Options{})
 	r := &room{max: 1 << 30}
-	res := tr.Profiles(hostileProfile(256, 3).pd, Want{Backend: true, Room: r})
+	res := tr.Profiles(hostileProfile(256).pd, Want{Backend: true, Room: r})
 	require.Len(t, res.Chunks, 1)
 	assert.GreaterOrEqual(t, r.held, int64(cap(res.Chunks[0].Payload)), "the chunk's buffer is reserved")
 
 	r = &room{max: 64 << 10}
-	res = tr.Profiles(hostileProfile(256, 3).pd, Want{Backend: true, Room: r})
+	res = tr.Profiles(hostileProfile(256).pd, Want{Backend: true, Room: r})
 	assert.Empty(t, res.Chunks)
 	assert.Equal(t, int64(1), res.NoRoom[account.CatProfileChunk])
 	assert.Equal(t, int64(20), res.NoRoom[account.CatProfileDuration])
@@ -107,7 +107,7 @@ func TestChunkReservedBeforeRendered(t *testing.T) {
 // rendered whole and sent over the limit).
 func TestUncuttableChunkOverTheLimit(t *testing.T) {
 	tr := NewTranslator(Options{MaxChunkBytes: 64 << 10})
-	pd := hostileProfile(4096, 3).pd
+	pd := hostileProfile(4096).pd
 	var res Result
 	var a, b runtime.MemStats
 	runtime.GC()

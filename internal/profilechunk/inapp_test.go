@@ -1,6 +1,7 @@
 package profilechunk
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -153,36 +154,56 @@ func TestFramesShapedAsTheSDKs(t *testing.T) {
 		sdk, typ, name, file string
 		want                 map[string]any
 	}{
-		{"sentry-go newFrame", "go", "github.com/acme/shop/cart.(*Cart).Total", "/src/cart/cart.go",
-			map[string]any{"module": "github.com/acme/shop/cart", "function": "(*Cart).Total", "abs_path": "/src/cart/cart.go"}},
-		{"sentry-go, -trimpath", "go", "main.main.func1", "example.com/shop/main.go",
-			map[string]any{"module": "main", "function": "main.func1", "filename": "example.com/shop/main.go"}},
-		{"sentry-java profiler, eBPF signature", "jvm", "void com.acme.Cart$Line.lambda$price$0(java.util.List)", "Cart.java",
-			map[string]any{"module": "com.acme.Cart", "function": "lambda$price$0", "filename": "com.acme.Cart$Line"}},
-		{"sentry-java profiler, JFR form", "jvm", "com/acme/Cart.total", "",
-			map[string]any{"module": "com.acme.Cart", "function": "total", "filename": "com.acme.Cart"}},
-		{"sentry-python profiler, a library", "cpython", "Session.request", "/srv/venv/lib/python3.12/site-packages/requests/sessions.py",
-			map[string]any{"module": "requests.sessions", "function": "Session.request", "filename": "requests/sessions.py", "abs_path": "/srv/venv/lib/python3.12/site-packages/requests/sessions.py"}},
-		{"sentry-python profiler, the app", "cpython", "checkout", "/srv/shop/views.py",
-			map[string]any{"function": "checkout", "filename": "/srv/shop/views.py", "abs_path": "/srv/shop/views.py"}},
-		{"@sentry/profiling-node, the app", "v8js", "checkout", "/app/src/cart.js",
-			map[string]any{"module": "app.src:cart", "function": "checkout", "filename": "/app/src/cart.js", "abs_path": "/app/src/cart.js"}},
-		{"@sentry/profiling-node, a package", "v8js", "Layer.handle", "/app/node_modules/express/lib/router/layer.js",
-			map[string]any{"module": "express.lib.router:layer", "function": "Layer.handle", "filename": "/app/node_modules/express/lib/router/layer.js", "abs_path": "/app/node_modules/express/lib/router/layer.js"}},
-		{"@sentry/profiling-node, a built-in", "v8js", "processTicksAndRejections", "node:internal/process/task_queues",
-			map[string]any{"module": "node:internal.process:task_queues", "function": "processTicksAndRejections", "filename": "node:internal/process/task_queues", "abs_path": "node:internal/process/task_queues"}},
-		{"sentry-dotnet", "dotnet", "Acme.Shop.Cart.Total(System.Int32)", "",
-			map[string]any{"module": "Acme.Shop.Cart", "function": "Total"}},
-		{"sentry-elixir", "beam", "Elixir.Shop.Cart.total/1", "/app/lib/shop/cart.ex",
-			map[string]any{"module": "Elixir.Shop.Cart", "function": "total/1", "filename": "/app/lib/shop/cart.ex", "abs_path": "/app/lib/shop/cart.ex"}},
+		{
+			"sentry-go newFrame", "go", "github.com/acme/shop/cart.(*Cart).Total", "/src/cart/cart.go",
+			map[string]any{"module": "github.com/acme/shop/cart", "function": "(*Cart).Total", "abs_path": "/src/cart/cart.go"},
+		},
+		{
+			"sentry-go, -trimpath", "go", "main.main.func1", "example.com/shop/main.go",
+			map[string]any{"module": "main", "function": "main.func1", "filename": "example.com/shop/main.go"},
+		},
+		{
+			"sentry-java profiler, eBPF signature", "jvm", "void com.acme.Cart$Line.lambda$price$0(java.util.List)", "Cart.java",
+			map[string]any{"module": "com.acme.Cart", "function": "lambda$price$0", "filename": "com.acme.Cart$Line"},
+		},
+		{
+			"sentry-java profiler, JFR form", "jvm", "com/acme/Cart.total", "",
+			map[string]any{"module": "com.acme.Cart", "function": "total", "filename": "com.acme.Cart"},
+		},
+		{
+			"sentry-python profiler, a library", "cpython", "Session.request", "/srv/venv/lib/python3.12/site-packages/requests/sessions.py",
+			map[string]any{"module": "requests.sessions", "function": "Session.request", "filename": "requests/sessions.py", "abs_path": "/srv/venv/lib/python3.12/site-packages/requests/sessions.py"},
+		},
+		{
+			"sentry-python profiler, the app", "cpython", "checkout", "/srv/shop/views.py",
+			map[string]any{"function": "checkout", "filename": "/srv/shop/views.py", "abs_path": "/srv/shop/views.py"},
+		},
+		{
+			"@sentry/profiling-node, the app", "v8js", "checkout", "/app/src/cart.js",
+			map[string]any{"module": "app.src:cart", "function": "checkout", "filename": "/app/src/cart.js", "abs_path": "/app/src/cart.js"},
+		},
+		{
+			"@sentry/profiling-node, a package", "v8js", "Layer.handle", "/app/node_modules/express/lib/router/layer.js",
+			map[string]any{"module": "express.lib.router:layer", "function": "Layer.handle", "filename": "/app/node_modules/express/lib/router/layer.js", "abs_path": "/app/node_modules/express/lib/router/layer.js"},
+		},
+		{
+			"@sentry/profiling-node, a built-in", "v8js", "processTicksAndRejections", "node:internal/process/task_queues",
+			map[string]any{"module": "node:internal.process:task_queues", "function": "processTicksAndRejections", "filename": "node:internal/process/task_queues", "abs_path": "node:internal/process/task_queues"},
+		},
+		{
+			"sentry-dotnet", "dotnet", "Acme.Shop.Cart.Total(System.Int32)", "",
+			map[string]any{"module": "Acme.Shop.Cart", "function": "Total"},
+		},
+		{
+			"sentry-elixir", "beam", "Elixir.Shop.Cart.total/1", "/app/lib/shop/cart.ex",
+			map[string]any{"module": "Elixir.Shop.Cart", "function": "total/1", "filename": "/app/lib/shop/cart.ex", "abs_path": "/app/lib/shop/cart.ex"},
+		},
 	} {
 		t.Run(c.sdk, func(t *testing.T) {
 			r := NewTranslator(Options{}).Profiles(runtimeProfile(ebpfResource, []rf{{typ: c.typ, name: c.name, file: c.file}}).pd, both)
 			require.Len(t, r.Chunks, 1)
 			f := parse(t, r.Chunks[0]).Profile.Frames[0]
-			for _, k := range []string{"lineno", "in_app", "platform"} {
-				delete(f, k)
-			}
+			maps.DeleteFunc(f, func(k string, _ any) bool { return k == "lineno" || k == "in_app" || k == "platform" })
 			assert.Equal(t, c.want, f)
 		})
 	}

@@ -158,8 +158,8 @@ func jvmShape(name string) shape {
 	}
 	class, method := q[:i], q[i+1:]
 	mod := class
-	if j := strings.IndexByte(class, '$'); j >= 0 {
-		mod = class[:j]
+	if before, _, ok := strings.Cut(class, "$"); ok {
+		mod = before
 	}
 	s := shape{module: mod, function: method, filename: class}
 	s.inApp = boolInApp(!hasPrefix(mod, jvmLibraries))
@@ -199,8 +199,8 @@ func pythonModule(file string) (mod, rel string, ok bool) {
 			return dotted(rel), rel, rel != ""
 		}
 	}
-	if i := strings.Index(file, "/lib/python"); i >= 0 {
-		rest := file[i+len("/lib/python"):]
+	if _, after, ok := strings.Cut(file, "/lib/python"); ok {
+		rest := after
 		if j := strings.IndexByte(rest, '/'); j > 0 {
 			rel = rest[j+1:]
 			return dotted(rel), rel, rel != ""
@@ -219,10 +219,7 @@ func dotted(rel string) string {
 // site-packages, dist-packages, /usr/local/, sentry_sdk) and the standard
 // library's paths (lib/pythonX.Y, frozen modules).
 func pythonInApp(file, mod string) bool {
-	return !(strings.Contains(file, "/site-packages/") || strings.Contains(file, "/dist-packages/") ||
-		strings.Contains(file, `\site-packages\`) || strings.Contains(file, `\dist-packages\`) ||
-		strings.HasPrefix(file, "/usr/local/") || strings.Contains(file, "/lib/python") ||
-		strings.HasPrefix(file, "<frozen ") || mod == "sentry_sdk" || strings.HasPrefix(mod, "sentry_sdk."))
+	return !strings.Contains(file, "/site-packages/") && !strings.Contains(file, "/dist-packages/") && !strings.Contains(file, `\site-packages\`) && !strings.Contains(file, `\dist-packages\`) && !strings.HasPrefix(file, "/usr/local/") && !strings.Contains(file, "/lib/python") && !strings.HasPrefix(file, "<frozen ") && mod != "sentry_sdk" && !strings.HasPrefix(mod, "sentry_sdk.")
 }
 
 // nodeShape is @sentry/profiling-node's (11.1.0, its native profiler's
@@ -352,7 +349,7 @@ func hasPrefix(s string, prefixes []string) bool {
 
 func setOf(words string) map[string]bool {
 	m := map[string]bool{}
-	for _, w := range strings.Fields(words) {
+	for w := range strings.FieldsSeq(words) {
 		m[w] = true
 	}
 	return m

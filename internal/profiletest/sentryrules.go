@@ -146,7 +146,7 @@ webbrowser winreg winsound wsgiref xdrlib xml xmlrpc zipapp zipfile zipimport zl
 
 func stdlibSet(words string) map[string]bool {
 	m := map[string]bool{}
-	for _, w := range strings.Fields(words) {
+	for w := range strings.FieldsSeq(words) {
 		m[w] = true
 	}
 	return m

@@ -1,7 +1,6 @@
 package settle
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,12 +43,12 @@ func TestNilGroupFollowsNothing(t *testing.T) {
 	var g *Group
 	g.Add(3)
 	g.Done()
-	assert.Nil(t, From(context.Background()))
+	assert.Nil(t, From(t.Context()))
 }
 
 func TestContextCarriesTheGroup(t *testing.T) {
 	g := NewGroup()
-	assert.Same(t, g, From(With(context.Background(), g)))
+	assert.Same(t, g, From(With(t.Context(), g)))
 	g.Add(2)
 	assert.Equal(t, 2, g.Pending())
 }

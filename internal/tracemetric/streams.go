@@ -1,6 +1,7 @@
 package tracemetric
 
 import (
+	"maps"
 	"sync"
 	"sync/atomic"
 )
@@ -277,9 +278,7 @@ func (sh *shard) remove(at int32) {
 	if len(sh.slots) < cap(sh.slots)/2 {
 		sh.slots = append([]slot(nil), sh.slots...)
 		index := make(map[uint64]int32, len(sh.slots))
-		for k, v := range sh.index {
-			index[k] = v
-		}
+		maps.Copy(index, sh.index)
 		sh.index = index
 	}
 }

@@ -68,16 +68,16 @@ type eventIDs struct{ tx, errs []string }
 func translatedIDs(t *testing.T, tr *Translator) eventIDs {
 	var ids eventIDs
 	res := tr.Traces(resendTraces(), TracesWant{Transactions: true, Errors: true})
-	for _, x := range res.Transactions {
-		ids.tx = append(ids.tx, x.EventID)
+	for i := range res.Transactions {
+		ids.tx = append(ids.tx, res.Transactions[i].EventID)
 	}
-	for _, e := range res.Errors {
-		ids.errs = append(ids.errs, e.EventID)
+	for i := range res.Errors {
+		ids.errs = append(ids.errs, res.Errors[i].EventID)
 	}
 	res.Release()
 	lres := tr.Logs(resendLogs(), LogsWant{Errors: true})
-	for _, e := range lres.Errors {
-		ids.errs = append(ids.errs, e.EventID)
+	for i := range lres.Errors {
+		ids.errs = append(ids.errs, lres.Errors[i].EventID)
 	}
 	lres.Release()
 	require.Len(t, ids.tx, 2)

@@ -63,7 +63,8 @@ func (s *state) derivedEventID(seed *eventSeed) span32 {
 	if seed.none {
 		return s.eventID()
 	}
-	b := append(s.idBuf[:0], seed.kind)
+	b := s.idBuf[:0]
+	b = append(b, seed.kind)
 	b = append(b, seed.trace[:]...)
 	b = append(b, seed.span[:]...)
 	b = binary.BigEndian.AppendUint64(b, seed.ts)
