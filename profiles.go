@@ -8,7 +8,6 @@ package sentryexporter
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"time"
 
@@ -152,18 +151,13 @@ func profilerIDOf(r pcommon.Resource) string {
 	return profilechunk.ProfilerID("", identity, pidOf(r))
 }
 
+// pidOf is r's process.pid as profilechunk writes it; "" without one.
 func pidOf(r pcommon.Resource) string {
 	v, ok := r.Attributes().Get("process.pid")
 	if !ok {
 		return ""
 	}
-	switch v.Type() {
-	case pcommon.ValueTypeInt:
-		return strconv.FormatInt(v.Int(), 10)
-	case pcommon.ValueTypeStr:
-		return v.Str()
-	}
-	return ""
+	return profilechunk.PIDString(v)
 }
 
 // sharedKeys are the registry keys of the identities an SDK's resource and

@@ -169,7 +169,7 @@ func readSampleAttrs(d *dict, s pprofile.Sample) sampleAttrs {
 		case "thread.name":
 			a.threadName = v.AsString()
 		case "process.pid":
-			a.pid = pidString(v)
+			a.pid = PIDString(v)
 		}
 	}
 	return a

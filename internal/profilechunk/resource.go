@@ -39,7 +39,7 @@ func (t *Translator) resource(rp pprofile.ResourceProfiles, index int, salt stri
 		case "telemetry.sdk.language":
 			r.platform = languagePlatform(v.AsString())
 		case "process.pid":
-			r.pid = pidString(v)
+			r.pid = PIDString(v)
 		}
 	}
 	if r.env == "" && t.o.Environment == "" {
@@ -49,9 +49,9 @@ func (t *Translator) resource(rp pprofile.ResourceProfiles, index int, salt stri
 	return r
 }
 
-// pidString renders a process.pid attribute (an int, or a string from a
+// PIDString renders a process.pid attribute (an int, or a string from a
 // lax producer) as decimal text; "" when it is neither.
-func pidString(v pcommon.Value) string {
+func PIDString(v pcommon.Value) string {
 	switch v.Type() {
 	case pcommon.ValueTypeInt:
 		return strconv.FormatInt(v.Int(), 10)
