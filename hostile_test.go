@@ -3,8 +3,6 @@ package sentryexporter
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
-	"runtime/metrics"
 	"strings"
 	"sync"
 	"testing"
@@ -19,7 +17,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
-	"github.com/otel-sentry/sentryexporter/internal/membudget"
+	"github.com/otel-sentry/sentryexporter/internal/sendtest"
 )
 
 // What a hostile sender can put in a request, each row against the built
@@ -217,9 +215,9 @@ func runHostileSender(t *testing.T, row hostileSenderRow) {
 		}
 	})
 	push := row.requests(t)
-	peak := sampleHeap(h.exp.stage.Memory())
+	peak := sendtest.SampleMemory(h.exp.stage.Memory())
 	push(h)
-	p, b, held := peak()
+	held, p, b := peak()
 	if row.check != nil {
 		row.check(t, h)
 	}
@@ -228,38 +226,6 @@ func runHostileSender(t *testing.T, row hostileSenderRow) {
 	assert.LessOrEqual(t, held, int64(hostileBudget)+row.heldOver, "the budget held within its maximum")
 	assert.LessOrEqual(t, p-b, 2*(int64(hostileBudget)+hostileSenderOverhead)+row.heapFor,
 		"the heap's growth within the budget and what the row's requests may hold")
-}
-
-// sampleHeap samples the heap's live objects, and what mem holds, every
-// millisecond from now on; peak stops it and returns the heap's highest
-// sample and its first, after a GC, and the most mem held.
-func sampleHeap(mem *membudget.Memory) (peak func() (top, base, held int64)) {
-	runtime.GC()
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	base := int64(s[0].Value.Uint64())
-	var top, held int64
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			metrics.Read(s)
-			top = max(top, int64(s[0].Value.Uint64()))
-			held = max(held, mem.Held())
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	var once sync.Once
-	return func() (int64, int64, int64) {
-		once.Do(func() { close(stop); <-done })
-		return top, base, held
-	}
 }
 
 // concurrently runs push n times, at most at a time at once.

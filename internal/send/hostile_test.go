@@ -10,11 +10,9 @@ import (
 	"net"
 	"net/http"
 	"runtime"
-	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,7 +30,6 @@ import (
 	"github.com/otel-sentry/sentryexporter/internal/account/accounttest"
 	"github.com/otel-sentry/sentryexporter/internal/encode"
 	"github.com/otel-sentry/sentryexporter/internal/gate"
-	"github.com/otel-sentry/sentryexporter/internal/membudget"
 	"github.com/otel-sentry/sentryexporter/internal/sendtest"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
@@ -394,7 +391,7 @@ func runHostile(t *testing.T, client hostileClient, row hostileRow) {
 		row.configure(&cfg)
 	}
 	h, stop := newHostileStage(t, srv, cfg, row.sndBuf, client)
-	sampled := sampleMemory(h.stage.mem)
+	sampled := sendtest.SampleMemory(h.stage.mem)
 
 	offered, envelopes := h.offerAll(t, row.logs)
 
@@ -547,38 +544,6 @@ func (h *hostileStage) fates(t *testing.T) map[string]int64 {
 		}
 	}
 	return out
-}
-
-// sampleMemory samples the budget's held bytes and the heap's objects (live,
-// and dead not yet swept) every millisecond until the returned function is
-// called, which gives their peaks and the heap's live bytes at the start.
-func sampleMemory(mem *membudget.Memory) func() (held, heap, base int64) {
-	runtime.GC()
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	base := int64(s[0].Value.Uint64())
-	var peakHeld, peakHeap int64
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			peakHeld = max(peakHeld, mem.Held())
-			metrics.Read(s)
-			peakHeap = max(peakHeap, int64(s[0].Value.Uint64()))
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	var once sync.Once
-	return func() (int64, int64, int64) {
-		once.Do(func() { close(stop); <-done })
-		return peakHeld, peakHeap, base
-	}
 }
 
 // hostileTransaction is a transaction of 20 spans, as an SDK sends one
