@@ -134,6 +134,11 @@ func (a *answerer) draw() fault {
 // (requests_by_status["reset"]).
 const statusReset = 0
 
+// statusAborted is the status recorded for a request held until its client
+// left or the sink stopped (requests_by_status["499"]): its connection ends
+// without an answer.
+const statusAborted = 499
+
 // resetConn ends the request's connection with a TCP reset (SO_LINGER 0), so
 // the client sees "connection reset by peer" and no answer. It reports false
 // when the connection cannot be taken over.

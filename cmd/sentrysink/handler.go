@@ -174,6 +174,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	status := h.serve(w, r)
 	h.stats.request(status)
+	if status == statusAborted {
+		// Held until the client left or the sink stopped: end the connection
+		// without an answer. A handler that returns without writing answers
+		// 200, which told a client whose request was held at the sink's stop
+		// that it was stored.
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // answer writes a JSON body with the given status.
@@ -251,11 +258,11 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 		}
 		h.stats.held(-1)
 		h.stats.aborted()
-		return 499
+		return statusAborted
 	}
 	if until := h.cfg.Schedule.downUntil(time.Now()); !until.IsZero() && !h.hold(r, until) {
 		h.stats.aborted()
-		return 499
+		return statusAborted
 	}
 	if h.cfg.Delay > 0 {
 		t := time.NewTimer(h.cfg.Delay)
@@ -264,7 +271,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 		case <-r.Context().Done():
 			t.Stop()
 			h.stats.aborted()
-			return 499
+			return statusAborted
 		}
 	}
 

@@ -94,7 +94,7 @@ func post(t *testing.T, h http.Handler, path string, body []byte, hdr map[string
 		}
 	}
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
+	serveTest(h, rec, req)
 	var m map[string]any
 	if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil {
 		t.Fatalf("answer body %q is not a JSON object: %v", rec.Body.String(), err)
@@ -377,7 +377,9 @@ func TestHang(t *testing.T) {
 			defer close(done)
 			req := httptest.NewRequest(http.MethodPost, "/api/1/envelope/", bytes.NewReader(logEnv))
 			req.Header.Set("X-Sentry-Auth", auth)
-			h.ServeHTTP(httptest.NewRecorder(), req)
+			if !serveTest(h, httptest.NewRecorder(), req) {
+				t.Error("the held request was answered; want its connection ended without an answer")
+			}
 		}()
 		synctest.Wait() // the request is held, or answered
 		select {
@@ -407,7 +409,7 @@ func TestHangProjects(t *testing.T) {
 			req := httptest.NewRequest(http.MethodPost, "/api/"+project+"/envelope/", bytes.NewReader(logEnv))
 			req.Header.Set("X-Sentry-Auth", auth)
 			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
+			serveTest(h, rec, req)
 			return rec.Code
 		}
 		done := make(chan struct{})
@@ -461,9 +463,25 @@ func BenchmarkHandler(b *testing.B) {
 		req := httptest.NewRequest(http.MethodPost, "/api/1/envelope/", bytes.NewReader(transactionEnv))
 		req.Header.Set("X-Sentry-Auth", auth)
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
+		serveTest(h, rec, req)
 		if rec.Code != 200 {
 			b.Fatal(rec.Code)
 		}
 	}
+}
+
+// serveTest serves one request as net/http's server would: a handler that
+// panics with http.ErrAbortHandler ends the connection without an answer
+// (aborted).
+func serveTest(h http.Handler, w http.ResponseWriter, r *http.Request) (aborted bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v != http.ErrAbortHandler { //nolint:errorlint // net/http compares it so
+				panic(v)
+			}
+			aborted = true
+		}
+	}()
+	h.ServeHTTP(w, r)
+	return false
 }

@@ -54,7 +54,7 @@ func (t *timeline) request(now time.Time, status int, held int64) {
 	switch {
 	case status == statusReset:
 		b.resets++
-	case status == 499:
+	case status == statusAborted:
 		b.aborted++
 	case status == http.StatusTooManyRequests:
 		b.rateLimited++
