@@ -3,6 +3,7 @@ package gate
 import (
 	"time"
 
+	"github.com/otel-sentry/sentryexporter/envelope"
 	"github.com/otel-sentry/sentryexporter/ratelimit"
 )
 
@@ -26,15 +27,15 @@ const (
 )
 
 // categories are the data categories whose limits block each gate's
-// envelopes (ratelimit.ItemCategories of its item type; a UI profile
-// chunk's are Relay's ProfileType::Ui pair). GateInternal has none.
+// envelopes: ratelimit.ItemCategories of its item type, and for a UI
+// profile chunk Relay's ProfileType::Ui pair. GateInternal has none.
 var categories = [NumGates][]ratelimit.Category{
-	GateError:          {ratelimit.CategoryError},
-	GateTransaction:    {ratelimit.CategoryTransaction},
-	GateSpan:           {ratelimit.CategorySpan},
-	GateLogs:           {ratelimit.CategoryLogItem, ratelimit.CategoryLogByte},
-	GateTraceMetric:    {ratelimit.CategoryTraceMetric, ratelimit.CategoryTraceMetricByte},
-	GateProfileChunk:   {ratelimit.CategoryProfileChunk, ratelimit.CategoryProfileDuration},
+	GateError:          ratelimit.ItemCategories(envelope.ItemTypeEvent),
+	GateTransaction:    ratelimit.ItemCategories(envelope.ItemTypeTransaction),
+	GateSpan:           ratelimit.ItemCategories(envelope.ItemTypeSpan),
+	GateLogs:           ratelimit.ItemCategories(envelope.ItemTypeLog),
+	GateTraceMetric:    ratelimit.ItemCategories(envelope.ItemTypeTraceMetric),
+	GateProfileChunk:   ratelimit.ItemCategories(envelope.ItemTypeProfileChunk),
 	GateProfileChunkUI: {ratelimit.CategoryProfileChunkUI, ratelimit.CategoryProfileDurationUI},
 }
 
