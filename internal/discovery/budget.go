@@ -1,6 +1,10 @@
 package discovery
 
-import "time"
+import (
+	"time"
+
+	"golang.org/x/time/rate"
+)
 
 // Budgets of what senders may make the Resolver do, so that no sender
 // inventing names spends what every sender shares: the management API's
@@ -18,42 +22,37 @@ import "time"
 // is forgotten (and starts over with a full budget) beyond it.
 const maxSpenders = 10000
 
-// bucket is one spender's lookups: a token bucket of LookupsPerMinute
-// tokens, refilled continuously.
-type bucket struct {
-	spender string
-	tokens  float64
-	at      time.Time
+// spender is one sender's look-up budget: golang.org/x/time/rate's token
+// bucket, LookupsPerMinute deep and refilled at that rate.
+type spender struct {
+	name    string
+	limiter *rate.Limiter
 }
 
-// spend takes one lookup from spender's bucket; false when it is empty.
-// The spender "" (Resolve: no sender to charge) is never refused. r.mu
-// must be held.
-func (r *Resolver) spend(spender string, now time.Time) bool {
-	perMinute := float64(r.cfg.LookupsPerMinute)
-	if perMinute <= 0 || spender == "" {
+// spend takes one look-up from spender's budget at now; false when it has
+// none left. A sender of no name, or a budget of 0, is not limited. The
+// spenders remembered are bounded: past maxSpenders, the one seen longest
+// ago is forgotten (its next look-up starts with a full budget). r.mu is
+// held.
+func (r *Resolver) spend(name string, now time.Time) bool {
+	perMinute := r.cfg.LookupsPerMinute
+	if perMinute <= 0 || name == "" {
 		return true
 	}
-	var b *bucket
-	if el, ok := r.spenders[spender]; ok {
-		b = el.Value.(*bucket)
+	var sp *spender
+	if el, ok := r.spenders[name]; ok {
+		sp = el.Value.(*spender)
 		r.spenderOrder.MoveToBack(el)
-		b.tokens = min(perMinute, b.tokens+now.Sub(b.at).Minutes()*perMinute)
-		b.at = now
 	} else {
-		b = &bucket{spender: spender, tokens: perMinute, at: now}
-		r.spenders[spender] = r.spenderOrder.PushBack(b)
+		sp = &spender{name: name, limiter: rate.NewLimiter(rate.Limit(float64(perMinute)/60), perMinute)}
+		r.spenders[name] = r.spenderOrder.PushBack(sp)
 		for r.spenderOrder.Len() > maxSpenders {
 			oldest := r.spenderOrder.Front()
 			r.spenderOrder.Remove(oldest)
-			delete(r.spenders, oldest.Value.(*bucket).spender)
+			delete(r.spenders, oldest.Value.(*spender).name)
 		}
 	}
-	if b.tokens < 1 {
-		return false
-	}
-	b.tokens--
-	return true
+	return sp.limiter.AllowN(now, 1)
 }
 
 // creations counts the projects created, in total and in the current hour.

@@ -147,7 +147,7 @@ type Resolver struct {
 	rateUntil   time.Time // no API call before this
 	team        string    // team discovered from the organization
 
-	spenders     map[string]*list.Element // of *bucket (budget.go)
+	spenders     map[string]*list.Element // of *spender (budget.go)
 	spenderOrder *list.List               // front = seen longest ago
 	creations    creations
 }
