@@ -42,27 +42,35 @@ type renderState int
 const (
 	rendered renderState = iota
 	tooLarge             // the payload would pass the chunk's limit
-	noRoom               // the memory budget had no room for it
+	noRoom               // the memory budget had no room for it: measured, not kept
 )
 
 // grow makes room for n more bytes in w.b, reserving what the buffer grows
-// by before it grows; false when the payload has passed the chunk's limit
-// or the budget has no room, and from then on.
+// by before it grows; false once the payload has passed the chunk's limit.
+// When the budget has no room, the render goes on measuring: what it
+// writes is counted and written over, in the buffer it already holds, so
+// a chunk that found no room is still cut where a chunk with room would
+// have been, and counted as the chunks it would have been
+// (TestNoRoomCountedAsTheChunksItWouldBe).
 func (w *chunkWriter) grow(n int) bool {
 	switch {
-	case w.state != rendered:
+	case w.state == tooLarge:
 		return false
-	case len(w.b) > w.limit:
+	case w.size() > w.limit:
 		w.state = tooLarge
 		return false
 	case len(w.b)+n <= cap(w.b):
+		return true
+	case w.state == noRoom:
+		w.measure()
 		return true
 	}
 	c := min(max(2*cap(w.b), len(w.b)+n), w.limit+n)
 	if w.room != nil {
 		if !w.room.Take(int64(c - cap(w.b))) {
 			w.state = noRoom
-			return false
+			w.measure()
+			return true
 		}
 		w.held += int64(c - cap(w.b))
 	}
@@ -71,6 +79,18 @@ func (w *chunkWriter) grow(n int) bool {
 	w.b = b
 	return true
 }
+
+// measure counts what the buffer holds and empties it for what follows:
+// a measuring render holds its reserved buffer and, past it, one write
+// between two grows (a frame, maxFrameBytes at most).
+func (w *chunkWriter) measure() {
+	w.measured += len(w.b)
+	w.b = w.b[:0]
+}
+
+// size is the payload's bytes so far, those measured and written over
+// included.
+func (w *chunkWriter) size() int { return w.measured + len(w.b) }
 
 // giveBack returns what a render that ended early reserved.
 func (w *chunkWriter) giveBack() {

@@ -3,6 +3,7 @@ package profilechunk
 import (
 	"encoding/json"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -156,4 +157,59 @@ func TestThrownAwayRendersBounded(t *testing.T) {
 	alloc := after.TotalAlloc - before.TotalAlloc
 	t.Logf("%d MiB allocated", alloc>>20)
 	assert.Less(t, alloc, uint64(4*wasteBudget(DefaultMaxChunkBytes)), "bytes allocated")
+}
+
+// cuttableProfile is 400 samples on one thread, 10 ms apart, each of its
+// own stack of one location named by a 200-character function: about
+// 110 KB of chunk, cut by size under a small MaxChunkBytes.
+func cuttableProfile() *pb {
+	b := newPB()
+	rp := b.resource(map[string]any{"service.name": "big", "process.pid": int64(1), "telemetry.sdk.language": "go"})
+	p := b.profile(rp, "samples")
+	for i := range 400 {
+		name := strings.Repeat(string(rune('a'+i%26)), 190) + strconv.Itoa(i)
+		loc := b.loc(uint64(0x401000+16*i), 0, "", [2]int64{int64(b.fn(name, "/src/"+name+".go")), 1})
+		b.sample(p, b.Stack(loc), 7, "main", 0, ms(uint64(10*i)))
+	}
+	return b
+}
+
+// TestNoRoomCountedAsTheChunksItWouldBe: a window the budget has no room
+// for is counted as the chunks a budget with room would have cut it into,
+// in chunks and in milliseconds (it was counted as one: make partition's
+// large cases found 89 profile chunks unaccounted against what otlpgen,
+// rendering without a budget, expected). Measuring holds nothing past
+// the budget but a frame's write.
+func TestNoRoomCountedAsTheChunksItWouldBe(t *testing.T) {
+	for _, limit := range []int{24 << 10, 64 << 10, 4 << 20} {
+		tr := NewTranslator(Options{MaxChunkBytes: limit})
+		free := tr.Profiles(cuttableProfile().pd, both)
+		require.NotEmpty(t, free.Chunks)
+		var ms int64
+		for _, c := range free.Chunks {
+			ms += c.DurationMs
+		}
+		for _, max := range []int64{0, 4 << 10, 40 << 10} {
+			r := &room{max: max}
+			var a, b runtime.MemStats
+			pd := cuttableProfile().pd
+			runtime.GC()
+			runtime.ReadMemStats(&a)
+			res := tr.Profiles(pd, Want{Backend: true, Room: r})
+			runtime.ReadMemStats(&b)
+			if max == 0 {
+				assert.Empty(t, res.Chunks)
+			}
+			assert.Equal(t, int64(len(free.Chunks)), int64(len(res.Chunks))+res.NoRoom[account.CatProfileChunk], "limit %d, room %d", limit, max)
+			var got int64
+			for _, c := range res.Chunks {
+				got += c.DurationMs
+			}
+			assert.Equal(t, ms, got+res.NoRoom[account.CatProfileDuration], "limit %d, room %d", limit, max)
+			assert.Equal(t, free.Invalid, res.Invalid)
+			assert.LessOrEqual(t, r.peak, r.max)
+			t.Logf("limit %d KiB, room %d KiB: %d chunks free, %d rendered + %d no room; %d KiB allocated",
+				limit>>10, max>>10, len(free.Chunks), len(res.Chunks), res.NoRoom[account.CatProfileChunk], (b.TotalAlloc-a.TotalAlloc)>>10)
+		}
+	}
 }

@@ -49,8 +49,10 @@ func (t *Translator) emit(d *dict, s *stream, want Want, waste *int, res *Result
 // renderSized renders win as one chunk, or as two halves (recursively)
 // when its payload would pass maxBytes. A window that cannot be cut (fewer
 // than four samples, or no balanced split) and is still too large is
-// counted Invalid, as one that finds no room in the memory budget is
-// counted NoRoom: never rendered whole and sent over the limit. Each
+// counted Invalid: never rendered whole and sent over the limit. A window
+// that finds no room in the memory budget is measured instead, cut as it
+// would have been, and each of its chunks within the limit counted NoRoom,
+// so the chunks counted are those a budget with room would have sent. Each
 // render that passes the limit is thrown away; once a call has thrown away
 // its waste budget, its windows left are counted Invalid unrendered, so a
 // small request cannot make the renderer write and discard without end.

@@ -27,6 +27,7 @@ type chunkWriter struct {
 	limit    int    // the payload's most bytes (bound.go)
 	room     Room   // where the buffer's bytes are reserved; nil: nowhere
 	held     int64  // reserved for the buffer
+	measured int    // bytes written over while measuring (bound.go)
 	state    renderState
 	inApp    *InApp // the user's in-app includes and excludes
 }
@@ -38,7 +39,8 @@ type frameKey struct{ loc, line int32 }
 // render writes the chunk of samples win (sorted by time, every thread with
 // at least two non-idle samples), reserving its buffer's bytes in room
 // before they are held. It stops, holding nothing, as soon as the payload
-// passes t.maxBytes (tooLarge) or room has none left (noRoom).
+// passes t.maxBytes (tooLarge); when room has none left, it measures the
+// rest and returns noRoom, holding nothing, for a chunk within the limit.
 func (t *Translator) render(d *dict, plan chunkPlan, win []sampleRec, room Room) (Chunk, renderState) {
 	w := &chunkWriter{
 		d: d, plan: plan, stackIDs: map[int32]int{}, frameIDs: map[frameKey]int{},
@@ -91,9 +93,13 @@ func (t *Translator) render(d *dict, plan chunkPlan, win []sampleRec, room Room)
 		w.debugMeta()
 		w.b = append(w.b, '}')
 	}
-	if w.state != rendered || len(w.b) > w.limit {
+	if w.state == tooLarge || w.size() > w.limit {
 		w.giveBack()
-		return Chunk{}, max(w.state, tooLarge)
+		return Chunk{}, tooLarge
+	}
+	if w.state == noRoom {
+		w.giveBack()
+		return Chunk{}, noRoom
 	}
 	c.Spans = spans(d, plan.s, win)
 	c.Payload = w.b
@@ -174,7 +180,7 @@ func (w *chunkWriter) stack(st int32) {
 			n = w.frameRef(frameKey{l, int32(j)}, n)
 		}
 	}
-	if w.state == rendered { // else the buffer may be full: nothing more is written
+	if w.state != tooLarge { // else the buffer may be full: nothing more is written
 		w.b = append(w.b, ']')
 	}
 }
