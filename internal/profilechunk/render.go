@@ -93,17 +93,25 @@ func (t *Translator) render(d *dict, plan chunkPlan, win []sampleRec, room Room)
 		w.debugMeta()
 		w.b = append(w.b, '}')
 	}
-	if w.state == tooLarge || w.size() > w.limit {
-		w.giveBack()
-		return Chunk{}, tooLarge
-	}
-	if w.state == noRoom {
-		w.giveBack()
-		return Chunk{}, noRoom
+	if st := w.ended(); st != rendered {
+		return Chunk{}, st
 	}
 	c.Spans = spans(d, plan.s, win)
 	c.Payload = w.b
 	return c, rendered
+}
+
+// ended is how the render ended: a chunk past the limit (tooLarge) or
+// measured for want of room (noRoom) gives back what it reserved.
+func (w *chunkWriter) ended() renderState {
+	st := w.state
+	if st == tooLarge || w.size() > w.limit {
+		st = tooLarge
+	}
+	if st != rendered {
+		w.giveBack()
+	}
+	return st
 }
 
 // tailBound bounds what follows the frames: thread_metadata and
