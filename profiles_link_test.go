@@ -150,3 +150,37 @@ func testTransactionFindsTheEBPFProfiler(t *testing.T) {
 	}
 	assert.Equal(t, 8, on, "Sentry's rule (the samples of thread.id) selects the samples that ran the transaction")
 }
+
+// TestTransactionOnAnotherReplicaNamesTheProfiler: behind the loadbalancing
+// exporter a process's chunks reach one replica and its traces any. With
+// profiles.all_processes_profiled_by: container.id, a replica that never
+// saw the chunks names the profiler_id they carry (derived from the
+// container alone, no salt), without a thread (no samples seen); the
+// replica of the chunks still names the linked span's OS thread. Without
+// the option, the other replica names none.
+func TestTransactionOnAnotherReplicaNamesTheProfiler(t *testing.T) {
+	synctest.Test(t, testTransactionOnAnotherReplicaNamesTheProfiler)
+}
+
+func testTransactionOnAnotherReplicaNamesTheProfiler(t *testing.T) {
+	byContainer := func(c *Config) { noDedupe(c); c.Profiles.AllProcessesProfiledBy = "container.id" }
+	chunksAt, other, unset := newHarness(t, byContainer), newHarness(t, byContainer), newHarness(t, noDedupe)
+	chunksAt.consumeProfiles(ebpfProfileOf("c0ffee", 91234, time.Now(), 10, 91240, 1))
+	require.NoError(t, chunksAt.traces.ConsumeTraces(t.Context(), sdkTraces(1, "c0ffee")))
+	require.NoError(t, other.traces.ConsumeTraces(t.Context(), sdkTraces(2, "c0ffee")))
+	require.NoError(t, other.traces.ConsumeTraces(t.Context(), makeTraces(3, 1, false))) // no container.id
+	require.NoError(t, unset.traces.ConsumeTraces(t.Context(), sdkTraces(4, "c0ffee")))
+	for _, h := range []*harness{chunksAt, other, unset} {
+		h.shutdown()
+		h.sentry.requireNoInvalid()
+	}
+
+	chunks := chunksAt.sentry.chunksOf(t)
+	require.Len(t, chunks, 1)
+	id := chunks[0]["profiler_id"]
+	assert.Equal(t, [2]any{id, "91240"}, chunksAt.sentry.txProfiles(t)[traceID(1).String()], "the replica of the chunks: the linked span's OS thread")
+	got := other.sentry.txProfiles(t)
+	assert.Equal(t, [2]any{id, float64(3)}, got[traceID(2).String()], "another replica: the chunks' profiler_id, the span's own thread.id untouched")
+	assert.Equal(t, [2]any{nil, nil}, got[traceID(3).String()], "a resource without the container names none")
+	assert.Equal(t, [2]any{nil, float64(3)}, unset.sentry.txProfiles(t)[traceID(4).String()], "without the option a replica names only profilers it saw")
+}
