@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -17,7 +18,8 @@ func TestRecordFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, _, _ := newTestHandler(handlerConfig{Record: rec.record})
-	for _, env := range [][]byte{transactionEnv, logEnv, errorEnv, spanEnv} {
+	chunk := chunkEnvelope("node", strings.Replace(goodChunk, `{"function":"fib"`, `{"module":"app.run","function":"fib"`, 1))
+	for _, env := range [][]byte{transactionEnv, logEnv, errorEnv, spanEnv, chunk} {
 		if r := post(t, h, "/api/7/envelope/", env, nil); r.status != http.StatusOK {
 			t.Fatalf("status %d, body %v", r.status, r.body)
 		}
@@ -53,6 +55,7 @@ func TestRecordFile(t *testing.T) {
 		{Project: "7", Type: "log", TraceID: traceID, SpanID: "b0e6f15b45c36b12", Body: "boom"},
 		{Project: "7", Type: "event", Exception: "*errors.errorString: connection refused"},
 		{Project: "7", Type: "span", TraceID: traceID, SpanID: "438f40bd3b4a41ee", Name: "GET /", Segment: true},
+		{Project: "7", Type: "profile_chunk", Name: "app.run", ProfilerID: "7a9aa681ef0544d9be7ebc6fc90953f2"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("records:\n got %+v\nwant %+v", got, want)
