@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strconv"
 	"sync"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
@@ -25,8 +26,10 @@ type Record struct {
 	// `transaction`, or a profile chunk's first frame's `module`.
 	Name string `json:"name,omitempty"`
 	// ProfilerID is a transaction's contexts.profile.profiler_id, or a profile chunk's
-	// profiler_id.
+	// profiler_id; Thread a transaction's contexts.trace.data["thread.id"] as Sentry
+	// stores it (a number as its decimal text).
 	ProfilerID string `json:"profiler_id,omitempty"`
+	Thread     string `json:"thread_id,omitempty"`
 	// Children are the span ids of a transaction's child spans.
 	Children []string `json:"children,omitempty"`
 	// Segment and SegmentID are a span v2 item's is_segment and sentry.segment.id.
@@ -81,8 +84,9 @@ func (r *recorder) Close() error {
 }
 
 type traceContext struct {
-	TraceID string `json:"trace_id"`
-	SpanID  string `json:"span_id"`
+	TraceID string         `json:"trace_id"`
+	SpanID  string         `json:"span_id"`
+	Data    map[string]any `json:"data"`
 }
 
 // records reads the Records out of a validated envelope; client reports have none.
@@ -112,6 +116,12 @@ func records(project string, env *envelope.Envelope) []Record {
 			r := Record{
 				Project: project, Type: it.Type, TraceID: tx.Contexts.Trace.TraceID, SpanID: tx.Contexts.Trace.SpanID,
 				Name: tx.Transaction, DSCTransaction: dsc, ProfilerID: tx.Contexts.Profile.ProfilerID,
+			}
+			switch th := tx.Contexts.Trace.Data["thread.id"].(type) {
+			case string:
+				r.Thread = th
+			case float64:
+				r.Thread = strconv.FormatFloat(th, 'f', -1, 64)
 			}
 			for _, s := range tx.Spans {
 				r.Children = append(r.Children, s.SpanID)
