@@ -88,7 +88,7 @@ func TestUnmarshalFullConfig(t *testing.T) {
 		ErrorEvents:           ErrorEventsConfig{DedupeWindow: 2 * time.Second},
 		ClientReports:         ClientReportsConfig{Interval: 10 * time.Second},
 		Assembly:              AssemblyConfig{Wait: 20 * time.Second, MaxBytes: 32 << 20},
-		Profiles:              ProfilesConfig{InAppInclude: []string{"com.acme."}, InAppExclude: []string{"com.acme.gen.", "**/internal/gen/**"}},
+		Profiles:              ProfilesConfig{InAppInclude: []string{"com.acme."}, InAppExclude: []string{"com.acme.gen.", "**/internal/gen/**"}, AllProcessesProfiledBy: "container.id"},
 		ClientConfig:          client,
 		QueueConfig:           configoptional.Some(q),
 		RetryConfig: configretry.BackOffConfig{

@@ -18,10 +18,10 @@ import (
 // ebpfProfileOf is what the eBPF profiler sends for one containerised Go
 // process: a resource of process.pid (the host's pid namespace),
 // process.executable.*, container.id and host.name (the node), no
-// service.* and no language; n samples every 10 ms from at on OS thread
+// service.* and no language; 10 samples every 10 ms from at on OS thread
 // tid, the first two on thread tid+1; samples from the third on linked to
 // the span `linked` of trace `trace` when trace > 0.
-func ebpfProfileOf(container string, pid int64, at time.Time, n int, tid int64, trace int) pprofile.Profiles {
+func ebpfProfileOf(container string, pid int64, at time.Time, tid int64, trace int) pprofile.Profiles {
 	b := profiletest.NewDict()
 	d := b.Profiles.Dictionary()
 	fn := d.FunctionTable().AppendEmpty()
@@ -49,7 +49,7 @@ func ebpfProfileOf(container string, pid int64, at time.Time, n int, tid int64, 
 	a.PutStr("host.name", "node-1")
 	p := rp.ScopeProfiles().AppendEmpty().Profiles().AppendEmpty()
 	p.SampleType().SetTypeStrindex(b.Str("samples"))
-	for i := range n {
+	for i := range 10 {
 		s := p.Samples().AppendEmpty()
 		s.SetStackIndex(st)
 		th := tid
@@ -121,9 +121,9 @@ func TestTransactionFindsTheEBPFProfiler(t *testing.T) {
 
 func testTransactionFindsTheEBPFProfiler(t *testing.T) {
 	h := newHarness(t, noDedupe)
-	h.consumeProfiles(ebpfProfileOf("c0ffee", 91234, time.Now(), 10, 91240, 1))
-	h.consumeProfiles(ebpfProfileOf("5ide", 700, time.Now(), 10, 701, 0))
-	h.consumeProfiles(ebpfProfileOf("5ide", 800, time.Now(), 10, 801, 0)) // a sidecar in the same container
+	h.consumeProfiles(ebpfProfileOf("c0ffee", 91234, time.Now(), 91240, 1))
+	h.consumeProfiles(ebpfProfileOf("5ide", 700, time.Now(), 701, 0))
+	h.consumeProfiles(ebpfProfileOf("5ide", 800, time.Now(), 801, 0)) // a sidecar in the same container
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), sdkTraces(1, "c0ffee")))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), sdkTraces(2, "c0ffee")))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), sdkTraces(3, "other")))
@@ -165,7 +165,7 @@ func TestTransactionOnAnotherReplicaNamesTheProfiler(t *testing.T) {
 func testTransactionOnAnotherReplicaNamesTheProfiler(t *testing.T) {
 	byContainer := func(c *Config) { noDedupe(c); c.Profiles.AllProcessesProfiledBy = "container.id" }
 	chunksAt, other, unset := newHarness(t, byContainer), newHarness(t, byContainer), newHarness(t, noDedupe)
-	chunksAt.consumeProfiles(ebpfProfileOf("c0ffee", 91234, time.Now(), 10, 91240, 1))
+	chunksAt.consumeProfiles(ebpfProfileOf("c0ffee", 91234, time.Now(), 91240, 1))
 	require.NoError(t, chunksAt.traces.ConsumeTraces(t.Context(), sdkTraces(1, "c0ffee")))
 	require.NoError(t, other.traces.ConsumeTraces(t.Context(), sdkTraces(2, "c0ffee")))
 	require.NoError(t, other.traces.ConsumeTraces(t.Context(), makeTraces(3, 1, false))) // no container.id

@@ -229,10 +229,10 @@ func nodeProfiles(services int, reqs []simRequest, from, to time.Time) pprofile.
 // tally is how many transactions named their OS thread, another, or none.
 func (r threadRun) tally() (right, wrong, none int) {
 	for trace, tid := range r.tid {
-		switch th := r.named[trace]; {
-		case th == nil:
+		switch r.named[trace] {
+		case nil:
 			none++
-		case th == tid:
+		case tid:
 			right++
 		default:
 			wrong++
