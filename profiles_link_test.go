@@ -2,6 +2,7 @@ package sentryexporter
 
 import (
 	"encoding/json"
+	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -157,7 +158,7 @@ func testTransactionFindsTheEBPFProfiler(t *testing.T) {
 // saw the chunks names the profiler_id they carry (derived from the
 // container alone, no salt), without a thread (no samples seen); the
 // replica of the chunks still names the linked span's OS thread. Without
-// the option, the other replica names none.
+// the option, or while profile chunks are rate limited, it names none.
 func TestTransactionOnAnotherReplicaNamesTheProfiler(t *testing.T) {
 	synctest.Test(t, testTransactionOnAnotherReplicaNamesTheProfiler)
 }
@@ -170,6 +171,11 @@ func testTransactionOnAnotherReplicaNamesTheProfiler(t *testing.T) {
 	require.NoError(t, other.traces.ConsumeTraces(t.Context(), sdkTraces(2, "c0ffee")))
 	require.NoError(t, other.traces.ConsumeTraces(t.Context(), makeTraces(3, 1, false))) // no container.id
 	require.NoError(t, unset.traces.ConsumeTraces(t.Context(), sdkTraces(4, "c0ffee")))
+	other.sentry.setRespond(func(*envelope.Envelope) answer { // a transaction's answer limits profile chunks
+		return answer{status: http.StatusOK, headers: map[string]string{"X-Sentry-Rate-Limits": "60:profile_chunk"}}
+	})
+	require.NoError(t, other.traces.ConsumeTraces(t.Context(), sdkTraces(5, "c0ffee")))
+	require.NoError(t, other.traces.ConsumeTraces(t.Context(), sdkTraces(6, "c0ffee")))
 	for _, h := range []*harness{chunksAt, other, unset} {
 		h.shutdown()
 		h.sentry.requireNoInvalid()
@@ -182,5 +188,6 @@ func testTransactionOnAnotherReplicaNamesTheProfiler(t *testing.T) {
 	got := other.sentry.txProfiles(t)
 	assert.Equal(t, [2]any{id, float64(3)}, got[traceID(2).String()], "another replica: the chunks' profiler_id, the span's own thread.id untouched")
 	assert.Equal(t, [2]any{nil, nil}, got[traceID(3).String()], "a resource without the container names none")
+	assert.Equal(t, [2]any{nil, float64(3)}, got[traceID(6).String()], "never a profiler whose chunks are rate limited")
 	assert.Equal(t, [2]any{nil, float64(3)}, unset.sentry.txProfiles(t)[traceID(4).String()], "without the option a replica names only profilers it saw")
 }
