@@ -56,69 +56,33 @@ type threadRun struct {
 	peakHeldBytes int
 }
 
+// simEvent is one delivery of the simulation, at its instant; key orders
+// those of one instant (profiles first).
+type simEvent struct {
+	at  time.Time
+	do  func()
+	key int
+}
+
+// heldTally counts the spans and bytes delay holds back, and their peaks.
+type heldTally struct{ spans, bytes, peakSpans, peakBytes int }
+
 func (n nodeTraffic) run(t *testing.T) threadRun {
 	h := newHarness(t, func(c *Config) { noDedupe(c); c.Profiles.AllProcessesProfiledBy = "container.id" })
 	start := time.Now()
-	var reqs []simRequest
-	for s := range n.services {
-		for k := range int(n.requests/time.Second) * n.rate {
-			reqs = append(reqs, simRequest{
-				service: s, trace: s*100_000 + k, tid: int64(1000*(s+1) + k%4),
-				at: start.Add(time.Duration(k) * time.Second / time.Duration(n.rate)),
-			})
-		}
-	}
-	type event struct {
-		at  time.Time
-		do  func()
-		key int // orders events of one instant: profiles first
-	}
-	var events []event
-	held := map[int]int{} // spans and bytes held back by delay, keyed by delivery event
-	var heldSpans, heldBytes, peakSpans, peakBytes int
+	reqs := n.simRequests(start)
 	end := start.Add(n.requests + exportInterval)
-	for s := range n.services {
-		from := start
-		for at := start.Add(time.Duration(s+1) * exportInterval / time.Duration(n.services+1)); from.Before(end); at = at.Add(exportInterval) {
-			var batch []simRequest
-			for _, r := range reqs {
-				if r.service == s && !r.at.Add(100*time.Millisecond).Before(from) && r.at.Add(100*time.Millisecond).Before(at) {
-					batch = append(batch, r)
-				}
-			}
-			from = at
-			if len(batch) == 0 {
-				continue
-			}
-			td := nodeTraces(s, batch)
-			size := (&ptrace.ProtoMarshaler{}).TracesSize(td)
-			id := len(events)
-			events = append(events,
-				event{at: at, key: 1, do: func() {
-					if n.delay == 0 {
-						return
-					}
-					heldSpans, heldBytes = heldSpans+td.SpanCount(), heldBytes+size
-					peakSpans, peakBytes = max(peakSpans, heldSpans), max(peakBytes, heldBytes)
-					held[id] = td.SpanCount()
-				}},
-				event{at: at.Add(n.delay), key: 2, do: func() {
-					if n.delay > 0 {
-						heldSpans, heldBytes = heldSpans-held[id], heldBytes-size
-					}
-					require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
-				}})
-		}
-	}
+	var held heldTally
+	events := n.sdkExports(t, h, reqs, start, end, &held)
 	for at := start.Add(exportInterval); !at.After(end.Add(exportInterval)); at = at.Add(exportInterval) {
 		pd := nodeProfiles(n.services, reqs, at.Add(-exportInterval), at)
-		events = append(events, event{at: at, key: 0, do: func() {
+		events = append(events, simEvent{at: at, key: 0, do: func() {
 			if pd.SampleCount() > 0 {
 				h.consumeProfiles(pd)
 			}
 		}})
 	}
-	slices.SortStableFunc(events, func(a, b event) int {
+	slices.SortStableFunc(events, func(a, b simEvent) int {
 		if c := a.at.Compare(b.at); c != 0 {
 			return c
 		}
@@ -130,8 +94,62 @@ func (n nodeTraffic) run(t *testing.T) threadRun {
 	}
 	h.shutdown()
 	h.sentry.requireNoInvalid()
+	return collectThreadRun(t, h, reqs, held)
+}
 
-	out := threadRun{tid: map[string]string{}, named: map[string]any{}, peakHeldSpans: peakSpans, peakHeldBytes: peakBytes}
+// simRequests are every service's requests from start.
+func (n nodeTraffic) simRequests(start time.Time) []simRequest {
+	var reqs []simRequest
+	for s := range n.services {
+		for k := range int(n.requests/time.Second) * n.rate {
+			reqs = append(reqs, simRequest{
+				service: s, trace: s*100_000 + k, tid: int64(1000*(s+1) + k%4),
+				at: start.Add(time.Duration(k) * time.Second / time.Duration(n.rate)),
+			})
+		}
+	}
+	return reqs
+}
+
+// sdkExports are each service's SDK exports until end, each of the requests
+// ended since its last, delivered delay later (held counts what waits).
+func (n nodeTraffic) sdkExports(t *testing.T, h *harness, reqs []simRequest, start, end time.Time, held *heldTally) []simEvent {
+	var events []simEvent
+	for s := range n.services {
+		from := start
+		for at := start.Add(time.Duration(s+1) * exportInterval / time.Duration(n.services+1)); from.Before(end); at = at.Add(exportInterval) {
+			var batch []simRequest
+			for _, r := range reqs {
+				if ended := r.at.Add(100 * time.Millisecond); r.service == s && !ended.Before(from) && ended.Before(at) {
+					batch = append(batch, r)
+				}
+			}
+			from = at
+			if len(batch) == 0 {
+				continue
+			}
+			td := nodeTraces(s, batch)
+			spans, size := td.SpanCount(), (&ptrace.ProtoMarshaler{}).TracesSize(td)
+			if n.delay > 0 {
+				events = append(events, simEvent{at: at, key: 1, do: func() {
+					held.spans, held.bytes = held.spans+spans, held.bytes+size
+					held.peakSpans, held.peakBytes = max(held.peakSpans, held.spans), max(held.peakBytes, held.bytes)
+				}})
+			}
+			events = append(events, simEvent{at: at.Add(n.delay), key: 2, do: func() {
+				if n.delay > 0 {
+					held.spans, held.bytes = held.spans-spans, held.bytes-size
+				}
+				require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
+			}})
+		}
+	}
+	return events
+}
+
+// collectThreadRun reads what the fake Sentry stored.
+func collectThreadRun(t *testing.T, h *harness, reqs []simRequest, held heldTally) threadRun {
+	out := threadRun{tid: map[string]string{}, named: map[string]any{}, peakHeldSpans: held.peakSpans, peakHeldBytes: held.peakBytes}
 	for _, r := range reqs {
 		out.tid[traceID(r.trace).String()] = fmt.Sprint(r.tid)
 	}
