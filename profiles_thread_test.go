@@ -268,7 +268,7 @@ func (r threadRun) tally() (right, wrong, none int) {
 // Sentry's rule (profiletest.TransactionSamples) takes only samples of its
 // thread, including every sample linked to it.
 func TestThreadEvidenceWait(t *testing.T) {
-	traffic := nodeTraffic{services: 3, rate: 10, requests: 20 * time.Second}
+	traffic := nodeTraffic{services: 2, rate: 10, requests: 10 * time.Second}
 	var runs [2]threadRun
 	for i, delay := range []time.Duration{0, exportInterval + 200*time.Millisecond} {
 		synctest.Test(t, func(t *testing.T) {
