@@ -434,14 +434,28 @@ type ProfilesConfig struct {
 	InAppInclude []string `mapstructure:"in_app_include"`
 	// InAppExclude: the same, of library code.
 	InAppExclude []string `mapstructure:"in_app_exclude"`
+	// AllProcessesProfiledBy: one of profilechunk.SharedIdentities, set
+	// when every process whose traces carry it is profiled and its
+	// profiles carry it too (the eBPF profiler on every node). A chunk's
+	// profiler_id is then derived from it alone, and a transaction whose
+	// resource carries it names that profiler on every replica, seen its
+	// chunks or not. "" (default): only profilers whose chunks this
+	// replica sent are named.
+	AllProcessesProfiledBy string `mapstructure:"all_processes_profiled_by"`
 
 	_ struct{}
 }
 
-// Validate checks that every entry is a prefix or a valid glob.
+// Validate checks that every entry is a prefix or a valid glob, and the
+// shared identity.
 func (p *ProfilesConfig) Validate() error {
-	_, err := profilechunk.NewInApp(p.InAppInclude, p.InAppExclude)
-	return err
+	if _, err := profilechunk.NewInApp(p.InAppInclude, p.InAppExclude); err != nil {
+		return err
+	}
+	if p.AllProcessesProfiledBy != "" && !slices.Contains(profilechunk.SharedIdentities[:], p.AllProcessesProfiledBy) {
+		return fmt.Errorf("`all_processes_profiled_by` must be one of %v, not %q", profilechunk.SharedIdentities, p.AllProcessesProfiledBy)
+	}
+	return nil
 }
 
 // Validate checks the assembly keys.

@@ -88,7 +88,7 @@ func TestUnmarshalFullConfig(t *testing.T) {
 		ErrorEvents:           ErrorEventsConfig{DedupeWindow: 2 * time.Second},
 		ClientReports:         ClientReportsConfig{Interval: 10 * time.Second},
 		Assembly:              AssemblyConfig{Wait: 20 * time.Second, MaxBytes: 32 << 20},
-		Profiles:              ProfilesConfig{InAppInclude: []string{"com.acme."}, InAppExclude: []string{"com.acme.gen.", "**/internal/gen/**"}},
+		Profiles:              ProfilesConfig{InAppInclude: []string{"com.acme."}, InAppExclude: []string{"com.acme.gen.", "**/internal/gen/**"}, AllProcessesProfiledBy: "container.id"},
 		ClientConfig:          client,
 		QueueConfig:           configoptional.Some(q),
 		RetryConfig: configretry.BackOffConfig{
@@ -167,6 +167,7 @@ func TestConfigRejected(t *testing.T) {
 		{"bad_dsn.yaml", "assembly_wait", "assembly: `wait` must not be negative (0 turns assembly off)"},
 		{"bad_dsn.yaml", "assembly_max_bytes", "assembly: `max_bytes` must be at least 1 when `wait` is set"},
 		{"bad_dsn.yaml", "in_app_empty", "profiles: `in_app_exclude[0]` \"\": must not be empty"},
+		{"bad_dsn.yaml", "profiled_by", "profiles: `all_processes_profiled_by` must be one of [container.id k8s.pod.uid host.name host.id], not \"service.name\""},
 		{"bad_dsn.yaml", "endpoint", "`endpoint` must be an http or https URL"},
 		{"bad_dsn.yaml", "routing_bad_dsn", "routing: `dsns::payments` is not a valid Sentry DSN: the project id (last path segment) must be numeric"},
 		{"bad_dsn.yaml", "routing_too_many", "`routing::dsns` has 1 entries and `dsn` adds one project: 2 projects, more than `routing::max_projects` (1) allows"},

@@ -169,7 +169,9 @@ func (e *sentryExporter) buildTranslators() {
 	e.streams = tracemetric.NewPool(min(cfg.Metrics.MaxStreamBytes, cfg.Memory.MaxBytes/4), uint64(time.Now().UnixNano()))
 	e.streamMem = e.stage.NewHolder()
 	inApp, _ := profilechunk.NewInApp(cfg.Profiles.InAppInclude, cfg.Profiles.InAppExclude) // Validate has rejected what fails
-	e.profiles = profilechunk.NewTranslator(profilechunk.Options{Environment: cfg.Environment, Release: cfg.Release, InApp: inApp})
+	e.profiles = profilechunk.NewTranslator(profilechunk.Options{
+		Environment: cfg.Environment, Release: cfg.Release, InApp: inApp, SharedIdentity: cfg.Profiles.AllProcessesProfiledBy,
+	})
 	e.profilers = profilers.New(profilerTTL, maxProfilers, e.stage.NewHolder())
 }
 

@@ -117,8 +117,8 @@ var processIdentity = [...]string{
 }
 
 // hasIdentity reports whether r names its process by any identity
-// attribute: the chunks of a resource without are never linked by their
-// profiler_id (every such process would share one).
+// attribute: the chunks of a resource without are never linked by its
+// whole identity (every such process would share one).
 func hasIdentity(r pcommon.Resource) bool {
 	for _, k := range processIdentity {
 		if _, ok := r.Attributes().Get(k); ok {
@@ -128,13 +128,12 @@ func hasIdentity(r pcommon.Resource) bool {
 	return false
 }
 
-// profilerIDOf is the profiler_id internal/profilechunk gives the chunks of
-// r's process: profilechunk.ProfilerID over r's identity attributes and its
-// process.pid, as the translator reads them from a profile's resource. The
-// chunks and the spans of one process therefore meet on the same ID
-// (TestTransactionLinksItsProcessProfile holds the two derivations equal);
-// "" for a resource without identity.
-func profilerIDOf(r pcommon.Resource) string {
+// wholeIdentityID is profilechunk.ProfilerID over r's identity attributes
+// and pid, as the translator derives it from a profile's resource without
+// a shared identity: a trace's resource and its own process's profile's
+// meet on it (TestTransactionLinksItsProcessProfile); "" for a resource
+// without identity.
+func wholeIdentityID(r pcommon.Resource, pid string) string {
 	if !hasIdentity(r) {
 		return ""
 	}
@@ -148,7 +147,7 @@ func profilerIDOf(r pcommon.Resource) string {
 			identity = append(identity, '\n')
 		}
 	}
-	return profilechunk.ProfilerID("", identity, pidOf(r))
+	return profilechunk.ProfilerID("", identity, pid)
 }
 
 // pidOf is r's process.pid as profilechunk writes it; "" without one.
@@ -197,8 +196,8 @@ func spanKey(trace [16]byte, span [8]byte) string {
 func (p *project) rememberProfiler(r pcommon.Resource, c *profilechunk.Chunk, now time.Time) {
 	reg, proj := p.exp.profilers, p.dsn.ProjectID
 	pr := profilers.Profiler{ID: c.ProfilerID, UI: c.UI}
-	if hasIdentity(r) {
-		reg.Seen(proj, "id="+c.ProfilerID, pr, now)
+	if id := wholeIdentityID(r, c.PID); id != "" {
+		reg.Seen(proj, "id="+id, pr, now)
 	}
 	var keys [4]string
 	for _, k := range sharedKeys(r, c.PID, keys[:0]) {
@@ -211,30 +210,49 @@ func (p *project) rememberProfiler(r pcommon.Resource, c *profilechunk.Chunk, no
 
 // profilerOf is what names a transaction's profiler (translate's
 // TracesWant.ProfilerOf) at now: the profiler its process's chunks named
-// within profilerTTL, found by the resource's own profiler_id (then its
+// within profilerTTL, found by the resource's whole identity (then its
 // thread ids are the spans' kind) or by an identity the profiler's
-// resource shares (sharedKeys), unless chunks of that profile type are
-// rate limited (Relay removes the profile context then too: a transaction
-// never names a profiler whose chunks cannot arrive). nil when the project
-// holds no profiler: nothing is asked.
+// resource shares (sharedKeys); else, with profiles.all_processes_profiled_by,
+// the profiler_id that identity derives (assumedProfiler). Never one whose
+// chunks are rate limited (Relay removes the profile context then too: a
+// transaction never names a profiler whose chunks cannot arrive). nil when
+// nothing can be named: nothing is asked.
 func (p *project) profilerOf(limits ratelimit.Limits, now time.Time) func(pcommon.Resource) translate.Profiler {
-	reg, proj := p.exp.profilers, p.dsn.ProjectID
-	if reg.Len(proj) == 0 {
+	reg, proj, assumeBy := p.exp.profilers, p.dsn.ProjectID, p.exp.cfg.Profiles.AllProcessesProfiledBy
+	if reg.Len(proj) == 0 && assumeBy == "" {
 		return nil
 	}
 	return func(r pcommon.Resource) translate.Profiler {
 		var keys [5]string
 		ks := keys[:0]
-		if id := profilerIDOf(r); id != "" {
+		pid := pidOf(r)
+		if id := wholeIdentityID(r, pid); id != "" {
 			ks = append(ks, "id="+id)
 		}
-		for _, k := range sharedKeys(r, pidOf(r), ks) {
+		for _, k := range sharedKeys(r, pid, ks) {
 			if pr, ok := reg.Of(proj, k, now); ok && !chunksLimited(pr, limits, now) {
 				return translate.Profiler{ID: pr.ID, OwnThreads: strings.HasPrefix(k, "id=")}
 			}
 		}
+		return assumedProfiler(r, assumeBy, pid, limits, now)
+	}
+}
+
+// assumedProfiler is the profiler a process whose resource carries the
+// identity key names when every such process is profiled (the operator's
+// profiles.all_processes_profiled_by): the profiler_id the translator
+// derives from that identity alone, on a replica that never saw its
+// chunks too, the profiles' loadbalancing having no pipeline. Its chunks'
+// platform is unknown here, so neither profile type may be limited.
+func assumedProfiler(r pcommon.Resource, key, pid string, limits ratelimit.Limits, now time.Time) translate.Profiler {
+	if key == "" {
 		return translate.Profiler{}
 	}
+	v, ok := r.Attributes().Get(key)
+	if !ok || gate.GateProfileChunk.Limited(limits, now) || gate.GateProfileChunkUI.Limited(limits, now) {
+		return translate.Profiler{}
+	}
+	return translate.Profiler{ID: profilechunk.SharedProfilerID(key, v.AsString(), pid)}
 }
 
 // spanProfilerOf is translate's TracesWant.SpanProfilerOf: the profiler

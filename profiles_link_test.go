@@ -2,6 +2,7 @@ package sentryexporter
 
 import (
 	"encoding/json"
+	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -18,10 +19,10 @@ import (
 // ebpfProfileOf is what the eBPF profiler sends for one containerised Go
 // process: a resource of process.pid (the host's pid namespace),
 // process.executable.*, container.id and host.name (the node), no
-// service.* and no language; n samples every 10 ms from at on OS thread
+// service.* and no language; 10 samples every 10 ms from at on OS thread
 // tid, the first two on thread tid+1; samples from the third on linked to
 // the span `linked` of trace `trace` when trace > 0.
-func ebpfProfileOf(container string, pid int64, at time.Time, n int, tid int64, trace int) pprofile.Profiles {
+func ebpfProfileOf(container string, pid int64, at time.Time, tid int64, trace int) pprofile.Profiles {
 	b := profiletest.NewDict()
 	d := b.Profiles.Dictionary()
 	fn := d.FunctionTable().AppendEmpty()
@@ -49,7 +50,7 @@ func ebpfProfileOf(container string, pid int64, at time.Time, n int, tid int64, 
 	a.PutStr("host.name", "node-1")
 	p := rp.ScopeProfiles().AppendEmpty().Profiles().AppendEmpty()
 	p.SampleType().SetTypeStrindex(b.Str("samples"))
-	for i := range n {
+	for i := range 10 {
 		s := p.Samples().AppendEmpty()
 		s.SetStackIndex(st)
 		th := tid
@@ -121,9 +122,9 @@ func TestTransactionFindsTheEBPFProfiler(t *testing.T) {
 
 func testTransactionFindsTheEBPFProfiler(t *testing.T) {
 	h := newHarness(t, noDedupe)
-	h.consumeProfiles(ebpfProfileOf("c0ffee", 91234, time.Now(), 10, 91240, 1))
-	h.consumeProfiles(ebpfProfileOf("5ide", 700, time.Now(), 10, 701, 0))
-	h.consumeProfiles(ebpfProfileOf("5ide", 800, time.Now(), 10, 801, 0)) // a sidecar in the same container
+	h.consumeProfiles(ebpfProfileOf("c0ffee", 91234, time.Now(), 91240, 1))
+	h.consumeProfiles(ebpfProfileOf("5ide", 700, time.Now(), 701, 0))
+	h.consumeProfiles(ebpfProfileOf("5ide", 800, time.Now(), 801, 0)) // a sidecar in the same container
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), sdkTraces(1, "c0ffee")))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), sdkTraces(2, "c0ffee")))
 	require.NoError(t, h.traces.ConsumeTraces(t.Context(), sdkTraces(3, "other")))
@@ -149,4 +150,44 @@ func testTransactionFindsTheEBPFProfiler(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 8, on, "Sentry's rule (the samples of thread.id) selects the samples that ran the transaction")
+}
+
+// TestTransactionOnAnotherReplicaNamesTheProfiler: behind the loadbalancing
+// exporter a process's chunks reach one replica and its traces any. With
+// profiles.all_processes_profiled_by: container.id, a replica that never
+// saw the chunks names the profiler_id they carry (derived from the
+// container alone, no salt), without a thread (no samples seen); the
+// replica of the chunks still names the linked span's OS thread. Without
+// the option, or while profile chunks are rate limited, it names none.
+func TestTransactionOnAnotherReplicaNamesTheProfiler(t *testing.T) {
+	synctest.Test(t, testTransactionOnAnotherReplicaNamesTheProfiler)
+}
+
+func testTransactionOnAnotherReplicaNamesTheProfiler(t *testing.T) {
+	byContainer := func(c *Config) { noDedupe(c); c.Profiles.AllProcessesProfiledBy = "container.id" }
+	chunksAt, other, unset := newHarness(t, byContainer), newHarness(t, byContainer), newHarness(t, noDedupe)
+	chunksAt.consumeProfiles(ebpfProfileOf("c0ffee", 91234, time.Now(), 91240, 1))
+	require.NoError(t, chunksAt.traces.ConsumeTraces(t.Context(), sdkTraces(1, "c0ffee")))
+	require.NoError(t, other.traces.ConsumeTraces(t.Context(), sdkTraces(2, "c0ffee")))
+	require.NoError(t, other.traces.ConsumeTraces(t.Context(), makeTraces(3, 1, false))) // no container.id
+	require.NoError(t, unset.traces.ConsumeTraces(t.Context(), sdkTraces(4, "c0ffee")))
+	other.sentry.setRespond(func(*envelope.Envelope) answer { // a transaction's answer limits profile chunks
+		return answer{status: http.StatusOK, headers: map[string]string{"X-Sentry-Rate-Limits": "60:profile_chunk"}}
+	})
+	require.NoError(t, other.traces.ConsumeTraces(t.Context(), sdkTraces(5, "c0ffee")))
+	require.NoError(t, other.traces.ConsumeTraces(t.Context(), sdkTraces(6, "c0ffee")))
+	for _, h := range []*harness{chunksAt, other, unset} {
+		h.shutdown()
+		h.sentry.requireNoInvalid()
+	}
+
+	chunks := chunksAt.sentry.chunksOf(t)
+	require.Len(t, chunks, 1)
+	id := chunks[0]["profiler_id"]
+	assert.Equal(t, [2]any{id, "91240"}, chunksAt.sentry.txProfiles(t)[traceID(1).String()], "the replica of the chunks: the linked span's OS thread")
+	got := other.sentry.txProfiles(t)
+	assert.Equal(t, [2]any{id, float64(3)}, got[traceID(2).String()], "another replica: the chunks' profiler_id, the span's own thread.id untouched")
+	assert.Equal(t, [2]any{nil, nil}, got[traceID(3).String()], "a resource without the container names none")
+	assert.Equal(t, [2]any{nil, float64(3)}, got[traceID(6).String()], "never a profiler whose chunks are rate limited")
+	assert.Equal(t, [2]any{nil, float64(3)}, unset.sentry.txProfiles(t)[traceID(4).String()], "without the option a replica names only profilers it saw")
 }

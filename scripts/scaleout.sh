@@ -15,7 +15,12 @@
 #     each service's in one replica;
 #   - each replica's counters hold (accepted = sent_items + dropped_items per category),
 #     the replicas' accepted spans and logs sum to exactly what the front accepted, which
-#     is what the SDK exported, and the front failed nothing.
+#     is what the SDK exported, and the front failed nothing;
+#   - with profiles: sdkapp's services run in containers (container.id) and their
+#     eBPF-shaped profiles go to replica 1 alone (the loadbalancing exporter has no
+#     profiles pipeline); both replicas run with profiles::all_processes_profiled_by:
+#     container.id, and each replica's transactions name the profiler_id their service's
+#     chunks carry (within 1 %; sdkcheck prints the share per replica).
 # Run 2, a replica stopped: the same traffic, and 70 % into it the busier replica
 # gets SIGTERM (it drains, then exits; the front keeps routing its services to it and
 # counts what it cannot deliver). Checks that nothing goes unaccounted: spans and logs
@@ -24,7 +29,9 @@
 # Exits non-zero on any failed check. Everything listens on 127.0.0.1.
 #
 # Environment: SCALEOUT_DURATION (10s), SCALEOUT_RATE (requests/s, 100),
-# SCALEOUT_FRONT_CONSUMERS (10), KEEP_WORKDIR=1.
+# SCALEOUT_FRONT_CONSUMERS (10), SCALEOUT_PROFILED_BY (the replicas'
+# all_processes_profiled_by, container.id; k8s.pod.uid, which sdkapp's resources lack,
+# shows a replica without it), KEEP_WORKDIR=1.
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -38,6 +45,7 @@ SERVICES=12
 # consumers of each front loadbalancing exporter's queue (exporterhelper's default 10); more
 # than one can deliver an SDK's exports out of order (docs/scale-out.md)
 FRONT_CONSUMERS=${SCALEOUT_FRONT_CONSUMERS:-10}
+SCALEOUT_PROFILED_BY=${SCALEOUT_PROFILED_BY:-container.id}
 
 for b in "$OTELCOL" "$OTELCOL_FRONT" "$SINK" "$SDKAPP" "$SDKCHECK"; do
 	[[ -x "$b" ]] || die "$b is missing; run 'make scaleout'"
@@ -108,10 +116,11 @@ $(telemetry_yaml "$metrics")
 EOF
 }
 
-# scaleout_run NAME KILL: one run with fresh processes; KILL=1 stops the busier replica
-# 70 % into the traffic. Returns non-zero if a check failed.
+# scaleout_run NAME KILL PROFILES: one run with fresh processes; KILL=1 stops the busier
+# replica 70 % into the traffic; PROFILES=1 sends profiles to replica 1. Returns non-zero if
+# a check failed.
 scaleout_run() {
-	local name=$1 kill=$2 d="$WORKDIR/$1" r
+	local name=$1 kill=$2 profiles=$3 d="$WORKDIR/$1" r
 	mkdir -p "$d"
 	log "=== $name"
 	start sink "$d/sink.log" "$SINK" --listen 127.0.0.1:0 --addr-file "$d/sink.addr" --quiet --stats-every 0 \
@@ -120,13 +129,14 @@ scaleout_run() {
 	local sink_pid=$PID_sink sink_addr
 	sink_addr=$(<"$d/sink.addr")
 
-	local -a rpid rgrpc rmetrics
+	local -a rpid rgrpc rhttp rmetrics gate=() profiled_by=()
+	((!profiles)) || gate=(--feature-gates=service.profilesSupport) profiled_by=("$SCALEOUT_PROFILED_BY")
 	for r in 1 2; do
 		local g h m
 		read -r g h m <<<"$(free_ports 3)"
-		sentry_replica_config "$d/replica$r.yaml" "$g" "$h" "$m" "http://public@$sink_addr/$r" transactions
-		start_split replica "$d/replica$r" "$OTELCOL" --config "$d/replica$r.yaml"
-		rpid[r]=$PID_replica rgrpc[r]=$g rmetrics[r]=$m
+		sentry_replica_config "$d/replica$r.yaml" "$g" "$h" "$m" "http://public@$sink_addr/$r" transactions "${profiled_by[@]}"
+		start_split replica "$d/replica$r" "$OTELCOL" --config "$d/replica$r.yaml" "${gate[@]}"
+		rpid[r]=$PID_replica rgrpc[r]=$g rhttp[r]=$h rmetrics[r]=$m
 	done
 	for r in 1 2; do
 		wait_port "${rgrpc[r]}" "${rpid[r]}" "replica $r (see $d/replica$r.log)" 60
@@ -140,8 +150,10 @@ scaleout_run() {
 	wait_port "$fh" "$front_pid" "the front collector (see $d/front.log)" 60
 	wait_port "$fm" "$front_pid" "the front collector's metrics endpoint" 30
 
-	log "sdkapp: $RATE requests/s for $DURATION from $SERVICES services through the front"
-	"$SDKAPP" --endpoint "127.0.0.1:$fh" --rate "$RATE" --duration "$DURATION" --services "$SERVICES" \
+	local -a app_profiles=()
+	((!profiles)) || app_profiles=(--profiles-endpoint "127.0.0.1:${rhttp[1]}")
+	log "sdkapp: $RATE requests/s for $DURATION from $SERVICES services through the front${app_profiles[*]:+, profiles to replica 1}"
+	"$SDKAPP" "${app_profiles[@]}" --endpoint "127.0.0.1:$fh" --rate "$RATE" --duration "$DURATION" --services "$SERVICES" \
 		--exception-every 20 --slow-every 50 --slow-tail 4s --async-every 10 --async-delay 7s --summary-file "$d/app.json" >"$d/app.log" 2>&1 &
 	local app_pid=$!
 	PIDS+=("$app_pid")
@@ -199,14 +211,15 @@ scaleout_run() {
 	else
 		args+=(--together)
 	fi
+	((!profiles)) || args+=(--profiles)
 	"$SDKCHECK" "${args[@]}"
 }
 
 failed=()
-scaleout_run steady 0 || failed+=(steady)
-scaleout_run "replica-stopped" 1 || failed+=(replica-stopped)
+scaleout_run steady 0 1 || failed+=(steady)
+scaleout_run "replica-stopped" 1 0 || failed+=(replica-stopped)
 if ((${#failed[@]} > 0)); then
 	log "FAIL: scale-out checks failed: ${failed[*]} (logs in $WORKDIR)"
 	exit 1
 fi
-log "OK: scale-out through a loadbalancing front: one transaction per request, every item stored once or counted, also with a replica stopped mid-run"
+log "OK: scale-out through a loadbalancing front: one transaction per request, every item stored once or counted, also with a replica stopped mid-run; every replica's transactions name their process's profiler"

@@ -17,13 +17,15 @@ start_split() {
 	printf -v "PID_$name" '%s' "$pid"
 }
 
-# sentry_replica_config FILE GRPC HTTP METRICS DSN TRACES_AS: an otelcol-sentry as a user
-# runs it: otlp receiver, the batch processor at its defaults, the sentry exporter. Its
+# sentry_replica_config FILE GRPC HTTP METRICS DSN TRACES_AS [PROFILED_BY]: an otelcol-sentry
+# as a user runs it: otlp receiver, the batch processor at its defaults, the sentry exporter;
+# with PROFILED_BY, a profiles pipeline too (start it with --feature-gates=service.profilesSupport)
+# and profiles::all_processes_profiled_by: PROFILED_BY. Its
 # counters are read twice: from /metrics, and from a `console` periodic reader whose only
 # export (the interval is an hour) is the final one at shutdown, after the exporter has
 # sent or counted everything, printed on stdout.
 sentry_replica_config() {
-	local file=$1 grpc=$2 http=$3 metrics=$4 dsn=$5 traces_as=$6
+	local file=$1 grpc=$2 http=$3 metrics=$4 dsn=$5 traces_as=$6 profiled_by=${7:-}
 	cat >"$file" <<EOF
 receivers:
   otlp:
@@ -38,6 +40,7 @@ exporters:
   sentry:
     dsn: $dsn
     traces_as: $traces_as
+$([[ -z "$profiled_by" ]] || printf '    profiles:\n      all_processes_profiled_by: %s' "$profiled_by")
 service:
 $(telemetry_yaml "$metrics" console)
   pipelines:
@@ -49,6 +52,7 @@ $(telemetry_yaml "$metrics" console)
       receivers: [otlp]
       processors: [batch]
       exporters: [sentry]
+$([[ -z "$profiled_by" ]] || printf '    profiles:\n      receivers: [otlp]\n      exporters: [sentry]')
 EOF
 }
 

@@ -5,25 +5,31 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strconv"
 	"sync"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 )
 
-// Record is one line of --record-file: one stored transaction, span (span v2), log or
-// error event, with the ids a checker needs to tell which request it belongs to and
+// Record is one line of --record-file: one stored transaction, span (span v2), log,
+// error event or profile chunk, with the ids a checker needs to tell which request it belongs to and
 // whether it was stored twice (make sdktraffic, make scaleout: loadtest/sdkcheck).
 type Record struct {
 	Project string `json:"project"`
-	// Type is the envelope item type: transaction, span, log or event.
+	// Type is the envelope item type: transaction, span, log, event or profile_chunk.
 	Type    string `json:"type"`
 	TraceID string `json:"trace_id,omitempty"`
 	SpanID  string `json:"span_id,omitempty"`
 	// Parent is a span's parent_span_id (span v2).
 	Parent string `json:"parent,omitempty"`
-	// Name is a transaction's name (`transaction`), a span's name, or an error event's
-	// `transaction`.
+	// Name is a transaction's name (`transaction`), a span's name, an error event's
+	// `transaction`, or a profile chunk's first frame's `module`.
 	Name string `json:"name,omitempty"`
+	// ProfilerID is a transaction's contexts.profile.profiler_id, or a profile chunk's
+	// profiler_id; Thread a transaction's contexts.trace.data["thread.id"] as Sentry
+	// stores it (a number as its decimal text).
+	ProfilerID string `json:"profiler_id,omitempty"`
+	Thread     string `json:"thread_id,omitempty"`
 	// Children are the span ids of a transaction's child spans.
 	Children []string `json:"children,omitempty"`
 	// Segment and SegmentID are a span v2 item's is_segment and sentry.segment.id.
@@ -78,8 +84,9 @@ func (r *recorder) Close() error {
 }
 
 type traceContext struct {
-	TraceID string `json:"trace_id"`
-	SpanID  string `json:"span_id"`
+	TraceID string         `json:"trace_id"`
+	SpanID  string         `json:"span_id"`
+	Data    map[string]any `json:"data"`
 }
 
 // records reads the Records out of a validated envelope; client reports have none.
@@ -96,7 +103,10 @@ func records(project string, env *envelope.Envelope) []Record {
 			var tx struct {
 				Transaction string `json:"transaction"`
 				Contexts    struct {
-					Trace traceContext `json:"trace"`
+					Trace   traceContext `json:"trace"`
+					Profile struct {
+						ProfilerID string `json:"profiler_id"`
+					} `json:"profile"`
 				} `json:"contexts"`
 				Spans []struct {
 					SpanID string `json:"span_id"`
@@ -105,7 +115,13 @@ func records(project string, env *envelope.Envelope) []Record {
 			_ = json.Unmarshal(it.Payload, &tx)
 			r := Record{
 				Project: project, Type: it.Type, TraceID: tx.Contexts.Trace.TraceID, SpanID: tx.Contexts.Trace.SpanID,
-				Name: tx.Transaction, DSCTransaction: dsc,
+				Name: tx.Transaction, DSCTransaction: dsc, ProfilerID: tx.Contexts.Profile.ProfilerID,
+			}
+			switch th := tx.Contexts.Trace.Data["thread.id"].(type) {
+			case string:
+				r.Thread = th
+			case float64:
+				r.Thread = strconv.FormatFloat(th, 'f', -1, 64)
 			}
 			for _, s := range tx.Spans {
 				r.Children = append(r.Children, s.SpanID)
@@ -159,6 +175,21 @@ func records(project string, env *envelope.Envelope) []Record {
 				Name: ev.Transaction, DSCTransaction: dsc,
 			}
 			r.Exception, _ = ev.Exception.thrown()
+			out = append(out, r)
+		case envelope.ItemTypeProfileChunk:
+			var c struct {
+				ProfilerID string `json:"profiler_id"`
+				Profile    struct {
+					Frames []struct {
+						Module string `json:"module"`
+					} `json:"frames"`
+				} `json:"profile"`
+			}
+			_ = json.Unmarshal(it.Payload, &c)
+			r := Record{Project: project, Type: it.Type, ProfilerID: c.ProfilerID}
+			if len(c.Profile.Frames) > 0 {
+				r.Name = c.Profile.Frames[0].Module
+			}
 			out = append(out, r)
 		}
 	}

@@ -36,6 +36,10 @@ type Options struct {
 	// InApp is the user's in-app includes and excludes (NewInApp); nil
 	// leaves every frame to its runtime's rule.
 	InApp *InApp
+	// SharedIdentity, one of SharedIdentities, derives the profiler_id of a
+	// resource carrying it from it alone (SharedProfilerID); "" or a
+	// resource without it: from the whole identity (ProfilerID).
+	SharedIdentity string
 }
 
 // Want says which profile types (Relay's ProfileType::from_platform: UI for

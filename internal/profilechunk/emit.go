@@ -20,7 +20,7 @@ type chunkPlan struct {
 // those of a wanted type.
 func (t *Translator) emit(d *dict, s *stream, want Want, waste *int, res *Result) {
 	slices.SortStableFunc(s.samples, func(a, b sampleRec) int { return cmpInt64(a.ts, b.ts) })
-	plan := chunkPlan{s: s, platform: s.res.platform, profilerID: ProfilerID(s.res.salt, s.res.identity, s.pid)}
+	plan := chunkPlan{s: s, platform: s.res.platform, profilerID: t.profilerID(s)}
 	if plan.platform == "" {
 		plan.platform = dominantPlatform(d, s)
 	}
@@ -217,3 +217,14 @@ func dominantPlatform(d *dict, s *stream) string {
 // idle reports whether stack i (a valid index) has no frames: Relay does
 // not count such samples as activity of their thread.
 func (x *dict) idle(i int32) bool { return x.stacks.At(int(i)).LocationIndices().Len() == 0 }
+
+// profilerID is stream s's profiler_id: from Options.SharedIdentity when
+// its resource carries it, else from the resource's whole identity.
+func (t *Translator) profilerID(s *stream) string {
+	if t.o.SharedIdentity != "" {
+		if id := SharedProfilerID(t.o.SharedIdentity, s.res.shared, s.pid); id != "" {
+			return id
+		}
+	}
+	return ProfilerID(s.res.salt, s.res.identity, s.pid)
+}

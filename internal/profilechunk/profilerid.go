@@ -48,3 +48,31 @@ func ProfilerID(salt string, identity []byte, pid string) string {
 	var sum [sha256.Size]byte
 	return hex.EncodeToString(h.Sum(sum[:0])[:16])
 }
+
+// SharedIdentities are the resource attributes an SDK's resource and the
+// eBPF profiler's can both carry for one process (Options.SharedIdentity):
+// the container (the eBPF profiler writes container.id itself), the pod
+// (k8sattributes adds it on both paths), the host with process.pid outside
+// containers (inside one, the SDK sees its namespace's pid and the profiler
+// the host's).
+var SharedIdentities = [...]string{"container.id", "k8s.pod.uid", "host.name", "host.id"}
+
+// sharedWithPID: a host names a process only with its pid.
+func sharedWithPID(key string) bool { return key == "host.name" || key == "host.id" }
+
+// SharedProfilerID is the profiler_id of the process that a resource whose
+// attribute key (one of SharedIdentities) is value names, pid its
+// process.pid: ProfilerID over that attribute alone (and the pid, for a
+// host), so a trace's resource and a profile's derive the same one on any
+// replica. "" when value is empty, or when a host's pid is.
+func SharedProfilerID(key, value, pid string) string {
+	if !sharedWithPID(key) {
+		pid = ""
+	} else if pid == "" {
+		return ""
+	}
+	if value == "" {
+		return ""
+	}
+	return ProfilerID("", []byte(key+"="+value+"\n"), pid)
+}

@@ -110,6 +110,29 @@ func TestProfilerIDStableAndDistinct(t *testing.T) {
 	assert.NotEqual(t, ProfilerID("", []byte("service.name=x\n"), "1"), ProfilerID("", []byte("service.name=x\n"), "2"))
 }
 
+// TestSharedProfilerID: with a SharedIdentity, a resource carrying it gets
+// the profiler_id of that attribute alone (and its pid, for a host), what a
+// trace's resource sharing it derives too; without it, the whole identity's.
+func TestSharedProfilerID(t *testing.T) {
+	withContainer := func() *pb {
+		b := goProfile()
+		b.pd.ResourceProfiles().At(0).Resource().Attributes().PutStr("container.id", "c0ffee")
+		b.pd.ResourceProfiles().At(0).Resource().Attributes().PutStr("host.name", "node-1")
+		return b
+	}
+	whole := NewTranslator(Options{}).Profiles(withContainer().pd, both).Chunks[0].ProfilerID
+	byContainer := NewTranslator(Options{SharedIdentity: "container.id"}).Profiles(withContainer().pd, both).Chunks[0].ProfilerID
+	byHost := NewTranslator(Options{SharedIdentity: "host.name"}).Profiles(withContainer().pd, both).Chunks[0].ProfilerID
+	assert.Equal(t, SharedProfilerID("container.id", "c0ffee", "9"), byContainer, "the container alone: any pid, any other attribute")
+	assert.Equal(t, SharedProfilerID("host.name", "node-1", "42"), byHost, "the host with the pid")
+	assert.NotEqual(t, SharedProfilerID("host.name", "node-1", "43"), byHost)
+	assert.NotEqual(t, whole, byContainer)
+	assert.Equal(t, whole, NewTranslator(Options{SharedIdentity: "k8s.pod.uid"}).Profiles(withContainer().pd, both).Chunks[0].ProfilerID,
+		"a resource without the shared identity keeps its whole identity's")
+	assert.Empty(t, SharedProfilerID("host.name", "node-1", ""), "a host without a pid names no process")
+	assert.Equal(t, ProfilerID("", []byte("container.id=c0ffee\n"), ""), byContainer)
+}
+
 func TestEnvironmentReleaseOptions(t *testing.T) {
 	c := NewTranslator(Options{Environment: "staging", Release: "r9"}).Profiles(goProfile().pd, both).Chunks[0]
 	p := parse(t, c)

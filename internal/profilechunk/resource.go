@@ -15,6 +15,7 @@ type resInfo struct {
 	identity     []byte // the profiler identity without process.pid (profilerid.go)
 	pid          string // the resource's process.pid, "" when absent
 	salt         string
+	shared       string // the value of Options.SharedIdentity, "" when absent
 }
 
 // resource reads the resource attributes that chunks carry: environment
@@ -40,6 +41,8 @@ func (t *Translator) resource(rp pprofile.ResourceProfiles, index int, salt stri
 			r.platform = languagePlatform(v.AsString())
 		case "process.pid":
 			r.pid = PIDString(v)
+		case t.o.SharedIdentity:
+			r.shared = v.AsString()
 		}
 	}
 	if r.env == "" && t.o.Environment == "" {

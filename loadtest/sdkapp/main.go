@@ -20,7 +20,8 @@
 // bodies) for sdkcheck. Every --async-every-th request of each service hands a job to
 // the next service, processed --async-delay after the request ended: a CONSUMER span
 // whose parent is the request's root (remote), so the trace crosses services and its head
-// is exported first. It stops by itself, within --duration + --slow-tail +
+// is exported first. With --profiles-endpoint the services also run in containers and
+// are profiled as the eBPF profiler does (profiles.go). It stops by itself, within --duration + --slow-tail +
 // --async-delay + 40 s.
 package main
 
@@ -68,6 +69,8 @@ type options struct {
 	asyncEvery     int
 	asyncDelay     time.Duration
 	summaryFile    string
+	// profilesEndpoint: host:port (OTLP/HTTP) the services' profiles go to (profiles.go); "" for none.
+	profilesEndpoint string
 }
 
 func run(args []string) error {
@@ -85,6 +88,7 @@ func run(args []string) error {
 	fs.IntVar(&o.asyncEvery, "async-every", 0, "every Nth request of each service hands work to the next service, which processes it --async-delay after the request ended: a CONSUMER span with the request's root as remote parent, and its own children (0: none)")
 	fs.DurationVar(&o.asyncDelay, "async-delay", 7*time.Second, "how long after its request a handed-over job is processed (longer than the SDK's 5 s export interval, so the trace's head is exported first)")
 	fs.StringVar(&o.summaryFile, "summary-file", "", "write what was sent to this JSON file")
+	fs.StringVar(&o.profilesEndpoint, "profiles-endpoint", "", "OTLP/HTTP host:port to send the services' eBPF-shaped profiles to every second; each service's resource then carries its container.id (\"\": no profiles)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -115,6 +119,8 @@ type app struct {
 	requests []request
 	// jobs are the handed-over jobs still to run (--async-every).
 	jobs sync.WaitGroup
+	// profilesExported and profilesFailed count the OTLP profiles sent (--profiles-endpoint).
+	profilesExported, profilesFailed atomic.Int64
 }
 
 // request is what one request sent, as sdkcheck reads it.
@@ -156,6 +162,12 @@ func (a *app) run() error {
 	fmt.Fprintf(os.Stderr, "sdkapp: %d services, %.0f requests/s for %s to http://%s (each request 1 server span + %d children of %s)\n",
 		len(a.services), a.o.rate, a.o.duration, a.o.endpoint, a.o.children, a.o.childDuration)
 
+	stopProfiles, profilesDone := make(chan struct{}), make(chan struct{})
+	if a.o.profilesEndpoint != "" {
+		go a.profileLoop(stopProfiles, profilesDone)
+	} else {
+		close(profilesDone)
+	}
 	var wg sync.WaitGroup
 	interval := time.Duration(float64(time.Second) / a.o.rate)
 	n := 0
@@ -173,6 +185,8 @@ func (a *app) run() error {
 	}
 	wg.Wait()
 	a.jobs.Wait()
+	close(stopProfiles)
+	<-profilesDone
 	fmt.Fprintf(os.Stderr, "sdkapp: %d requests in %s; flushing\n", n, time.Since(started).Round(time.Millisecond))
 
 	// Shutdown flushes what the batch processors hold; bounded so that the program stops
@@ -198,11 +212,15 @@ func (a *app) run() error {
 }
 
 func (a *app) newService(ctx context.Context, name string) (*service, error) {
-	res, err := resource.Merge(resource.Empty(), resource.NewSchemaless(
+	attrs := []attribute.KeyValue{
 		attribute.String("service.name", name),
 		attribute.String("service.version", "1.4.2"),
 		attribute.String("deployment.environment.name", "loadtest"),
-	))
+	}
+	if a.o.profilesEndpoint != "" {
+		attrs = append(attrs, attribute.String("container.id", containerID(name)))
+	}
+	res, err := resource.Merge(resource.Empty(), resource.NewSchemaless(attrs...))
 	if err != nil {
 		return nil, err
 	}
@@ -379,9 +397,11 @@ type summary struct {
 	// SDK is what the SDK's exporters reported: items they exported (the collector
 	// answered 2xx) and items in exports that failed. Items the batch processors dropped
 	// before exporting (full queue) are the rest.
-	SDK           sdkCounts `json:"sdk"`
-	ShutdownError []string  `json:"shutdown_errors,omitempty"`
-	List          []request `json:"list"`
+	SDK sdkCounts `json:"sdk"`
+	// Profiles are the OTLP profiles (one per service a second) exported and failed.
+	Profiles      profileCounts `json:"profiles"`
+	ShutdownError []string      `json:"shutdown_errors,omitempty"`
+	List          []request     `json:"list"`
 }
 
 type serviceSummary struct {
@@ -390,6 +410,11 @@ type serviceSummary struct {
 	Logs       int `json:"logs"`
 	Exceptions int `json:"exceptions"`
 	Slow       int `json:"slow"`
+}
+
+type profileCounts struct {
+	Exported int64 `json:"exported"`
+	Failed   int64 `json:"failed"`
 }
 
 type sdkCounts struct {
@@ -408,10 +433,12 @@ func (a *app) writeSummary(errs []string) error {
 			"children": fmt.Sprint(a.o.children), "child_duration": a.o.childDuration.String(),
 			"exception_every": fmt.Sprint(a.o.exceptionEvery), "slow_every": fmt.Sprint(a.o.slowEvery), "slow_tail": a.o.slowTail.String(),
 			"async_every": fmt.Sprint(a.o.asyncEvery), "async_delay": a.o.asyncDelay.String(),
+			"profiles_endpoint": a.o.profilesEndpoint,
 		},
 		ByService:     map[string]*serviceSummary{},
 		ShutdownError: errs,
 		List:          a.requests,
+		Profiles:      profileCounts{Exported: a.profilesExported.Load(), Failed: a.profilesFailed.Load()},
 	}
 	sort.Slice(sum.List, func(i, j int) bool { return sum.List[i].TraceID < sum.List[j].TraceID })
 	for _, s := range a.services {

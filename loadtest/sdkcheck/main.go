@@ -41,6 +41,7 @@ type config struct {
 	tolerance  float64
 	killed     bool
 	together   bool
+	profiles   bool
 }
 
 func run(args []string) (bool, error) {
@@ -54,6 +55,7 @@ func run(args []string) (bool, error) {
 	fs.Float64Var(&c.tolerance, "tolerance", 0.01, "allowed share of requests not assembled into one transaction (segment)")
 	fs.BoolVar(&c.killed, "killed", false, "a replica was stopped during the run: check only that every item is stored once or counted")
 	fs.BoolVar(&c.together, "together", false, "each replica sends to its own project: check that every request's spans, logs and error event share one")
+	fs.BoolVar(&c.profiles, "profiles", false, "sdkapp sent profiles (--profiles-endpoint): check that every replica's transactions name the profiler_id their service's chunks carry")
 	if err := fs.Parse(args); err != nil {
 		return false, err
 	}
@@ -116,6 +118,10 @@ type appSummary struct {
 		LogsExported  int64 `json:"logs_exported"`
 		LogsFailed    int64 `json:"logs_failed"`
 	} `json:"sdk"`
+	Profiles struct {
+		Exported int64 `json:"exported"`
+		Failed   int64 `json:"failed"`
+	} `json:"profiles"`
 	List []struct {
 		Service   string   `json:"service"`
 		Name      string   `json:"name"`
@@ -147,6 +153,7 @@ type record struct {
 	Body      string   `json:"body"`
 	Exception string   `json:"exception"`
 	DSC       string   `json:"dsc_transaction"`
+	Profiler  string   `json:"profiler_id"`
 }
 
 func readRecords(path string) ([]record, error) {
@@ -321,6 +328,9 @@ func (ch *checker) check() {
 		ch.segments(roles)
 	}
 	ch.errorEvents(excSpan)
+	if ch.c.profiles {
+		ch.profilers(roles)
+	}
 	if ch.c.together {
 		split := 0
 		for i := range projects {
