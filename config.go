@@ -140,6 +140,10 @@ type RoutingConfig struct {
 	// each with its limits, client reports and connection pool, and its
 	// share (1 / max_projects) of every bound they share. Default 100.
 	MaxProjects int `mapstructure:"max_projects"`
+	// IdleTimeout retires a discovered project that nothing was routed to
+	// for this long, once it holds nothing: its slot of max_projects is
+	// freed, and its next item discovers it again. Default 1h.
+	IdleTimeout time.Duration `mapstructure:"idle_timeout"`
 	// Sender binds each request's sender to the projects it may write to
 	// (docs/routing.md#senders). Off unless a key is set.
 	Sender SenderConfig `mapstructure:"sender"`
@@ -465,6 +469,9 @@ func (r *RoutingConfig) Validate() error {
 	}
 	if r.MaxProjects < 1 {
 		p.add("`max_projects` must be at least 1")
+	}
+	if r.IdleTimeout < time.Second {
+		p.add("`idle_timeout` must be at least 1s")
 	}
 	for _, value := range slices.Sorted(maps.Keys(r.DSNs)) {
 		if _, err := dsn.Parse(string(r.DSNs[value])); err != nil {
