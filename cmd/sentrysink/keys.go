@@ -52,4 +52,3 @@ func (k *keysAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"dsn": map[string]string{"public": dsn},
 	}})
 }
-
