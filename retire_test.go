@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/config/configoptional"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otel-sentry/sentryexporter/envelope"
 )
@@ -123,6 +125,8 @@ func TestAProjectInUseKeepsItsSlot(t *testing.T) {
 		mgmt := newFakeManagement(t, sentry, func() int64 { return 0 })
 		h := newHarnessWith(t, sentry, churnDiscovery(mgmt, 2, time.Minute))
 		e := h.exp
+		core, logs := observer.New(zap.InfoLevel)
+		e.logger = zap.New(core)
 		now := time.Now()
 		e.now = func() time.Time { return now }
 		a, err := e.useProject(sentry.dsnFor("20"))
@@ -148,5 +152,11 @@ func TestAProjectInUseKeepsItsSlot(t *testing.T) {
 		e.done(c)
 		h.shutdown()
 		assert.EqualValues(t, 1, h.sum("otelcol_exporter_sentry_projects_retired", nil))
+		retiredLogs := logs.FilterMessageSnippet("Sentry projects retired").All()
+		require.Len(t, retiredLogs, 1)
+		assert.Equal(t, []any{"20"}, retiredLogs[0].ContextMap()["projects"], "by project id")
+		for _, l := range logs.All() {
+			assert.NotContains(t, fmt.Sprint(l.Message, l.ContextMap()), "publickey", "no DSN key in a log")
+		}
 	})
 }
