@@ -213,8 +213,9 @@ type DiscoveryConfig struct {
 	Team string `mapstructure:"team"`
 	// CacheTTL is how long a resolved DSN is kept before it is looked up again. Default 10m.
 	CacheTTL time.Duration `mapstructure:"cache_ttl"`
-	// LookupsPerMinute bounds, per sender (routing::sender), the look-ups
-	// that reach the management API; past it that sender's new values are
+	// LookupsPerMinute bounds, per sender (its routing::sender name;
+	// unbound, its client address, one budget for requests without), the
+	// look-ups that reach the management API; past it that sender's new values are
 	// counted unroutable for a while, and the API's own rate limit, which
 	// stops discovery for every sender, is not reached. Default 60.
 	LookupsPerMinute int `mapstructure:"lookups_per_minute"`

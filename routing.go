@@ -60,7 +60,7 @@ func (e *sentryExporter) route(ctx context.Context, res pcommon.Resource, from *
 	if p, ok := discovered[slug]; ok {
 		return p
 	}
-	p := e.discover(ctx, from.name, slug)
+	p := e.discover(ctx, from.spender, slug)
 	discovered[slug] = p
 	return p
 }
@@ -110,7 +110,7 @@ func discoverAll[B any](ctx context.Context, e *sentryExporter, s split.Signal[B
 	for range min(len(slugs), maxConcurrentLookups) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(slugs); i = int(next.Add(1) - 1) {
-				found[i] = e.discover(ctx, from.name, slugs[i])
+				found[i] = e.discover(ctx, from.spender, slugs[i])
 			}
 		})
 	}
@@ -123,7 +123,7 @@ func discoverAll[B any](ctx context.Context, e *sentryExporter, s split.Signal[B
 }
 
 // discover resolves slug through the management API, charged to spender
-// (the sender's name); nil when it cannot. The project is in use (it
+// (sender.spender); nil when it cannot. The project is in use (it
 // cannot retire) until done is called with it.
 func (e *sentryExporter) discover(ctx context.Context, spender, slug string) *project {
 	if ctx.Value(lookupDeadline{}) == nil {
