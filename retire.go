@@ -123,7 +123,7 @@ func (e *sentryExporter) giveBack(ctx context.Context, gone []*project, profiler
 		}
 		p.index.Release()
 		e.streamMem.Add(-p.streams.Release())
-		e.stage.Retire(p.lane)
+		p.lane.Retire()
 		ids = append(ids, p.dsn.ProjectID)
 	}
 	for _, id := range profilerIDs {

@@ -16,7 +16,7 @@ func TestKeysAPI(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /api/0/projects/{org}/{slug}/keys/", newKeysAPI("my-org", "http", "127.0.0.1:9"))
 	get := func(path, token string) (int, string) {
-		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req := httptest.NewRequest(http.MethodGet, path, http.NoBody)
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}

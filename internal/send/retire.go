@@ -12,8 +12,8 @@ import (
 
 // Retire marks l retired. It goes on taking and sending what it is offered
 // (an envelope offered late is sent like any other), and leaves the stage
-// at the first Prune that finds it holding nothing.
-func (s *Stage) Retire(l *Lane) { l.retired.Store(true) }
+// at the first Stage.Prune that finds it holding nothing.
+func (l *Lane) Retire() { l.retired.Store(true) }
 
 // Idle reports whether l has no envelope offered and not yet settled.
 func (l *Lane) Idle() bool {

@@ -24,7 +24,7 @@ func TestRetiredLaneLeavesOnceSettled(t *testing.T) {
 		gone, kept := f.lanes[0], f.lanes[1]
 		gone.Offer(t.Context(), txs(1, 1), nil)
 		synctest.Wait()
-		f.stage.Retire(gone)
+		gone.Retire()
 		assert.False(t, gone.Idle(), "its envelope waits to retry")
 		assert.Zero(t, f.stage.Prune(t.Context()), "a retired lane holding an envelope stays")
 		gone.Offer(t.Context(), txs(2, 1), nil) // offered late: sent like any other

@@ -145,7 +145,7 @@ func (x *Index) Release() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.views = slices.DeleteFunc(x.views, func(g *generations) bool { return g == x.generations })
-	x.generations.cur, x.generations.old = newGeneration(0, 0, 0), newGeneration(0, 0, 0)
+	x.cur, x.old = newGeneration(0, 0, 0), newGeneration(0, 0, 0)
 }
 
 // newView adds a project's generations; s.mu is held (or s is new).
