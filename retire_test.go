@@ -49,12 +49,21 @@ func testIdleProjectsReleaseTheirSlots(t *testing.T) {
 		require.NoError(t, h.traces.ConsumeTraces(t.Context(), td))
 		require.NoError(t, h.logs.ConsumeLogs(t.Context(), ld))
 	}
+	start := time.Now()
+	points := 0
+	metrics := func(service string) { // 4 cumulative streams, read twice: a baseline, then deltas
+		for k := range 2 {
+			require.NoError(t, h.metrics.ConsumeMetrics(t.Context(), counters(service, "/r", 4, start, time.Now(), int64(k+1))))
+			points += 4
+		}
+	}
 	const names = 9
 	batches := 0 // a service's traces and logs
 	var payments *project
 	for i := range names + 1 {
 		name := fmt.Sprintf("preview-%d", i%names) // the last is preview-0 again
 		push("payments", name)
+		metrics(name)
 		batches += 2
 		if payments == nil {
 			payments = h.exp.byDSN[sentry.dsnFor("2")]
@@ -68,6 +77,8 @@ func testIdleProjectsReleaseTheirSlots(t *testing.T) {
 	}
 	assert.Same(t, payments, h.exp.byDSN[sentry.dsnFor("2")], "payments was never retired")
 	retired := h.sum("otelcol_exporter_sentry_projects_retired", nil)
+	assert.Equal(t, payments.streams.Held(), h.exp.streams.Held(), "the retired projects' streams were given back")
+	assert.Len(t, h.exp.stage.Lanes(), 1, "only payments' lane is left in the send stage")
 	h.shutdown()
 	sentry.requireNoInvalid()
 
@@ -76,6 +87,8 @@ func testIdleProjectsReleaseTheirSlots(t *testing.T) {
 	assert.Zero(t, h.droppedAll("log_item"))
 	assert.EqualValues(t, 6*batches, h.sent("span"), "each span stored once")
 	assert.EqualValues(t, 4*batches, h.sent("log_item"), "each log stored once")
+	assert.EqualValues(t, points/2, h.sent("trace_metric"), "each stream's second point, a delta")
+	assert.EqualValues(t, points/2, h.dropped("trace_metric", "no_baseline"), "each stream's first point, a baseline")
 	assert.Len(t, mgmt.created, names, "each name created once; preview-0 came back to its project")
 	got := byProject(sentry)
 	for id := 10; id < 10+names; id++ {
