@@ -140,6 +140,10 @@ type RoutingConfig struct {
 	// each with its limits, client reports and connection pool, and its
 	// share (1 / max_projects) of every bound they share. Default 100.
 	MaxProjects int `mapstructure:"max_projects"`
+	// IdleTimeout retires a discovered project that nothing was routed to
+	// for this long, once it holds nothing: its slot of max_projects is
+	// freed, and its next item discovers it again. Default 1h.
+	IdleTimeout time.Duration `mapstructure:"idle_timeout"`
 	// Sender binds each request's sender to the projects it may write to
 	// (docs/routing.md#senders). Off unless a key is set.
 	Sender SenderConfig `mapstructure:"sender"`
@@ -209,8 +213,9 @@ type DiscoveryConfig struct {
 	Team string `mapstructure:"team"`
 	// CacheTTL is how long a resolved DSN is kept before it is looked up again. Default 10m.
 	CacheTTL time.Duration `mapstructure:"cache_ttl"`
-	// LookupsPerMinute bounds, per sender (routing::sender), the look-ups
-	// that reach the management API; past it that sender's new values are
+	// LookupsPerMinute bounds, per sender (its routing::sender name;
+	// unbound, its client address, one budget for requests without), the
+	// look-ups that reach the management API; past it that sender's new values are
 	// counted unroutable for a while, and the API's own rate limit, which
 	// stops discovery for every sender, is not reached. Default 60.
 	LookupsPerMinute int `mapstructure:"lookups_per_minute"`
@@ -479,6 +484,9 @@ func (r *RoutingConfig) Validate() error {
 	}
 	if r.MaxProjects < 1 {
 		p.add("`max_projects` must be at least 1")
+	}
+	if r.IdleTimeout < time.Second {
+		p.add("`idle_timeout` must be at least 1s")
 	}
 	for _, value := range slices.Sorted(maps.Keys(r.DSNs)) {
 		if _, err := dsn.Parse(string(r.DSNs[value])); err != nil {

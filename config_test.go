@@ -69,6 +69,7 @@ func TestUnmarshalFullConfig(t *testing.T) {
 		Routing: RoutingConfig{
 			Attribute:   "k8s.namespace.name",
 			MaxProjects: 10,
+			IdleTimeout: 30 * time.Minute,
 			DSNs:        map[string]configopaque.String{"payments": "https://key2@o1.ingest.sentry.io/2"},
 			Discovery: configoptional.Some(DiscoveryConfig{
 				URL: "https://sentry.example.com", OrgSlug: "my-org", AuthToken: "sntrys_token",
@@ -171,6 +172,7 @@ func TestConfigRejected(t *testing.T) {
 		{"bad_dsn.yaml", "endpoint", "`endpoint` must be an http or https URL"},
 		{"bad_dsn.yaml", "routing_bad_dsn", "routing: `dsns::payments` is not a valid Sentry DSN: the project id (last path segment) must be numeric"},
 		{"bad_dsn.yaml", "routing_too_many", "`routing::dsns` has 1 entries and `dsn` adds one project: 2 projects, more than `routing::max_projects` (1) allows"},
+		{"bad_dsn.yaml", "idle_timeout_too_short", "routing: `idle_timeout` must be at least 1s"},
 		{"bad_dsn.yaml", "discovery_incomplete", "routing::discovery: `url` must be an http or https URL"},
 		{"bad_dsn.yaml", "discovery_incomplete", "`org_slug` is required"},
 		{"bad_dsn.yaml", "discovery_incomplete", "`auth_token` is required"},

@@ -68,8 +68,10 @@ type sentryExporter struct {
 	unroutable      *account.Accountant // drops of items that have no project
 	refused         *project            // route's answer for a project the sender may not write to (sender.go); never pushed to
 
+	now func() time.Time // the clock of projects' idleness (retire.go)
+
 	mu       sync.Mutex
-	byDSN    map[string]*project // every project, static or discovered, by DSN
+	byDSN    map[string]*project // every project, static or discovered, by DSN (discovered ones leave it when retired)
 	projects []*project          // the same, copied on write, for the gauges
 
 	loops      sync.WaitGroup // the dedupe, assembly and status tickers (start)
@@ -91,6 +93,7 @@ func newExporter(cfg *Config, set exporter.Settings) (*sentryExporter, error) {
 		byDSN:   map[string]*project{},
 		static:  map[string]*project{},
 		refused: &project{},
+		now:     time.Now,
 	}
 	e.index.NoSpanIDs = !cfg.ErrorEvents.FromSpanExceptions && !cfg.ErrorEvents.FromLogs
 	e.index.NoRequests = !cfg.ErrorEvents.FromLogs
@@ -191,11 +194,18 @@ const (
 // unroutableProject labels the drops of items that have no project.
 const unroutableProject = "unroutable"
 
-// addProject returns the project of a DSN, creating it (with its own limits,
-// client reports, counters and lane of the send stage) on first use.
+// addProject returns the project of a DSN (`dsn`, routing::dsns),
+// creating it on first use; it never retires.
 func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.addProjectLocked(rawDSN, false)
+}
+
+// addProjectLocked returns the project of a DSN, creating it (with its own
+// limits, client reports, counters and lane of the send stage) on first
+// use; retirable when discovery found it (retire.go). e.mu is held.
+func (e *sentryExporter) addProjectLocked(rawDSN string, retirable bool) (*project, error) {
 	if p, ok := e.byDSN[rawDSN]; ok {
 		return p, nil
 	}
@@ -210,7 +220,7 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &project{exp: e, dsn: d, limits: &ratelimit.State{}}
+	p := &project{exp: e, dsn: d, limits: &ratelimit.State{}, retirable: retirable}
 	var reports *account.ClientReports
 	if e.cfg.ClientReports.Enabled {
 		reports = &account.ClientReports{}
@@ -220,6 +230,8 @@ func (e *sentryExporter) addProject(rawDSN string) (*project, error) {
 	p.streams = e.streams.NewStreams()
 	p.enc = encode.New(p.index, d.PublicKey, p.acct)
 	if p.lane, err = e.stage.NewLane(send.LaneOptions{URL: url, Auth: d.AuthHeader, Limits: p.limits, Acct: p.acct, Reports: reports}); err != nil {
+		p.index.Release()
+		p.streams.Release()
 		return nil, err
 	}
 	e.byDSN[rawDSN] = p
@@ -256,6 +268,9 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 					zap.Int("created", total), zap.Int("max_created", d.MaxCreated))
 			},
 		}, time.Now)
+	}
+	if e.resolver != nil {
+		e.loops.Go(func() { e.stage.Every(e.retireTick(), func() { e.retireIdle(context.Background()) }) })
 	}
 	if e.dedupe != nil {
 		e.loops.Go(func() { e.stage.Every(e.dedupeTick(), func() { e.releaseDue(context.Background(), false) }) })

@@ -34,7 +34,8 @@ const (
 	defaultBatchMinItems         = 1_000
 	defaultBatchMaxItems         = 2_000 // bounds what one consumer holds and translates at once
 	defaultClientReportInterval  = 30 * time.Second
-	defaultMaxProjects           = 100 // each project: limits, client reports, a connection pool (see README)
+	defaultMaxProjects           = 100       // each project: limits, client reports, a connection pool (see README)
+	defaultIdleTimeout           = time.Hour // a renamed service's slot comes back; an hourly job keeps its project
 	defaultDiscoveryURL          = "https://sentry.io"
 	defaultDiscoveryTTL          = 10 * time.Minute
 	defaultDiscoveryTimeout      = 10 * time.Second // one management API call; a look-up makes a few, within 30 s
@@ -126,6 +127,7 @@ func createDefaultConfig() component.Config {
 		Routing: RoutingConfig{
 			Attribute:   "service.name",
 			MaxProjects: defaultMaxProjects,
+			IdleTimeout: defaultIdleTimeout,
 			// Applied when a `discovery` block is given: sentry.io, and
 			// resolved DSNs kept 10 minutes (a project's DSN rarely changes; a
 			// new project is found within that).

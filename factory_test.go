@@ -38,6 +38,7 @@ func TestCreateDefaultConfig(t *testing.T) {
 		Routing: RoutingConfig{
 			Attribute:   "service.name",
 			MaxProjects: 100,
+			IdleTimeout: time.Hour,
 			Discovery: configoptional.Default(DiscoveryConfig{
 				URL: "https://sentry.io", CacheTTL: 10 * time.Minute, ClientConfig: defaultDiscoveryClient(),
 				LookupsPerMinute: 60, MaxCreatedPerHour: 10, MaxCreated: 100,

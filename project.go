@@ -53,6 +53,10 @@ type project struct {
 	streams   *tracemetric.Streams // its cumulative streams, its share of the exporter's
 	lane      *send.Lane           // the send stage's part for this project
 	heldBytes atomic.Int64         // bytes of this project's spans held in trace assembly
+
+	retirable bool         // found by discovery: retired after routing::idle_timeout without use (retire.go)
+	users     atomic.Int64 // pushes routed to it and not yet done
+	lastUsed  atomic.Int64 // when the last of them ended (Unix ns, the exporter's clock)
 }
 
 func (p *project) pushTraces(ctx context.Context, td ptrace.Traces) error {

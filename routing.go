@@ -60,7 +60,7 @@ func (e *sentryExporter) route(ctx context.Context, res pcommon.Resource, from *
 	if p, ok := discovered[slug]; ok {
 		return p
 	}
-	p := e.discover(ctx, from.name, slug)
+	p := e.discover(ctx, from.spender, slug)
 	discovered[slug] = p
 	return p
 }
@@ -110,7 +110,7 @@ func discoverAll[B any](ctx context.Context, e *sentryExporter, s split.Signal[B
 	for range min(len(slugs), maxConcurrentLookups) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(slugs); i = int(next.Add(1) - 1) {
-				found[i] = e.discover(ctx, from.name, slugs[i])
+				found[i] = e.discover(ctx, from.spender, slugs[i])
 			}
 		})
 	}
@@ -123,7 +123,8 @@ func discoverAll[B any](ctx context.Context, e *sentryExporter, s split.Signal[B
 }
 
 // discover resolves slug through the management API, charged to spender
-// (the sender's name); nil when it cannot.
+// (sender.spender); nil when it cannot. The project is in use (it
+// cannot retire) until done is called with it.
 func (e *sentryExporter) discover(ctx context.Context, spender, slug string) *project {
 	if ctx.Value(lookupDeadline{}) == nil {
 		var cancel context.CancelFunc
@@ -136,7 +137,7 @@ func (e *sentryExporter) discover(ctx context.Context, spender, slug string) *pr
 			zap.String("project_slug", slug), zap.String("error", err.Error()))
 		return nil
 	}
-	p, err := e.addProject(rawDSN)
+	p, err := e.useProject(rawDSN)
 	if err != nil {
 		e.logLimiter.Log(e.logger, "add:"+slug, "Sentry project could not be added; its items are dropped",
 			zap.String("project_slug", slug), zap.String("error", err.Error()))
@@ -203,6 +204,11 @@ func pushRouted[B any](ctx context.Context, e *sentryExporter, s split.Signal[B]
 	var discovered map[string]*project
 	if e.resolver != nil {
 		discovered = discoverAll(ctx, e, s, batch, &from)
+		defer func() {
+			for _, p := range discovered {
+				e.done(p)
+			}
+		}()
 	}
 	parts := split.By(s, batch, func(r pcommon.Resource) *project { return e.route(ctx, r, &from, discovered) })
 	if len(parts) == 1 {

@@ -6,6 +6,7 @@ package sentryexporter
 
 import (
 	"context"
+	"net"
 	"slices"
 
 	"go.opentelemetry.io/collector/client"
@@ -19,18 +20,36 @@ type sender struct {
 	name  string   // the sender's name; "" when the request names none
 	known bool     // the name is set and, with routing::sender::projects, listed
 	allow []string // its routing::sender::projects entry; nil: the name is the routing value
+	// spender is whom discovery charges the look-ups of this request
+	// (lookups_per_minute each): a bound sender's name; unbound, the
+	// client's address, or, when the request reached the exporter without
+	// one (a batch the sending queue merged), one budget that all such
+	// requests share. Names invented by one sender so draw on its own
+	// budget, never on the management API's limit that all share.
+	spender string
 }
+
+// unknownSpender is the discovery budget of unbound requests without a
+// client address.
+const unknownSpender = "unknown sender"
 
 // senderOf reads the request's sender from its client info: one value of
 // the metadata key (none, or several, name no sender), or the auth
 // extension's attribute, when it is a string.
 func (e *sentryExporter) senderOf(ctx context.Context) sender {
 	cfg := &e.cfg.Routing.Sender
-	if !cfg.on() {
-		return sender{}
-	}
-	s := sender{bound: true}
 	info := client.FromContext(ctx)
+	if !cfg.on() {
+		return sender{spender: addressSpender(info.Addr)}
+	}
+	s := boundSender(cfg, info)
+	s.spender = s.name
+	return s
+}
+
+// boundSender is the sender info names, by routing::sender.
+func boundSender(cfg *SenderConfig, info client.Info) sender {
+	s := sender{bound: true}
 	switch {
 	case cfg.MetadataKey != "":
 		if v := info.Metadata.Get(cfg.MetadataKey); len(v) == 1 {
@@ -48,6 +67,22 @@ func (e *sentryExporter) senderOf(ctx context.Context) sender {
 	}
 	s.allow, s.known = cfg.Projects[s.name]
 	return s
+}
+
+// addressSpender is the discovery budget of an unbound request from addr:
+// its host (a sender's connections differ by port only).
+func addressSpender(addr net.Addr) string {
+	if addr == nil {
+		return unknownSpender
+	}
+	a := addr.String()
+	if host, _, err := net.SplitHostPort(a); err == nil {
+		a = host
+	}
+	if a == "" {
+		return unknownSpender
+	}
+	return "address " + a
 }
 
 // value is the routing value of res: the sender's name when it is the

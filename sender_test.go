@@ -2,6 +2,8 @@ package sentryexporter
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -225,5 +227,49 @@ func TestSenderSurvivesBatching(t *testing.T) {
 		assert.Equal(t, map[string]int{"transaction": 6, "event": 6}, got["3"], "search: team-search's own")
 		assert.EqualValues(t, 3*6, h.sum("otelcol_exporter_sentry_dropped_items",
 			map[string]string{"project": "unroutable", "category": "span", "reason": "not_allowed"}))
+	})
+}
+
+// fromAddress is ctx as the receiver leaves it for a request from ip.
+func fromAddress(ctx context.Context, ip string) context.Context {
+	return client.NewContext(ctx, client.Info{Addr: &net.TCPAddr{IP: net.ParseIP(ip), Port: 40000}})
+}
+
+// An unbound gateway charges discovery's look-ups to the client's address:
+// a sender inventing names spends its own lookups_per_minute, is refused
+// beyond it (counted unroutable, no API call), and another sender's new
+// service is still looked up and routed. Requests that reach the exporter
+// without an address share one budget.
+func TestUnboundLookupBudgetPerAddress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sentry := newMemSentry(t)
+		mgmt := newFakeManagement(t, sentry, func() int64 { return 0 })
+		h := newHarnessWith(t, sentry, func(c *Config) {
+			c.DSN = ""
+			c.Routing.Discovery = configoptional.Some(DiscoveryConfig{
+				URL: mgmt.url, OrgSlug: "my-org", AuthToken: "sntrys_token", CacheTTL: defaultDiscoveryTTL, LookupsPerMinute: 5,
+			})
+		})
+		invented := make([]string, 20)
+		for i := range invented {
+			invented[i] = fmt.Sprintf("invented-%d", i)
+		}
+		td, _ := gatewayBatch(invented...)
+		require.NoError(t, h.traces.ConsumeTraces(fromAddress(t.Context(), "10.0.0.66"), td))
+		assert.Equal(t, 5, mgmt.calls, "the inventing sender's own budget, then nothing reaches the API")
+
+		td, _ = gatewayBatch("payments")
+		require.NoError(t, h.traces.ConsumeTraces(fromAddress(t.Context(), "10.0.0.7"), td))
+		assert.Equal(t, 6, mgmt.calls, "another sender's new service is looked up")
+		assert.EqualValues(t, 6, h.sum("otelcol_exporter_sentry_sent_items", map[string]string{"project": "2", "category": "span"}))
+
+		for i := range invented {
+			invented[i] = fmt.Sprintf("unaddressed-%d", i)
+		}
+		td, _ = gatewayBatch(invented[:8]...)
+		require.NoError(t, h.traces.ConsumeTraces(t.Context(), td)) // no address: the shared budget
+		assert.Equal(t, 6+5, mgmt.calls)
+		h.shutdown()
+		assert.EqualValues(t, (20+8)*6, h.dropped("span", "unroutable"), "every invented name's spans counted")
 	})
 }

@@ -680,3 +680,52 @@ func stripped(b []byte) string {
 	}
 	return s.String()
 }
+
+// TestReceiversAuthenticate: in the manifests' configuration and the gateway examples,
+// every OTLP protocol refuses senders without credentials (an auth extension that the
+// service enables); in the manifests, basicauth's htpasswd is a key of a Secret the
+// Deployment mounts where the configuration reads it, and the README's Deploy section
+// creates that Secret.
+func TestReceiversAuthenticate(t *testing.T) {
+	for _, c := range []string{collectorConfig, "testdata/gateway.yaml", "testdata/gateway-tenants.yaml"} {
+		cfg := tree(t, read(t, c))
+		enabled := at(t, cfg, "service", "extensions").([]any)
+		for proto := range at(t, cfg, "receivers", "otlp", "protocols").(map[string]any) {
+			auth, _ := at(t, cfg, "receivers", "otlp", "protocols", proto).(map[string]any)["auth"].(map[string]any)
+			name, _ := auth["authenticator"].(string)
+			if name == "" {
+				t.Errorf("%s: receivers::otlp::protocols::%s has no auth: any sender may send", c, proto)
+				continue
+			}
+			at(t, cfg, "extensions", name)
+			if !slices.Contains(enabled, any(name)) {
+				t.Errorf("%s: the authenticator %s is not in service::extensions", c, name)
+			}
+		}
+	}
+
+	tr := sourceTier(t)
+	cfg := tree(t, read(t, collectorConfig))
+	file := at(t, cfg, "extensions", "basicauth/senders", "htpasswd", "file").(string)
+	c := tr.container(t)
+	var secret *corev1.SecretVolumeSource
+	for _, m := range c.VolumeMounts {
+		for _, v := range tr.deploy.Spec.Template.Spec.Volumes {
+			if v.Name != m.Name || v.Secret == nil {
+				continue
+			}
+			for _, it := range v.Secret.Items {
+				if m.MountPath+"/"+it.Path == file {
+					secret = v.Secret
+					create := fmt.Sprintf("create secret generic %s --from-file=%s=", v.Secret.SecretName, it.Key)
+					if !strings.Contains(section(t, read(t, "README.md"), "## Deploy"), create) {
+						t.Errorf("the README's Deploy section does not create the senders' Secret as the Deployment reads it: %q", create)
+					}
+				}
+			}
+		}
+	}
+	if secret == nil {
+		t.Fatalf("basicauth reads %s, which no Secret volume of the Deployment provides", file)
+	}
+}

@@ -31,6 +31,10 @@
 # (basicauth users, routing::sender): one spoofs the other's service.name, and nothing of it
 # reaches the other's project (counted not_allowed); requests without valid credentials are
 # refused by the receiver.
+# Then 10 service names, over three times routing::max_projects (3), two at a time through a
+# third collector with discovery (the sink plays the management API) and routing::idle_timeout
+# 2s, while a steady service sends throughout: each name's project retires once idle, steady's
+# never, and every name is routed, nothing unaccounted.
 # Exits non-zero after all checks if any failed. Everything listens on 127.0.0.1 only.
 #
 # Environment: GATEWAY_DURATION (20s), GATEWAY_RATE (spans/s, 300), KEEP_WORKDIR=1.
@@ -277,8 +281,9 @@ spans() {
 	done
 	curl -s -o /dev/null -w '%{http_code}' "${auth[@]}" -H 'Content-Type: application/json' \
 		--data-binary "{\"resourceSpans\":[{\"resource\":{\"attributes\":[{\"key\":\"service.name\",\"value\":{\"stringValue\":\"$svc\"}}]},\"scopeSpans\":[{\"spans\":[$body]}]}]}" \
-		"http://127.0.0.1:$T_HTTP/v1/traces"
+		"http://127.0.0.1:$SPANS_PORT/v1/traces"
 }
+SPANS_PORT=$T_HTTP
 check "team-payments sends 20 payments spans" "$(spans team-payments:pay-secret payments 20 0)" 200
 check "team-search sends 10 search spans" "$(spans team-search:search-secret search 10 100)" 200
 check "team-search sends 15 spans named payments (spoofed)" "$(spans team-search:search-secret payments 15 200)" 200
@@ -299,8 +304,83 @@ check "spoofed spans counted not_allowed" "$(metric_sum "$WORKDIR/tenants.prom" 
 check "tenants: invalid envelopes" "$(tq invalid_envelopes)" 0
 echo
 
+# 7. service names churning past routing::max_projects: discovery finds each name's project
+# (the sink plays the management API's key look-up), and a project idle for
+# routing::idle_timeout is retired, its slot free for the next name.
+CHURN_NAMES=10 CHURN_MAX=3 CHURN_IDLE=2
+echo "=== $CHURN_NAMES service names, over 3x routing::max_projects ($CHURN_MAX), 2 at a time while steady sends throughout: every name routed, nothing unaccounted"
+start sink "$WORKDIR/sink-churn.log" "$SINK" --listen 127.0.0.1:0 --addr-file "$WORKDIR/sink-churn.addr" \
+	--quiet --stats-every 0 --summary-file "$WORKDIR/sink-churn.json" --discovery-org churn-org
+wait_addr_file "$WORKDIR/sink-churn.addr" "$PID_sink" "$WORKDIR/sink-churn.log"
+CHURN_SINK=$PID_sink
+csink=$(<"$WORKDIR/sink-churn.addr")
+read -r C_HTTP C_METRICS <<<"$(free_ports 2)"
+cat >"$WORKDIR/churn.yaml" <<EOF
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:$C_HTTP
+exporters:
+  sentry:
+    routing:
+      max_projects: $CHURN_MAX
+      idle_timeout: ${CHURN_IDLE}s
+      discovery:
+        url: http://$csink
+        allow_insecure_http: true
+        org_slug: churn-org
+        auth_token: churn-token
+    sending_queue:
+      batch:
+        enabled: false
+service:
+$(telemetry_yaml "$C_METRICS")
+  pipelines:
+    traces:
+      receivers: [otlp]
+      exporters: [sentry]
+EOF
+start collector "$WORKDIR/churn.log" "$OTELCOL" --config "$WORKDIR/churn.yaml"
+wait_port "$C_HTTP" "$PID_collector" "the churn collector (see $WORKDIR/churn.log)" 60
+wait_port "$C_METRICS" "$PID_collector" "the churn collector's metrics endpoint" 30
+SPANS_PORT=$C_HTTP
+churn_sent=0 churn_refused=0
+for ((w = 0; w < CHURN_NAMES / 2; w++)); do
+	for n in $((2 * w)) $((2 * w + 1)); do
+		[[ "$(spans "" "churn-$n" 5 $((10000 + n * 10)))" == 200 ]] || churn_refused=$((churn_refused + 1))
+		churn_sent=$((churn_sent + 5))
+	done
+	for ((i = 0; i < 8; i++)); do # 2.4 s and more: the wave's names go idle and retire; steady does not
+		[[ "$(spans "" steady 1 $((20000 + w * 10 + i)))" == 200 ]] || churn_refused=$((churn_refused + 1))
+		churn_sent=$((churn_sent + 1))
+		sleep 0.3
+	done
+done
+cq() { "$SINK" --query "$WORKDIR/sink-churn.json" "$1" 2>/dev/null || echo 0; }
+for ((i = 0; i < 100; i++)); do
+	[[ "$(cq spans)" != "$churn_sent" ]] || break
+	sleep 0.1
+done
+scrape "$C_METRICS" "$WORKDIR/churn.prom"
+stop_pid "$PID_collector" 30
+stop_pid "$CHURN_SINK" 10
+C="$WORKDIR/churn.prom"
+churn_projects=$(grep -E '^otelcol_exporter_sentry_sent_items(_total)?\{' "$C" | grep 'category="span"' | grep -oE 'project="[0-9]+"' | sort -u | wc -l)
+churn_retired=$(metric_sum "$C" otelcol_exporter_sentry_projects_retired)
+log "churn: $churn_sent spans from $((CHURN_NAMES + 1)) names; $churn_projects projects got spans; $churn_retired projects retired"
+check "churn: requests accepted" "$churn_refused" 0
+check "churn: spans stored = spans sent" "$(cq spans)" "$churn_sent"
+check "churn: projects that got spans (every name's)" "$churn_projects" "$((CHURN_NAMES + 1))"
+check "churn: spans counted unroutable" "$(metric_sum "$C" otelcol_exporter_sentry_dropped_items 'category="span"' 'reason="unroutable"')" 0
+check "churn: spans dropped, any reason" "$(metric_sum "$C" otelcol_exporter_sentry_dropped_items 'category="span"')" 0
+check "churn: sent_items spans = spans sent" "$(metric_sum "$C" otelcol_exporter_sentry_sent_items 'category="span"')" "$churn_sent"
+check "churn: projects retired: the names' (at least the first $((CHURN_NAMES - 2))), never steady's" "$((churn_retired >= CHURN_NAMES - 2 && churn_retired <= CHURN_NAMES ? 1 : 0))" 1
+check "churn: invalid envelopes" "$(cq invalid_envelopes)" 0
+echo
+
 if ((failures > 0)); then
 	log "FAIL: $failures checks failed (logs in $WORKDIR)"
 	exit 1
 fi
-log "OK: three projects got exactly their own data; the error quota on one touched only its errors; a hung project held nothing else up and was counted; the unroutable service was counted; a tenant spoofing another's service.name reached nothing of it"
+log "OK: three projects got exactly their own data; the error quota on one touched only its errors; a hung project held nothing else up and was counted; the unroutable service was counted; a tenant spoofing another's service.name reached nothing of it; names churning past max_projects were all routed"

@@ -5,7 +5,10 @@
 # ports), and checks:
 #   - it runs as the image's numeric user, and carries the CA certificates;
 #   - the health endpoint answers 200 on /status, and /status?verbose shows the exporter;
-#   - every span and log record otlpgen sends is stored by the sink, none invalid;
+#   - the receiver refuses a request without credentials (401; basicauth/senders, its htpasswd
+#     mounted where the Deployment mounts its Secret);
+#   - every span and log record otlpgen sends (with a sender's credentials) is stored by the
+#     sink, none invalid;
 #   - SIGTERM stops it within 20 s with exit status 0, and it logged no error.
 # Where no container runtime works (none installed, or it cannot run containers here) it
 # prints SKIP and exits 0; IMAGE_SMOKE_REQUIRED=1 (CI) makes that a failure.
@@ -77,11 +80,18 @@ wait_addr_file "$WORKDIR/sink.addr" "$PID_sink" "$WORKDIR/sink.log"
 SINK_PORT=$(<"$WORKDIR/sink.addr")
 SINK_PORT=${SINK_PORT##*:}
 read -r GRPC_PORT HTTP_PORT METRICS_PORT HEALTH_PORT <<<"$(free_ports 4)"
+# One sender, in the htpasswd the configuration reads from the Secret's mount.
+SENDER=smoke:smoke-secret
+mkdir -p "$WORKDIR/senders"
+echo "$SENDER" >"$WORKDIR/senders/htpasswd"
+chmod 755 "$WORKDIR/senders"
+chmod 644 "$WORKDIR/senders/htpasswd"
 
 # In the foreground of a background job: a signal to the runtime's client reaches the
 # collector (podman's and docker's --sig-proxy), as a kubelet's SIGTERM would.
 start container "$WORKDIR/container.log" "${RT[@]}" run --rm --name "$NAME" --network host \
 	-e "SENTRY_DSN=http://public@127.0.0.1:$SINK_PORT/1" \
+	-v "$WORKDIR/senders:/etc/otelcol-sentry-senders:ro" \
 	"$IMAGE" --config=/etc/otelcol-sentry/config.yaml \
 	"--set=receivers::otlp::protocols::grpc::endpoint=127.0.0.1:$GRPC_PORT" \
 	"--set=receivers::otlp::protocols::http::endpoint=127.0.0.1:$HTTP_PORT" \
@@ -102,8 +112,10 @@ http_get "$HEALTH_PORT" '/status?verbose' >"$WORKDIR/status.json"
 grep -q '"exporter:sentry"' "$WORKDIR/status.json" || fail "/status?verbose does not show exporter:sentry: $(head -c 400 "$WORKDIR/status.json")"
 log "health :$HEALTH_PORT/status 200; $(grep -o '"status":"[A-Za-z]*"' "$WORKDIR/status.json" | head -n 1)"
 
-# 4. traffic, drained into the sink
-start gen "$WORKDIR/gen.log" "$GEN" --endpoint "127.0.0.1:$HTTP_PORT" --duration "${SMOKE_DURATION:-5s}" \
+# 4. a request without credentials is refused; traffic with them, drained into the sink
+code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' --data-binary '{}' "http://127.0.0.1:$HTTP_PORT/v1/traces" || true)
+[[ $code == 401 ]] || fail "a request without credentials answered '$code', want 401"
+start gen "$WORKDIR/gen.log" "$GEN" --endpoint "127.0.0.1:$HTTP_PORT" --basic-auth "$SENDER" --duration "${SMOKE_DURATION:-5s}" \
 	--rate "${SMOKE_RATE:-300}" --services 2 --logs-per-trace 1 --exception-ratio 0.05 --workers 2 --batch 50 \
 	--summary-file "$WORKDIR/gen.json"
 wait "$PID_gen" || fail "otlpgen failed: $(tail -n 3 "$WORKDIR/gen.log")"
@@ -129,4 +141,4 @@ stopped=$((SECONDS - started))
 if grep -q '"level":"error"' "$WORKDIR/container.log"; then
 	fail "the collector logged errors: $(grep '"level":"error"' "$WORKDIR/container.log" | head -n 3 | cut -c1-300)"
 fi
-log "OK: $IMAGE with ${RT[*]}: health 200, $SSPANS spans and $SLOGS log records stored of $GSPANS and $GLOGS sent, 0 invalid; exit 0 ${stopped}s after SIGTERM"
+log "OK: $IMAGE with ${RT[*]}: health 200, no credentials 401, $SSPANS spans and $SLOGS log records stored of $GSPANS and $GLOGS sent, 0 invalid; exit 0 ${stopped}s after SIGTERM"

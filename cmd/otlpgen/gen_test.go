@@ -321,3 +321,29 @@ func TestThreeSpanTraces(t *testing.T) {
 		t.Fatalf("%d spans in %d traces (pdata %d), want 3 per trace", c.spans, c.traces, td.SpanCount())
 	}
 }
+
+// TestBasicAuth: with --basic-auth every request carries the credentials;
+// without, none.
+func TestBasicAuth(t *testing.T) {
+	for _, creds := range []string{"team-a:s3cret:with-colon", ""} {
+		var bad atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			user, password, ok := r.BasicAuth()
+			if (creds == "") == ok || (ok && user+":"+password != creds) {
+				bad.Add(1)
+			}
+		}))
+		s := &sender{opts: options{signals: "both", basicAuth: creds}, client: srv.Client(), tracesURL: srv.URL + "/v1/traces", logsURL: srv.URL + "/v1/logs"}
+		g := newGenerator(3, 3, 2, 0)
+		td, ld, c := g.batch(10, time.Now())
+		s.send(t.Context(), td, ld, c)
+		srv.Close()
+		if bad.Load() != 0 || s.requests.Load() == 0 {
+			t.Fatalf("--basic-auth %q: %d of %d requests without the right credentials", creds, bad.Load(), s.requests.Load())
+		}
+	}
+	if err := run([]string{"--basic-auth", "no-colon"}); err == nil || strings.Contains(err.Error(), "no-colon") {
+		t.Fatalf("a malformed --basic-auth: %v", err)
+	}
+}

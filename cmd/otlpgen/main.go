@@ -68,6 +68,7 @@ type options struct {
 	profilesEvery   time.Duration
 	profileServices int
 	profilesPerReq  int
+	basicAuth       string // user:password for the receiver's basicauth; "" sends none
 }
 
 func main() {
@@ -89,6 +90,7 @@ func run(args []string) error {
 	fs.IntVar(&o.workers, "workers", 4, "concurrent senders")
 	fs.IntVar(&o.batch, "batch", 200, "spans per traces request (whole traces, so slightly more)")
 	fs.BoolVar(&o.gzip, "gzip", false, "gzip the request bodies")
+	fs.StringVar(&o.basicAuth, "basic-auth", "", "user:password sent with every request (HTTP basic auth), for a receiver behind an auth extension such as basicauth")
 	fs.IntVar(&o.spansPerTrace, "spans-per-trace", 0, "make every trace this long (>= 3: server root, db and http.client children, from 4 on an internal span); 0: 3 or 4 spans")
 	fs.StringVar(&o.signals, "signals", "both", "what to send: traces, logs, both, metrics or profiles; with logs alone --rate counts log records, with metrics alone data points, with profiles alone profile samples (each export 5 s of every service's CPU samples, its windows one after another)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "per-request timeout")
@@ -120,6 +122,9 @@ func run(args []string) error {
 	}
 	if o.signals == "logs" && o.logsPerTrace < 1 {
 		return errors.New("--signals logs needs --logs-per-trace of at least 1")
+	}
+	if o.basicAuth != "" && !strings.Contains(o.basicAuth, ":") {
+		return errors.New("--basic-auth must be user:password") // never echo what was given: it may be a password
 	}
 	base := o.endpoint
 	if !strings.Contains(base, "://") {
@@ -646,6 +651,9 @@ func (s *sender) post(ctx context.Context, kind, url string, body []byte) ([]byt
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	if s.opts.gzip {
 		req.Header.Set("Content-Encoding", "gzip")
+	}
+	if user, password, ok := strings.Cut(s.opts.basicAuth, ":"); ok {
+		req.SetBasicAuth(user, password)
 	}
 	s.requests.Add(1)
 	s.bytes.Add(int64(len(body)))

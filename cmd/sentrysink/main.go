@@ -80,6 +80,7 @@ func run(args []string) error {
 	printFreePort := fs.Int("print-free-port", 0, "print this many free loopback TCP ports, one a line, and exit")
 	printSummaryFile := fs.String("print-summary", "", "print the --summary-file at this path for people, and exit")
 	tlsCertFile := fs.String("tls-cert-file", "", "serve HTTPS (HTTP/2 and HTTP/1.1) with a self-signed certificate made at start for 127.0.0.1 and localhost, written to this file (PEM) for clients to trust (the exporter's tls::ca_file)")
+	discoveryOrg := fs.String("discovery-org", "", "also serve the management API's key look-up of this organization (GET /api/0/projects/<org>/<slug>/keys/), as routing::discovery asks it: every slug is a project of this sink, numbered from 1001 in the order asked")
 	queryFile := fs.String("query", "", "print the values of the dotted keys given as arguments (items.transaction, invalid_envelopes…) of the --summary-file at this path, and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -190,6 +191,12 @@ func run(args []string) error {
 		}
 	}
 	scheme := selfsigned.Scheme(srv)
+	if *discoveryOrg != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/", h)
+		mux.Handle("GET /api/0/projects/{org}/{slug}/keys/", newKeysAPI(*discoveryOrg, scheme, addr))
+		srv.Handler = mux
+	}
 	out.WriteLine(fmt.Appendf(nil, "sentrysink listening on %s://%s/api/<project>/envelope/ (delay=%s hang=%t rate_limit=%q fail_ratio=%g chaos=%t seed=%d hang_at=%s hang_for=%s flap=%s)",
 		scheme, addr, *delay, *hang, cfg.RateLimit, *failRatio, *chaos, *seed, *hangAt, *hangFor, *flap))
 	out.Flush()

@@ -1,6 +1,7 @@
 package assemble
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -270,6 +271,24 @@ func (a *Assembler[T]) owner(id uint32) *owner[T] {
 		a.order = append(a.order, o)
 	}
 	return o
+}
+
+// Forget drops owner id's state (a retired owner's) when it holds
+// nothing; false when it holds spans (nothing dropped). Its sent ids are
+// remembered on, as any others, until they age out.
+func (a *Assembler[T]) Forget(id uint32) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	o := a.owners[id]
+	if o == nil {
+		return true
+	}
+	if o.front() != nil {
+		return false
+	}
+	delete(a.owners, id)
+	a.order = slices.DeleteFunc(a.order, func(x *owner[T]) bool { return x == o })
+	return true
 }
 
 // holdingMost is the owner holding the most bytes, the first in order on a

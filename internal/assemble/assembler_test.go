@@ -502,3 +502,25 @@ func TestTieGivesWayFirstArrived(t *testing.T) {
 		t.Fatalf("released %v; want owner 1's oldest", rel)
 	}
 }
+
+// TestForgetOnlyAnOwnerHoldingNothing: an owner holding a span is kept;
+// once its span is out, Forget drops its state, and the owners left are
+// all the assembler has.
+func TestForgetOnlyAnOwnerHoldingNothing(t *testing.T) {
+	a := New[string](Config{Wait: time.Hour, MaxBytes: 1 << 20, Remember: 100})
+	v := make([]Verdict, 1)
+	a.Admit(t0, []Ref{{Owner: 7, Trace: [16]byte{1}, ID: [8]byte{2}, Parent: [8]byte{1}}}, v, func(int) (string, int64) { return "child", 100 })
+	if v[0] != Held {
+		t.Fatalf("the child is %v, not held", v[0])
+	}
+	if a.Forget(7) {
+		t.Fatal("an owner holding a span was forgotten")
+	}
+	a.Admit(t0, []Ref{{Owner: 7, Trace: [16]byte{1}, ID: [8]byte{1}, Root: true}}, v, func(int) (string, int64) { return "root", 100 })
+	if !a.Forget(7) || !a.Forget(8) {
+		t.Fatal("an owner holding nothing (or never seen) was kept")
+	}
+	if len(a.owners) != 0 || len(a.order) != 0 {
+		t.Fatalf("%d owners, %d in order after the only one was forgotten", len(a.owners), len(a.order))
+	}
+}

@@ -45,8 +45,9 @@ type Assembly[P Owner] struct {
 	scratch sync.Pool // *scratch
 	sizer   ptrace.ProtoMarshaler
 
-	mu  sync.Mutex
-	ids map[P]uint32 // each owner's assemble.Ref.Owner
+	mu   sync.Mutex
+	ids  map[P]uint32 // each owner's assemble.Ref.Owner
+	next uint32       // the id of the next new owner: a forgotten owner's id is never given again
 }
 
 // heldSpan is one span held in assembly: a copy of the span, its owner, and
@@ -80,10 +81,21 @@ func (a *Assembly[P]) idOf(p P) uint32 {
 	defer a.mu.Unlock()
 	id, ok := a.ids[p]
 	if !ok {
-		id = uint32(len(a.ids))
+		id = a.next
+		a.next++
 		a.ids[p] = id
 	}
 	return id
+}
+
+// Forget drops owner p (a retired project) when it holds nothing: its id
+// is never given again. An owner holding spans is kept.
+func (a *Assembly[P]) Forget(p P) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if id, ok := a.ids[p]; ok && a.asm.Forget(id) {
+		delete(a.ids, p)
+	}
 }
 
 // Expire returns, in a batch per owner, the held spans whose wait is over.
@@ -99,7 +111,10 @@ func (a *Assembly[P]) Flush(ctx context.Context) map[P]ptrace.Traces {
 
 // Held reports whether span (trace, id) of owner p is held.
 func (a *Assembly[P]) Held(p P, traceID [16]byte, id [8]byte) bool {
-	return a.asm.Held(a.idOf(p), traceID, id)
+	a.mu.Lock()
+	owner, ok := a.ids[p]
+	a.mu.Unlock()
+	return ok && a.asm.Held(owner, traceID, id)
 }
 
 // released puts groups that came out without a batch of theirs (expired,

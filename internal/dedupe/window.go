@@ -2,6 +2,7 @@ package dedupe
 
 import (
 	"container/list"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -254,6 +255,26 @@ func (d *Window[P]) Due(now time.Time, final bool) []Released[P] {
 		out = append(out, Released[P]{P: h.key.p, Ev: h.ev})
 	}
 	return out
+}
+
+// Holds reports whether p has events held or waiting for the next Due.
+func (d *Window[P]) Holds(p P) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if u := d.byProject[p]; u != nil && u.events > 0 {
+		return true
+	}
+	return slices.ContainsFunc(d.early, func(r Released[P]) bool { return r.P == p })
+}
+
+// Forget drops p's bookkeeping (a retired project's) when it holds
+// nothing; an event of p offered later is held as any other.
+func (d *Window[P]) Forget(p P) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if u := d.byProject[p]; u != nil && u.events == 0 {
+		delete(d.byProject, p)
+	}
 }
 
 // TakeOverflow returns and resets the count of events not held for lack of room.

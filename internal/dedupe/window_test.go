@@ -299,3 +299,36 @@ func TestBurstCostsOnlyItsOwnShare(t *testing.T) {
 	assert.Len(t, d.Due(time.Time{}, true), 5, "the burster's other five at the end")
 	assert.EqualValues(t, 2, d.TakeOverflow())
 }
+
+// TestHoldsAndForget: a project holds its held events and those that gave
+// way until a Due releases them; Forget drops the bookkeeping only of a
+// project that holds nothing.
+func TestHoldsAndForget(t *testing.T) {
+	d := New[*project](time.Second)
+	d.MaxEvents = 2
+	p, q := &project{1}, &project{2}
+	assert.False(t, d.Holds(p))
+	for i := range 2 {
+		ev := errorshapetest.SpanEvent(false)
+		ev.Fingerprint = uint64(i + 10)
+		_, what := d.Offer(p, &ev, time.Time{})
+		require.Equal(t, Held, what)
+	}
+	assert.True(t, d.Holds(p))
+	d.Forget(p)
+	assert.Contains(t, d.byProject, p, "a project holding events keeps its bookkeeping")
+
+	other := errorshapetest.SpanEvent(false)
+	other.Fingerprint++
+	_, what := d.Offer(q, &other, time.Time{})
+	require.Equal(t, Held, what, "p gave way to q")
+	assert.True(t, d.Holds(p), "what gave way waits for the next Due")
+	rel := d.Due(time.Time{}, false)
+	require.Len(t, rel, 1, "p's event that gave way; the other and q's wait for their window")
+	assert.True(t, d.Holds(p))
+	rel = d.Due(time.Time{}.Add(time.Minute), false)
+	require.Len(t, rel, 2)
+	assert.False(t, d.Holds(p))
+	d.Forget(p)
+	assert.NotContains(t, d.byProject, p)
+}

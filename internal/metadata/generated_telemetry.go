@@ -37,6 +37,7 @@ type TelemetryBuilder struct {
 	ExporterSentryMemoryHeldBytes      metric.Int64ObservableGauge
 	ExporterSentryMemoryLimitBytes     metric.Int64ObservableGauge
 	ExporterSentryPendingBytes         metric.Int64ObservableGauge
+	ExporterSentryProjectsRetired      metric.Int64Counter
 	ExporterSentryRateLimitRemaining   metric.Float64ObservableGauge
 	ExporterSentryRequests             metric.Int64Counter
 	ExporterSentrySentItems            metric.Int64Counter
@@ -248,6 +249,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_exporter_sentry_pending_bytes",
 		metric.WithDescription("Bytes a project holds between the push that built its envelopes and Sentry's answer (queued, waiting to retry, in flight), counted against memory::max_bytes; a project whose Sentry is slow or hangs shows here. [Alpha]"),
 		metric.WithUnit("By"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterSentryProjectsRetired, err = builder.meter.Int64Counter(
+		"otelcol_exporter_sentry_projects_retired",
+		metric.WithDescription("Discovered projects retired after routing::idle_timeout without use, their slot of routing::max_projects freed (their state flushed first; a later item of theirs discovers them again). [Alpha]"),
+		metric.WithUnit("{project}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterSentryRateLimitRemaining, err = builder.meter.Float64ObservableGauge(

@@ -51,6 +51,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ExporterSentryAssemblyFragments.Add(context.Background(), 1)
 	tb.ExporterSentryCompressionFallbacks.Add(context.Background(), 1)
 	tb.ExporterSentryDroppedItems.Add(context.Background(), 1)
+	tb.ExporterSentryProjectsRetired.Add(context.Background(), 1)
 	tb.ExporterSentryRequests.Add(context.Background(), 1)
 	tb.ExporterSentrySentItems.Add(context.Background(), 1)
 	AssertEqualExporterSentryAssemblyFragments(t, testTel,
@@ -78,6 +79,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterSentryPendingBytes(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterSentryProjectsRetired(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterSentryRateLimitRemaining(t, testTel,

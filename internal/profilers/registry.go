@@ -159,6 +159,21 @@ func (r *Registry) Len(project string) int {
 	return 0
 }
 
+// Forget drops project's entries (a retired project's), giving back what
+// they held: the projects left share maxEntries.
+func (r *Registry) Forget(project string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sh := r.projects[project]
+	if sh == nil {
+		return
+	}
+	for sh.order.Len() > 0 {
+		r.evict(sh)
+	}
+	delete(r.projects, project)
+}
+
 // sweep forgets the expired entries, at most once per quarter ttl; each
 // project's list is walked from its oldest end only as far as they go.
 func (r *Registry) sweep(now time.Time) {

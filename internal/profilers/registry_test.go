@@ -139,3 +139,20 @@ func TestHeldInTheBudget(t *testing.T) {
 	assert.Empty(t, p.Thread, "a larger entry that does not fit keeps the old")
 	assert.LessOrEqual(t, b.held, b.max)
 }
+
+// TestForgetGivesTheShareBack: a forgotten project's entries are gone and
+// their bytes given back, and the project left has the whole registry.
+func TestForgetGivesTheShareBack(t *testing.T) {
+	b := &budget{max: 1 << 20}
+	r := New(ttl, 4, b)
+	r.Seen("gone", "g1", backend, t0)
+	r.Seen("gone", "g2", backend, t0)
+	r.Forget("gone")
+	r.Forget("never seen")
+	assert.Zero(t, r.Len("gone"))
+	assert.Zero(t, b.held, "its bytes given back")
+	for i := range 4 {
+		r.Seen("kept", fmt.Sprint("k", i), backend, t0)
+	}
+	assert.Equal(t, 4, r.Len("kept"), "the forgotten project's share went to the one left")
+}

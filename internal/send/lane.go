@@ -46,6 +46,7 @@ type Lane struct {
 	// riding along, so a report Sentry refuses can never take data down with it.
 	standaloneReports atomic.Bool
 	reporting         atomic.Bool // a periodic client report is being sent
+	retired           atomic.Bool // its project is no longer in use: it leaves the stage once it holds nothing (retire.go)
 
 	mu         sync.Mutex
 	ready      fifo

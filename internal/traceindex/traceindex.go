@@ -138,6 +138,16 @@ func (x *Index) NewProject() *Index {
 	return &Index{store: x.store, generations: x.newView()}
 }
 
+// Release forgets x's traces and takes its view out of the store (a
+// retired project's): the others fit in the room it held. x must not be
+// used again.
+func (x *Index) Release() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.views = slices.DeleteFunc(x.views, func(g *generations) bool { return g == x.generations })
+	x.cur, x.old = newGeneration(0, 0, 0), newGeneration(0, 0, 0)
+}
+
 // newView adds a project's generations; s.mu is held (or s is new).
 func (s *store) newView() *generations {
 	g := &generations{cur: newGeneration(0, 0, 0), old: newGeneration(0, 0, 0)}

@@ -287,3 +287,24 @@ func TestChurnRetiresOnlyItsOwnTraces(t *testing.T) {
 	assert.Equal(t, "third", third.Facts(id(0), "").Transaction)
 	assert.Equal(t, "GET /quiet", quiet.Facts(id(0), "").Transaction)
 }
+
+// TestReleasedProjectLeavesTheStore: a released project's traces no longer
+// count against the shared bounds: the project left fills them without
+// retiring a generation of its own.
+func TestReleasedProjectLeavesTheStore(t *testing.T) {
+	kept := New()
+	gone := kept.NewProject()
+	id := func(i int) (b [16]byte) {
+		binary.BigEndian.PutUint64(b[8:], uint64(i)+1)
+		return b
+	}
+	for i := range traceIndexTraces {
+		gone.Add([]translate.Segment{{TraceID: id(i), Name: "gone", Head: true}}, nil)
+	}
+	gone.Release()
+	require.Len(t, kept.views, 1)
+	for i := range 2*traceIndexTraces - 1 {
+		kept.Add([]translate.Segment{{TraceID: id(i), Name: "kept", Head: true}}, nil)
+	}
+	assert.Equal(t, "kept", kept.Facts(id(0), "").Transaction, "the first trace kept: the released project's traces left no weight behind")
+}

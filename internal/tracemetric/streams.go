@@ -2,6 +2,7 @@ package tracemetric
 
 import (
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -308,4 +309,25 @@ func (sh *shard) pushFront(at int32) {
 	if sh.tail < 0 {
 		sh.tail = at
 	}
+}
+
+// Release gives s's part of the pool back: its streams are forgotten and
+// it leaves the pool (a retired project's). It returns the bytes it held.
+// s must not be used again.
+func (s *Streams) Release() int64 {
+	p := s.pool
+	p.mu.Lock()
+	p.members = slices.DeleteFunc(p.members, func(m *Streams) bool { return m == s })
+	p.mu.Unlock()
+	var n int64
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		n += int64(len(sh.slots))
+		sh.index, sh.slots, sh.head, sh.tail = map[uint64]int32{}, nil, -1, -1
+		sh.mu.Unlock()
+	}
+	s.held.Add(-n)
+	p.held.Add(-n)
+	return n * StreamBytes
 }

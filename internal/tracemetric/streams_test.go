@@ -203,3 +203,29 @@ func TestPoolConcurrent(t *testing.T) {
 	assert.Equal(t, pool.Held(), sum, "the pool counts what its projects hold")
 	assert.LessOrEqual(t, pool.Held(), int64(bound))
 }
+
+// TestReleaseGivesTheShareBack: a released project's streams leave the
+// pool, which a project still in it then grows into without evicting; a
+// released project is never asked to give way again.
+func TestReleaseGivesTheShareBack(t *testing.T) {
+	const bound = 1_000 * StreamBytes
+	pool := NewPool(bound, started)
+	kept, gone := pool.NewStreams(), pool.NewStreams()
+	point := func(s *Streams, k uint64) {
+		s.delta(k*0x9e3779b97f4a7c15, cum{start: started - sec, time: t0, i: 1}, false)
+	}
+	for k := range uint64(600) {
+		point(gone, k)
+		point(kept, k+1<<40)
+	}
+	require.Equal(t, int64(bound), pool.Held())
+	assert.Equal(t, int64(500*StreamBytes), gone.Release(), "the bytes it held")
+	assert.Equal(t, int64(500*StreamBytes), pool.Held())
+	assert.Zero(t, gone.Len())
+	for k := range uint64(500) {
+		point(kept, k+1<<41)
+	}
+	assert.Equal(t, 1_000, kept.Len(), "the freed share went to the project left")
+	assert.Zero(t, gone.Len(), "nothing was taken from the released project")
+	assert.Equal(t, int64(bound), pool.Held())
+}
