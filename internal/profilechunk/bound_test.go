@@ -189,27 +189,27 @@ func TestNoRoomCountedAsTheChunksItWouldBe(t *testing.T) {
 		for _, c := range free.Chunks {
 			ms += c.DurationMs
 		}
-		for _, max := range []int64{0, 4 << 10, 40 << 10} {
-			r := &room{max: max}
+		for _, size := range []int64{0, 4 << 10, 40 << 10} {
+			r := &room{max: size}
 			var a, b runtime.MemStats
 			pd := cuttableProfile().pd
 			runtime.GC()
 			runtime.ReadMemStats(&a)
 			res := tr.Profiles(pd, Want{Backend: true, Room: r})
 			runtime.ReadMemStats(&b)
-			if max == 0 {
+			if size == 0 {
 				assert.Empty(t, res.Chunks)
 			}
-			assert.Equal(t, int64(len(free.Chunks)), int64(len(res.Chunks))+res.NoRoom[account.CatProfileChunk], "limit %d, room %d", limit, max)
+			assert.Equal(t, int64(len(free.Chunks)), int64(len(res.Chunks))+res.NoRoom[account.CatProfileChunk], "limit %d, room %d", limit, size)
 			var got int64
 			for _, c := range res.Chunks {
 				got += c.DurationMs
 			}
-			assert.Equal(t, ms, got+res.NoRoom[account.CatProfileDuration], "limit %d, room %d", limit, max)
+			assert.Equal(t, ms, got+res.NoRoom[account.CatProfileDuration], "limit %d, room %d", limit, size)
 			assert.Equal(t, free.Invalid, res.Invalid)
 			assert.LessOrEqual(t, r.peak, r.max)
 			t.Logf("limit %d KiB, room %d KiB: %d chunks free, %d rendered + %d no room; %d KiB allocated",
-				limit>>10, max>>10, len(free.Chunks), len(res.Chunks), res.NoRoom[account.CatProfileChunk], (b.TotalAlloc-a.TotalAlloc)>>10)
+				limit>>10, size>>10, len(free.Chunks), len(res.Chunks), res.NoRoom[account.CatProfileChunk], (b.TotalAlloc-a.TotalAlloc)>>10)
 		}
 	}
 }
