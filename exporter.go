@@ -264,6 +264,7 @@ func (e *sentryExporter) start(ctx context.Context, host component.Host) error {
 			AutoCreateProjects: d.AutoCreateProjects, TTL: d.CacheTTL,
 			LookupsPerMinute: d.LookupsPerMinute, MaxCreatedPerHour: d.MaxCreatedPerHour, MaxCreated: d.MaxCreated,
 			OnCreate: func(slug string, total int) {
+				e.tb.ExporterSentryProjectsCreated.Add(context.Background(), 1)
 				e.logger.Info("Sentry project created by discovery", zap.String("project_slug", slug),
 					zap.Int("created", total), zap.Int("max_created", d.MaxCreated))
 			},

@@ -272,6 +272,7 @@ func testDiscoveryRouting(t *testing.T) {
 	sentry.requireNoInvalid()
 
 	assert.Equal(t, []string{"search-service"}, mgmt.created, "the unknown project was created once, by its slug")
+	assert.EqualValues(t, 1, h.sum("otelcol_exporter_sentry_projects_created", nil), "the creation counted")
 	got := byProject(sentry)
 	assert.Equal(t, map[string]int{"transaction": 4, "event": 4, "log": 4}, got["2"], "payments")
 	assert.Equal(t, map[string]int{"transaction": 4, "event": 4, "log": 4}, got["10"], "search-service, created")

@@ -37,6 +37,7 @@ type TelemetryBuilder struct {
 	ExporterSentryMemoryHeldBytes      metric.Int64ObservableGauge
 	ExporterSentryMemoryLimitBytes     metric.Int64ObservableGauge
 	ExporterSentryPendingBytes         metric.Int64ObservableGauge
+	ExporterSentryProjectsCreated      metric.Int64Counter
 	ExporterSentryProjectsRetired      metric.Int64Counter
 	ExporterSentryRateLimitRemaining   metric.Float64ObservableGauge
 	ExporterSentryRequests             metric.Int64Counter
@@ -249,6 +250,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_exporter_sentry_pending_bytes",
 		metric.WithDescription("Bytes a project holds between the push that built its envelopes and Sentry's answer (queued, waiting to retry, in flight), counted against memory::max_bytes; a project whose Sentry is slow or hangs shows here. [Alpha]"),
 		metric.WithUnit("By"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterSentryProjectsCreated, err = builder.meter.Int64Counter(
+		"otelcol_exporter_sentry_projects_created",
+		metric.WithDescription("Sentry projects discovery created (routing::discovery::auto_create_projects), bounded by max_created_per_hour and max_created. [Alpha]"),
+		metric.WithUnit("{project}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterSentryProjectsRetired, err = builder.meter.Int64Counter(

@@ -51,6 +51,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ExporterSentryAssemblyFragments.Add(context.Background(), 1)
 	tb.ExporterSentryCompressionFallbacks.Add(context.Background(), 1)
 	tb.ExporterSentryDroppedItems.Add(context.Background(), 1)
+	tb.ExporterSentryProjectsCreated.Add(context.Background(), 1)
 	tb.ExporterSentryProjectsRetired.Add(context.Background(), 1)
 	tb.ExporterSentryRequests.Add(context.Background(), 1)
 	tb.ExporterSentrySentItems.Add(context.Background(), 1)
@@ -79,6 +80,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterSentryPendingBytes(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterSentryProjectsCreated(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterSentryProjectsRetired(t, testTel,
