@@ -3,7 +3,6 @@ package send
 import (
 	"context"
 	"slices"
-	"sync"
 )
 
 // Retiring a lane: the caller decides that its project is no longer in use
@@ -42,22 +41,7 @@ func (s *Stage) Prune(ctx context.Context) int {
 	lanes := slices.DeleteFunc(slices.Clone(*s.lanes.Load()), func(l *Lane) bool { return slices.Contains(gone, l) })
 	s.lanes.Store(&lanes)
 	s.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, l := range gone {
-		client := l.http.client.Load()
-		if client == nil {
-			continue
-		}
-		wg.Go(func() {
-			if l.reports != nil {
-				rctx, cancel := context.WithTimeout(ctx, finalReportTimeout)
-				l.flushReport(rctx, true)
-				cancel()
-			}
-			client.CloseIdleConnections()
-		})
-	}
-	wg.Wait()
+	finalReports(ctx, gone)
 	return len(gone)
 }
 

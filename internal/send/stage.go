@@ -261,21 +261,7 @@ func (s *Stage) Shutdown(ctx context.Context) {
 	wg.Wait()
 	s.drainEnd.Stop()
 	s.cancelRun()
-	for _, l := range lanes {
-		client := l.http.client.Load()
-		if client == nil {
-			continue
-		}
-		wg.Go(func() {
-			if l.reports != nil {
-				rctx, cancel := context.WithTimeout(ctx, finalReportTimeout)
-				l.flushReport(rctx, true)
-				cancel()
-			}
-			client.CloseIdleConnections()
-		})
-	}
-	wg.Wait()
+	finalReports(ctx, lanes)
 }
 
 // Every runs fn every d until shutdown begins (BeginShutdown): the loops
@@ -382,4 +368,25 @@ func (s *Stage) furthestOver(l *Lane, n int64, skip []*Lane) *Lane {
 		}
 	}
 	return best
+}
+
+// finalReports sends each lane's final client report, each within
+// finalReportTimeout, and closes the lane's idle connections.
+func finalReports(ctx context.Context, lanes []*Lane) {
+	var wg sync.WaitGroup
+	for _, l := range lanes {
+		client := l.http.client.Load()
+		if client == nil {
+			continue
+		}
+		wg.Go(func() {
+			if l.reports != nil {
+				rctx, cancel := context.WithTimeout(ctx, finalReportTimeout)
+				l.flushReport(rctx, true)
+				cancel()
+			}
+			client.CloseIdleConnections()
+		})
+	}
+	wg.Wait()
 }
