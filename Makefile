@@ -11,9 +11,10 @@ OTELCOL     := $(BIN)/otelcol-sentry
 ## test: vet, gofmt check, every package's tests under the race detector, then without it the tests
 ## the detector skips or slows tenfold (heap weighing, the property tests at all their seeds), and the
 ## conformance, loadtest and deploy modules (the CI command). `go vet` runs every analyzer first, so the
-## test runs skip go test's own subset (-vet=off). The other modules' vet is `go vet -race`: their code has
-## no race build tags, so it vets the same files, on the dependencies their -race tests compile (plain
-## `go vet` compiled every dependency a second time, without -race).
+## test runs skip go test's own subset (-vet=off). loadtest's and deploy's vet is `go vet -race`: their code
+## has no race build tags, so it vets the same files, on the dependencies their -race tests compile (plain
+## `go vet` compiled those a second time, without -race). conformance's stays plain: most of its dependencies
+## are the root's at the same versions, so it reuses what the root's vet compiled and analysed.
 test: vet
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
@@ -21,7 +22,7 @@ test: vet
 	@# The race detector changes what allocations weigh and slows single-goroutine work tenfold:
 	@# these skip themselves under -race (or draw 30 of their 300 seeds) and run here without it.
 	$(GO) test -vet=off -count=1 -run '^(TestAssemblyEstimateCoversTheHeap|TestHostileSenders|TestProfilesWithinTheMemoryBudget|TestHeapWithinBudget|TestExactlyOnceProperty|TestSkipCountsMatchSerialising)$$' . ./internal/send/ ./internal/translate/
-	cd conformance && $(GO) vet -race ./... && $(GO) test -race -vet=off -count=1 ./...
+	cd conformance && $(GO) vet ./... && $(GO) test -race -vet=off -count=1 ./...
 	cd loadtest && $(GO) vet -race ./... && $(GO) test -race -vet=off -count=1 ./...
 	$(MAKE) --no-print-directory deploy-test
 
