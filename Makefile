@@ -18,7 +18,10 @@ OTELCOL     := $(BIN)/otelcol-sentry
 test: vet
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
-	$(GO) test -race -vet=off -count=1 -timeout 15m ./...
+	@# go test starts test runs in the order the packages are listed and counts each against -p, as it does
+	@# compiles: the longest runs come first, and a third slot lets a compile go on while two of them wait
+	@# (internal/send's TestHostileAnswers ran 64 s for 20 s of CPU).
+	$(GO) test -race -vet=off -count=1 -timeout 15m -p 3 . ./internal/translate/ ./internal/send/ ./...
 	@# The race detector changes what allocations weigh and slows single-goroutine work tenfold:
 	@# these skip themselves under -race (or draw 30 of their 300 seeds) and run here without it.
 	$(GO) test -vet=off -count=1 -run '^(TestAssemblyEstimateCoversTheHeap|TestHostileSenders|TestProfilesWithinTheMemoryBudget|TestHeapWithinBudget|TestExactlyOnceProperty|TestSkipCountsMatchSerialising)$$' . ./internal/send/ ./internal/translate/
