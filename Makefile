@@ -11,16 +11,22 @@ OTELCOL     := $(BIN)/otelcol-sentry
 ## test: vet, gofmt check, every package's tests under the race detector, then without it the tests
 ## the detector skips or slows tenfold (heap weighing, the property tests at all their seeds), and the
 ## conformance, loadtest and deploy modules (the CI command). `go vet` runs every analyzer first, so the
-## test runs skip go test's own subset (-vet=off).
+## test runs skip go test's own subset (-vet=off). loadtest's and deploy's vet is `go vet -race`: their code
+## has no race build tags, so it vets the same files, on the dependencies their -race tests compile (plain
+## `go vet` compiled those a second time, without -race). conformance's stays plain: most of its dependencies
+## are the root's at the same versions, so it reuses what the root's vet compiled and analysed.
 test: vet
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
-	$(GO) test -race -vet=off -count=1 -timeout 15m ./...
+	@# go test starts test runs in the order the packages are listed and counts each against -p, as it does
+	@# compiles: the longest runs come first, and a third slot lets a compile go on while two of them wait
+	@# (internal/send's TestHostileAnswers ran 64 s for 20 s of CPU).
+	$(GO) test -race -vet=off -count=1 -timeout 15m -p 3 . ./internal/translate/ ./internal/send/ ./...
 	@# The race detector changes what allocations weigh and slows single-goroutine work tenfold:
 	@# these skip themselves under -race (or draw 30 of their 300 seeds) and run here without it.
 	$(GO) test -vet=off -count=1 -run '^(TestAssemblyEstimateCoversTheHeap|TestHostileSenders|TestProfilesWithinTheMemoryBudget|TestHeapWithinBudget|TestExactlyOnceProperty|TestSkipCountsMatchSerialising)$$' . ./internal/send/ ./internal/translate/
 	cd conformance && $(GO) vet ./... && $(GO) test -race -vet=off -count=1 ./...
-	cd loadtest && $(GO) vet ./... && $(GO) test -race -vet=off -count=1 ./...
+	cd loadtest && $(GO) vet -race ./... && $(GO) test -race -vet=off -count=1 ./...
 	$(MAKE) --no-print-directory deploy-test
 
 vet:
@@ -243,7 +249,7 @@ image-smoke: otelcol sink
 rules-test:
 	cd deploy && $(GO) test -count=1 -run 'TestPromtool|TestEveryAlert|TestAlertRules|TestMemoryAlert' -v .
 deploy-test:
-	cd deploy && $(GO) vet ./... && $(GO) test -race -vet=off -count=1 ./...
+	cd deploy && $(GO) vet -race ./... && $(GO) test -race -vet=off -count=1 ./...
 
 ## Issue 19's faults through the built collector, each held long enough to reach its plateau
 ## (docs/faults.md; each script's head names its *_DURATION and other variables):
