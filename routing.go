@@ -33,54 +33,42 @@ func (e *sentryExporter) routed() bool {
 	return len(e.static) > 0 || e.cfg.Routing.Discovery.HasValue() || e.cfg.Routing.Sender.on()
 }
 
-// route picks the project of one resource: routing::dsns by the routing
-// value, else discovery by the value's slug, else the `dsn` project. nil
+// route picks the project of one resource (target), a discovered one from
+// discovered: the batch's discovery answers by slug (discoverAll), so that
+// a batch asks (and, when the management API is slow, waits) once. nil
 // means no project: the resource's items are dropped and counted as
 // unroutable; e.refused means its sender may not write there (not_allowed).
-// discovered holds the batch's discovery answers by slug (discoverAll), so
-// that a batch asks (and, when the management API is slow, waits) once.
-func (e *sentryExporter) route(ctx context.Context, res pcommon.Resource, from *sender, discovered map[string]*project) *project {
+func (e *sentryExporter) route(res pcommon.Resource, from *sender, discovered map[string]*project) *project {
+	p, slug := e.target(res, from)
+	if slug == "" {
+		return p
+	}
+	return discovered[slug]
+}
+
+// target is where res goes before any look-up: routing::dsns by the
+// routing value, else the `dsn` project when discovery has no slug for it
+// (e.refused for either when its sender may not write there); else the
+// slug discovery must resolve, never one the sender may not write to.
+func (e *sentryExporter) target(res pcommon.Resource, from *sender) (*project, string) {
 	value, ok := from.value(res, e.cfg.Routing.Attribute)
 	if !ok {
-		return from.only(value, "", e.def, e.refused)
+		return from.only(value, e.def, e.refused), ""
 	}
 	if p, ok := e.static[value]; ok {
-		return from.only(value, "", p, e.refused)
+		return from.only(value, p, e.refused), ""
 	}
 	var slug string
 	if e.resolver != nil {
 		slug = discovery.Slug(value)
 	}
 	if slug == "" {
-		return from.only(value, "", e.def, e.refused)
+		return from.only(value, e.def, e.refused), ""
 	}
 	if !from.mayWrite(value, slug) {
-		return e.refused // no look-up for a project the sender may not write to
+		return e.refused, "" // no look-up for a project the sender may not write to
 	}
-	if p, ok := discovered[slug]; ok {
-		return p
-	}
-	p := e.discover(ctx, from.spender, slug)
-	discovered[slug] = p
-	return p
-}
-
-// lookupSlug is the slug route would look up for res: "" when it needs
-// no look-up (no discovery, a routing::dsns entry, no value, or one its
-// sender may not write to).
-func (e *sentryExporter) lookupSlug(res pcommon.Resource, from *sender) string {
-	value, ok := from.value(res, e.cfg.Routing.Attribute)
-	if !ok {
-		return ""
-	}
-	if _, ok := e.static[value]; ok {
-		return ""
-	}
-	slug := discovery.Slug(value)
-	if slug == "" || !from.mayWrite(value, slug) {
-		return ""
-	}
-	return slug
+	return nil, slug
 }
 
 // maxConcurrentLookups bounds the look-ups one push runs at once.
@@ -94,7 +82,7 @@ func discoverAll[B any](ctx context.Context, e *sentryExporter, s split.Signal[B
 	var slugs []string
 	seen := map[string]bool{}
 	for i := range s.Len(batch) {
-		if slug := e.lookupSlug(s.Resource(batch, i), from); slug != "" && !seen[slug] {
+		if _, slug := e.target(s.Resource(batch, i), from); slug != "" && !seen[slug] {
 			seen[slug] = true
 			slugs = append(slugs, slug)
 		}
@@ -123,14 +111,10 @@ func discoverAll[B any](ctx context.Context, e *sentryExporter, s split.Signal[B
 }
 
 // discover resolves slug through the management API, charged to spender
-// (sender.spender); nil when it cannot. The project is in use (it
-// cannot retire) until done is called with it.
+// (sender.spender), within ctx's look-up deadline (lookupContext); nil
+// when it cannot. The project is in use (it cannot retire) until done is
+// called with it.
 func (e *sentryExporter) discover(ctx context.Context, spender, slug string) *project {
-	if ctx.Value(lookupDeadline{}) == nil {
-		var cancel context.CancelFunc
-		ctx, cancel = e.lookupContext(ctx)
-		defer cancel()
-	}
 	rawDSN, err := e.resolver.ResolveFor(ctx, spender, slug)
 	if err != nil {
 		e.logLimiter.Log(e.logger, "resolve:"+slug, "Sentry project could not be resolved; its items are dropped",
@@ -153,14 +137,11 @@ func (e *sentryExporter) discover(ctx context.Context, spender, slug string) *pr
 // so later pushes find them cached.
 const discoveryWait = 2 * time.Second
 
-// lookupDeadline marks a context that already carries a push's look-up deadline.
-type lookupDeadline struct{}
-
 // lookupContext is ctx for a push's look-ups: done after discoveryWait, or
 // when the drain time after shutdown is over: a hanging management API can
 // hold neither the other projects' data nor the shutdown.
 func (e *sentryExporter) lookupContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(context.WithValue(ctx, lookupDeadline{}, true), discoveryWait)
+	ctx, cancel := context.WithTimeout(ctx, discoveryWait)
 	stop := context.AfterFunc(e.stage.Running(), cancel)
 	return ctx, func() {
 		stop()
@@ -210,7 +191,7 @@ func pushRouted[B any](ctx context.Context, e *sentryExporter, s split.Signal[B]
 			}
 		}()
 	}
-	parts := split.By(s, batch, func(r pcommon.Resource) *project { return e.route(ctx, r, &from, discovered) })
+	parts := split.By(s, batch, func(r pcommon.Resource) *project { return e.route(r, &from, discovered) })
 	if len(parts) == 1 {
 		pushPart(ctx, e, parts[0].To, parts[0].Batch, push, unroutable)
 		return

@@ -119,9 +119,10 @@ func (s *sender) mayWrite(value, slug string) bool {
 	})
 }
 
-// only is p when the sender may write to it, else refused.
-func (s *sender) only(value, slug string, p, refused *project) *project {
-	if s.mayWrite(value, slug) {
+// only is p, a project of value that no slug names (routing::dsns, the
+// `dsn` project), when the sender may write to it, else refused.
+func (s *sender) only(value string, p, refused *project) *project {
+	if s.mayWrite(value, "") {
 		return p
 	}
 	return refused
