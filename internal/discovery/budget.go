@@ -22,37 +22,23 @@ import (
 // is forgotten (and starts over with a full budget) beyond it.
 const maxSpenders = 10000
 
-// spender is one sender's look-up budget: golang.org/x/time/rate's token
-// bucket, LookupsPerMinute deep and refilled at that rate.
-type spender struct {
-	name    string
-	limiter *rate.Limiter
-}
-
-// spend takes one look-up from spender's budget at now; false when it has
-// none left. A sender of no name, or a budget of 0, is not limited. The
-// spenders remembered are bounded: past maxSpenders, the one seen longest
-// ago is forgotten (its next look-up starts with a full budget). r.mu is
-// held.
+// spend takes one look-up from spender name's budget at now (golang.org/x/time/rate's
+// token bucket, LookupsPerMinute deep and refilled at that rate); false
+// when it has none left. A sender of no name, or a budget of 0, is not
+// limited. The spenders remembered are bounded: past maxSpenders, the one
+// seen longest ago is forgotten (its next look-up starts with a full
+// budget). r.mu is held.
 func (r *Resolver) spend(name string, now time.Time) bool {
 	perMinute := r.cfg.LookupsPerMinute
 	if perMinute <= 0 || name == "" {
 		return true
 	}
-	var sp *spender
-	if el, ok := r.spenders[name]; ok {
-		sp = el.Value.(*spender)
-		r.spenderOrder.MoveToBack(el)
-	} else {
-		sp = &spender{name: name, limiter: rate.NewLimiter(rate.Limit(float64(perMinute)/60), perMinute)}
-		r.spenders[name] = r.spenderOrder.PushBack(sp)
-		for r.spenderOrder.Len() > maxSpenders {
-			oldest := r.spenderOrder.Front()
-			r.spenderOrder.Remove(oldest)
-			delete(r.spenders, oldest.Value.(*spender).name)
-		}
+	lim, ok := r.spenders.Get(name)
+	if !ok {
+		lim = rate.NewLimiter(rate.Limit(float64(perMinute)/60), perMinute)
+		r.spenders.Add(name, lim)
 	}
-	return sp.limiter.AllowN(now, 1)
+	return lim.AllowN(now, 1)
 }
 
 // creations counts the projects created, in total and in the current hour.

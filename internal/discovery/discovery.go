@@ -53,7 +53,6 @@ package discovery
 
 import (
 	"bytes"
-	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,6 +65,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"golang.org/x/time/rate"
 )
 
 const (
@@ -126,8 +128,7 @@ type Resolver struct {
 	baseErr string
 	now     func() time.Time
 
-	lookups    atomic.Int64
-	maxEntries int
+	lookups atomic.Int64
 
 	// lookupCtx is the parent of every lookup; Shutdown cancels it and
 	// waits for the lookups (lookupWG) to return.
@@ -136,20 +137,19 @@ type Resolver struct {
 	lookupWG     sync.WaitGroup
 
 	mu     sync.Mutex
-	closed bool                     // Shutdown began: no lookup starts
-	cache  map[string]*list.Element // of *entry, each with a DSN
-	order  *list.List               // front = oldest
-	// failed holds the failures apart, in a bound of their own, so that
-	// slugs that do not resolve (invented names, say) never evict a DSN in use.
-	failed      map[string]*list.Element
-	failedOrder *list.List
-	inflight    map[string]*call
-	rateUntil   time.Time // no API call before this
-	team        string    // team discovered from the organization
+	closed bool // Shutdown began: no lookup starts
+	// cache holds the DSNs by slug, ordered by when each was stored
+	// (read with Peek, which leaves the order as it is); failed holds the
+	// failures apart, in a bound of their own, so that slugs that do not
+	// resolve (invented names, say) never evict a DSN in use.
+	cache     *simplelru.LRU[string, *entry]
+	failed    *simplelru.LRU[string, *entry]
+	inflight  map[string]*call
+	rateUntil time.Time // no API call before this
+	team      string    // team discovered from the organization
 
-	spenders     map[string]*list.Element // of *spender (budget.go)
-	spenderOrder *list.List               // front = seen longest ago
-	creations    creations
+	spenders  *simplelru.LRU[string, *rate.Limiter] // by spender, seen longest ago evicted first (budget.go)
+	creations creations
 }
 
 type entry struct {
@@ -184,14 +184,10 @@ func New(client *http.Client, cfg Config, now func() time.Time) *Resolver {
 		client:       client,
 		cfg:          cfg,
 		now:          now,
-		maxEntries:   MaxCacheEntries,
-		cache:        make(map[string]*list.Element),
-		order:        list.New(),
-		failed:       make(map[string]*list.Element),
-		failedOrder:  list.New(),
+		cache:        newLRU[*entry](MaxCacheEntries),
+		failed:       newLRU[*entry](MaxCacheEntries),
 		inflight:     make(map[string]*call),
-		spenders:     make(map[string]*list.Element),
-		spenderOrder: list.New(),
+		spenders:     newLRU[*rate.Limiter](maxSpenders),
 	}
 	u, err := url.Parse(strings.TrimRight(cfg.URL, "/"))
 	switch {
@@ -261,15 +257,14 @@ func (r *Resolver) ResolveFor(ctx context.Context, spender, slug string) (string
 // yet expired, or a failure not yet expired. An expired DSN comes back as
 // stale, to answer with when no new look-up can be made. r.mu is held.
 func (r *Resolver) cachedLocked(slug string, now time.Time) (dsn string, stale *entry, done bool, err error) {
-	if el, ok := r.cache[slug]; ok {
-		e := el.Value.(*entry)
+	if e, ok := r.cache.Peek(slug); ok {
 		if now.Before(e.expires) {
 			return e.dsn, nil, true, nil
 		}
 		return "", e, false, nil
 	}
-	if el, ok := r.failed[slug]; ok {
-		if e := el.Value.(*entry); now.Before(e.expires) {
+	if e, ok := r.failed.Peek(slug); ok {
+		if now.Before(e.expires) {
 			return "", nil, true, e.err
 		}
 	}
@@ -351,8 +346,8 @@ func (r *Resolver) run(ctx context.Context, slug string, c *call) {
 			expires = r.rateUntil
 		}
 		var prev string
-		if el, ok := r.cache[slug]; ok {
-			prev = el.Value.(*entry).dsn
+		if e, ok := r.cache.Peek(slug); ok {
+			prev = e.dsn
 		}
 		if prev != "" && !lerr.definitive {
 			// Keep serving the last good DSN; retry later.
@@ -370,36 +365,25 @@ func (r *Resolver) run(ctx context.Context, slug string, c *call) {
 
 // store inserts or replaces e as the newest entry of its cache (DSNs, or
 // failures), out of the other, evicting the oldest of its cache beyond
-// maxEntries. r.mu must be held.
+// its bound. r.mu must be held.
 func (r *Resolver) store(e *entry) {
 	if e.dsn != "" {
-		forget(r.failed, r.failedOrder, e.slug)
-		put(r.cache, r.order, e, r.maxEntries)
+		r.failed.Remove(e.slug)
+		r.cache.Add(e.slug, e)
 		return
 	}
-	forget(r.cache, r.order, e.slug)
-	put(r.failed, r.failedOrder, e, r.maxEntries)
+	r.cache.Remove(e.slug)
+	r.failed.Add(e.slug, e)
 }
 
-func put(m map[string]*list.Element, order *list.List, e *entry, maxEntries int) {
-	if el, ok := m[e.slug]; ok {
-		el.Value = e
-		order.MoveToBack(el)
-		return
+// newLRU is a bounded map by slug or spender: golang-lru's simplelru,
+// guarded by the Resolver's mu.
+func newLRU[V any](size int) *simplelru.LRU[string, V] {
+	l, err := simplelru.NewLRU[string, V](size, nil)
+	if err != nil {
+		panic(err) // only for a size under 1; every size here is a positive constant
 	}
-	m[e.slug] = order.PushBack(e)
-	for order.Len() > maxEntries {
-		oldest := order.Front()
-		order.Remove(oldest)
-		delete(m, oldest.Value.(*entry).slug)
-	}
-}
-
-func forget(m map[string]*list.Element, order *list.List, slug string) {
-	if el, ok := m[slug]; ok {
-		order.Remove(el)
-		delete(m, slug)
-	}
+	return l
 }
 
 func (r *Resolver) redact(s string) string {

@@ -722,14 +722,14 @@ func TestCacheBounded(t *testing.T) {
 		f.addProject(s, []fakeKey{key("p"+s, 1, true)})
 	}
 	r := newResolver(f, newClock(), nil)
-	r.maxEntries = 2
+	r.cache.Resize(2)
+	r.failed.Resize(2)
 	ctx := t.Context()
 	for _, s := range []string{"a", "b", "c"} {
 		_, err := r.Resolve(ctx, s)
 		require.NoError(t, err)
 	}
-	assert.Len(t, r.cache, 2)
-	assert.Equal(t, 2, r.order.Len())
+	assert.Equal(t, 2, r.cache.Len())
 	_, err := r.Resolve(ctx, "c")
 	require.NoError(t, err)
 	assert.EqualValues(t, 3, r.Lookups(), "c still cached")
@@ -840,7 +840,8 @@ func TestFailuresNeverEvictADSN(t *testing.T) {
 	f := newFakeAPI(t)
 	f.addProject("a", []fakeKey{key("pa", 1, true)})
 	r := newResolver(f, newClock(), nil)
-	r.maxEntries = 2
+	r.cache.Resize(2)
+	r.failed.Resize(2)
 	ctx := t.Context()
 	_, err := r.Resolve(ctx, "a")
 	require.NoError(t, err)
@@ -852,7 +853,7 @@ func TestFailuresNeverEvictADSN(t *testing.T) {
 	_, err = r.Resolve(ctx, "a")
 	require.NoError(t, err)
 	assert.Equal(t, calls, r.Lookups(), "a's DSN is still cached")
-	assert.Len(t, r.failed, 2, "the failures have a bound of their own")
+	assert.Equal(t, 2, r.failed.Len(), "the failures have a bound of their own")
 }
 
 // Each spender (a sender) has its own budget of lookups that reach the
