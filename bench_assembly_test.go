@@ -108,12 +108,8 @@ func heldHeap(tb testing.TB, attrs int) (heap, estimate float64, spans int) {
 
 // TestAssemblyEstimateCoversTheHeap fails when held spans take more heap than
 // assembly counts against assembly::max_bytes, so that the bound is a bound
-// on memory. Under the race detector, whose instrumentation changes
-// allocation sizes, it skips; `make test` runs it again without -race.
+// on memory.
 func TestAssemblyEstimateCoversTheHeap(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector changes what allocations weigh")
-	}
 	for _, attrs := range []int{0, 10, 60} {
 		heap, est, n := heldHeap(t, attrs)
 		if n == 0 || est == 0 {

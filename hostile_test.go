@@ -59,9 +59,6 @@ type hostileSenderRow struct {
 // TestHostileSenders runs each row against its own exporter and fails when
 // the heap's peak passes the budget and what the row's requests may hold.
 func TestHostileSenders(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector changes what allocations weigh")
-	}
 	for _, row := range hostileSenderRows() {
 		t.Run(row.name, func(t *testing.T) { runHostileSender(t, row) })
 	}

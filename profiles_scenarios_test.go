@@ -326,14 +326,7 @@ func bigProfileOf(svc string, at time.Time, n int) pprofile.Profiles {
 // while Sentry hangs, are held within the memory budget: what does not fit
 // is dropped queue_overflow, and every chunk and millisecond is sent or
 // counted once Sentry answers.
-//
-// Under the race detector it skips: translating its 160,000 samples twice
-// takes minutes there, and the profiles' way through the stage is raced by
-// TestProfilesInvariantUnderChaos. `make test` runs it without -race.
 func TestProfilesWithinTheMemoryBudget(t *testing.T) {
-	if raceEnabled {
-		t.Skip("minutes under the race detector; make test runs it without")
-	}
 	synctest.Test(t, testProfilesWithinTheMemoryBudget)
 }
 

@@ -53,13 +53,8 @@ var heapAnswers = []string{"hung", "slow", "split", "5xx"}
 // hang), and 5xx (waiting to retry), until the budget is nearly full. Once
 // the stage is still,
 // the heap's growth (after a GC) must be within heapCover of what the
-// budget holds: a byte held and not reserved fails it. Under the race
-// detector, whose instrumentation changes what allocations weigh, it skips;
-// `make test` runs it again without -race.
+// budget holds: a byte held and not reserved fails it.
 func TestHeapWithinBudget(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector changes what allocations weigh")
-	}
 	const projects, maxBytes = 12, 96 << 20
 	srv := newMisbehavingSentry(t)
 	tel := accounttest.New(t)

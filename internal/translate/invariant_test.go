@@ -259,13 +259,7 @@ func TestRelease(t *testing.T) {
 	el.Release()
 }
 
-// propertySeeds is how many random inputs a property test draws: 300, or 30
-// under the race detector, which slows this single-goroutine work tenfold
-// and finds no race in it that 30 inputs miss. `make test` runs the property
-// tests again without -race, at all 300.
+// propertySeeds is how many random inputs a property test draws.
 func propertySeeds() uint64 {
-	if raceEnabled {
-		return 30
-	}
 	return 300
 }

@@ -1,5 +1,0 @@
-//go:build !race
-
-package send
-
-const raceEnabled = false

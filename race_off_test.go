@@ -1,5 +1,0 @@
-//go:build !race
-
-package sentryexporter
-
-const raceEnabled = false
