@@ -14,6 +14,7 @@ OTELCOL     := $(BIN)/otelcol-sentry
 ## tests then reuse, so the test runs skip go test's own vet subset (-vet=off). The four modules select the
 ## same version of every package they share (TestModulesBuildSharedPackagesAlike), so the three others
 ## reuse the root's compiled packages and vet facts instead of building their own copies.
+RACE_TESTS = $(GO) test -race -vet=off -count=1 -timeout 15m -p 3 -ldflags='-s -w' ./internal/translate/ . ./internal/send/ ./...
 test: vet
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
@@ -27,8 +28,7 @@ test: vet
 	@# leave idle, its output held in a file and printed when it ends.
 	@log=$$(mktemp); $(MAKE) --no-print-directory deploy-test >"$$log" 2>&1 & deploy=$$!; \
 	  status=0; \
-	  echo "$(GO) test -race -vet=off -count=1 -timeout 15m -p 3 -ldflags='-s -w' ./internal/translate/ . ./internal/send/ ./..."; \
-	  $(GO) test -race -vet=off -count=1 -timeout 15m -p 3 -ldflags='-s -w' ./internal/translate/ . ./internal/send/ ./... || status=1; \
+	  echo "$(RACE_TESTS)"; $(RACE_TESTS) || status=1; \
 	  (cd conformance && $(GO) vet -race ./... && $(GO) test -race -vet=off -count=1 ./...) || status=1; \
 	  (cd loadtest && $(GO) vet -race ./... && $(GO) test -race -vet=off -count=1 ./...) || status=1; \
 	  wait $$deploy || status=1; echo "== the deploy module (make deploy-test):"; cat "$$log"; rm -f "$$log"; \

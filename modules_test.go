@@ -11,7 +11,7 @@ import (
 )
 
 // modulesBesideTheRoot are the repository's other Go modules, each with its
-// own go.mod: `make test` vets and tests each after the root.
+// own go.mod: `make test` vets and tests each of them too.
 var modulesBesideTheRoot = []string{"conformance", "loadtest", "deploy"}
 
 // TestModulesBuildSharedPackagesAlike fails when another module of the
